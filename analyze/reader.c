@@ -1,0 +1,645 @@
+/* reader.c - decodes a trace file (tracer/format/FORMAT.md) into struct ctr_trace.
+ *
+ * Three passes over bytes that are all treated as hostile:
+ *   1. decompress the zstd frames after the file header (§2), noting where
+ *      each frame starts so that errors can name a file offset;
+ *   2. split the stream into records (§3) and load the tables, keeping each
+ *      BATCH as a reference;
+ *   3. decode the batches' events (§4) per thread, now that the clock points
+ *      needed to turn ticks into nanoseconds are all known.
+ * Every length is checked against what remains before it is used, and no
+ * allocation is sized by a count field alone: arrays grow as entries are
+ * actually decoded. The first damage stops the pass it is found in; what was
+ * read before it stays usable and t->damage says where it was.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* Decompressed streams larger than this are refused (a zip bomb guard). */
+#define MAX_STREAM_BYTES ((size_t)8 << 30)
+
+struct batch_ref {
+    uint64_t thread_id, base_ticks;
+    size_t off, len;   /* event bytes in t->stream */
+};
+
+struct frame_ref {
+    size_t stream_off; /* where the frame's output starts in the stream */
+    uint64_t file_off;
+};
+
+struct rd {
+    struct ctr_trace *t;
+    struct batch_ref *batches;
+    size_t nbatches, batches_cap;
+    struct frame_ref *frames;
+    size_t nframes, frames_cap;
+    size_t threads_cap, stacks_cap, strings_cap, maps_cap, clocks_cap;
+    uint64_t missing_stacks;
+};
+
+/* ---------------------------------------------------------------------------
+ * Helpers: growth, damage messages, a bounded cursor
+ * ------------------------------------------------------------------------- */
+
+/* Makes room for one more element in *arr (of *n used, *cap allocated). */
+static int grow(void *arrp, size_t *n, size_t *cap, size_t elem)
+{
+    void **arr = arrp;
+    if (*n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, c * elem);
+    if (!p)
+        return -ENOMEM;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+#define PUSH(arr, n, cap) (grow(&(arr), &(n), &(cap), sizeof(*(arr))) == 0 ? &(arr)[(n)++] : NULL)
+
+static uint64_t file_offset_of(const struct rd *r, size_t stream_off)
+{
+    uint64_t f = CTR_FILE_HEADER_LEN;
+    for (size_t i = 0; i < r->nframes && r->frames[i].stream_off <= stream_off; i++)
+        f = r->frames[i].file_off;
+    return f;
+}
+
+static void damage(struct rd *r, size_t stream_off, const char *fmt, ...)
+{
+    if (r->t->damage[0])
+        return; /* the first damage is the one that matters */
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    snprintf(r->t->damage, sizeof(r->t->damage),
+             "trace damaged in the frame at file offset %llu (stream offset %zu): %s",
+             (unsigned long long)file_offset_of(r, stream_off), stream_off, why);
+}
+
+struct cur {
+    const uint8_t *p, *end;
+};
+
+/* Reads a varint; returns -1 (and leaves *v alone) if it is cut or too long. */
+static int get_uv(struct cur *c, uint64_t *v)
+{
+    size_t n = ctr_get_uvarint(c->p, c->end, v);
+    if (n == 0)
+        return -1;
+    c->p += n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Pass 1: the file header and the compressed frames (FORMAT.md §2)
+ * ------------------------------------------------------------------------- */
+
+static int decompress(struct rd *r, const uint8_t *data, size_t len)
+{
+    struct ctr_trace *t = r->t;
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    if (!d)
+        return -ENOMEM;
+    size_t cap = len * 4 + 4096;
+    t->stream = malloc(cap);
+    if (!t->stream) {
+        ZSTD_freeDCtx(d);
+        return -ENOMEM;
+    }
+    ZSTD_inBuffer in = {data, len, CTR_FILE_HEADER_LEN};
+    int frame_start = 1;
+    size_t ret = 0;
+    for (;;) {
+        if (frame_start && in.pos < in.size) {
+            struct frame_ref *f = PUSH(r->frames, r->nframes, r->frames_cap);
+            if (!f)
+                break;
+            *f = (struct frame_ref){t->stream_len, in.pos};
+            frame_start = 0;
+        }
+        if (t->stream_len == cap) {
+            if (cap >= MAX_STREAM_BYTES) {
+                damage(r, t->stream_len, "decompressed trace exceeds %zu bytes", MAX_STREAM_BYTES);
+                break;
+            }
+            uint8_t *p = realloc(t->stream, cap * 2);
+            if (!p) {
+                damage(r, t->stream_len, "out of memory");
+                break;
+            }
+            t->stream = p;
+            cap *= 2;
+        }
+        ZSTD_outBuffer out = {t->stream, cap, t->stream_len};
+        ret = ZSTD_decompressStream(d, &out, &in);
+        t->stream_len = out.pos;
+        if (ZSTD_isError(ret)) {
+            damage(r, t->stream_len, "corrupt compressed data: %s", ZSTD_getErrorName(ret));
+            break;
+        }
+        if (ret == 0)
+            frame_start = 1; /* a frame ended: the next bytes start another */
+        /* All input used and room left in the output: nothing more to come. */
+        if (in.pos == in.size && out.pos < cap)
+            break;
+    }
+    if (!t->damage[0] && ret != 0)
+        damage(r, t->stream_len, "file ends inside a compressed frame (truncated at %zu bytes)", len);
+    ZSTD_freeDCtx(d);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Pass 2: records (FORMAT.md §3)
+ * ------------------------------------------------------------------------- */
+
+static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
+{
+    struct ctr_trace *t = r->t;
+    uint64_t v[8] = {0};
+#define FIELDS(n)                                                     \
+    for (int i_ = 0; i_ < (n); i_++)                                  \
+        if (get_uv(c, &v[i_]) < 0) {                                  \
+            damage(r, off, "record kind %u: field %d is cut", kind, i_); \
+            return -1;                                                \
+        }
+    switch (kind) {
+    case CTR_REC_TRACE_INFO:
+        FIELDS(4);
+        t->pid = v[0];
+        t->tick_source = v[1];
+        t->flags = v[2];
+        t->exe = (const char *)(uintptr_t)v[3]; /* string id, resolved later */
+        if (v[1] > CTR_TICKS_TSC) {
+            damage(r, off, "unknown tick source %llu", (unsigned long long)v[1]);
+            return -1;
+        }
+        return 0;
+    case CTR_REC_GEN_BEGIN:
+        FIELDS(1);
+        t->generations++;
+        return 0;
+    case CTR_REC_GEN_END:
+        FIELDS(1);
+        return 0;
+    case CTR_REC_CLOCK: {
+        FIELDS(3);
+        struct ctr_clock_point *p = PUSH(t->clocks, t->nclocks, r->clocks_cap);
+        if (!p)
+            return -ENOMEM;
+        *p = (struct ctr_clock_point){v[0], v[1], v[2]};
+        return 0;
+    }
+    case CTR_REC_STRING: {
+        FIELDS(1);
+        struct ctr_string_info *s = PUSH(t->strings, t->nstrings, r->strings_cap);
+        char *str = s ? malloc((size_t)(c->end - c->p) + 1) : NULL;
+        if (!str)
+            return -ENOMEM;
+        memcpy(str, c->p, (size_t)(c->end - c->p));
+        str[c->end - c->p] = 0;
+        *s = (struct ctr_string_info){v[0], str};
+        c->p = c->end;
+        return 0;
+    }
+    case CTR_REC_STACK: {
+        FIELDS(2);
+        /* Each pc takes at least one byte: that bounds the allocation. */
+        if (v[1] > (uint64_t)(c->end - c->p) || v[1] > 1024) {
+            damage(r, off, "stack %llu claims %llu frames", (unsigned long long)v[0],
+                   (unsigned long long)v[1]);
+            return -1;
+        }
+        struct ctr_stack_info *s = PUSH(t->stacks, t->nstacks, r->stacks_cap);
+        uint64_t *pcs = s ? malloc((v[1] ? v[1] : 1) * sizeof(uint64_t)) : NULL;
+        if (!pcs)
+            return -ENOMEM;
+        *s = (struct ctr_stack_info){v[0], (uint32_t)v[1], pcs};
+        for (uint64_t i = 0; i < v[1]; i++)
+            if (get_uv(c, &pcs[i]) < 0) {
+                damage(r, off, "stack %llu is cut", (unsigned long long)v[0]);
+                return -1;
+            }
+        return 0;
+    }
+    case CTR_REC_THREAD: {
+        FIELDS(4);
+        struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
+        if (!th)
+            return -ENOMEM;
+        *th = (struct ctr_thread_info){.id = v[0], .os_tid = (int64_t)v[1], .parent_id = v[2],
+                                       .name = (const char *)(uintptr_t)v[3]};
+        return 0;
+    }
+    case CTR_REC_MAPPING: {
+        FIELDS(7);
+        if (v[6] > sizeof(((struct ctr_mapping_info *)0)->build_id) ||
+            v[6] > (uint64_t)(c->end - c->p) || v[2] < v[1]) {
+            damage(r, off, "mapping %llu is malformed", (unsigned long long)v[0]);
+            return -1;
+        }
+        struct ctr_mapping_info *m = PUSH(t->mappings, t->nmappings, r->maps_cap);
+        if (!m)
+            return -ENOMEM;
+        *m = (struct ctr_mapping_info){v[0], v[1], v[2], v[3], v[4],
+                                       (const char *)(uintptr_t)v[5], {0}, v[6]};
+        memcpy(m->build_id, c->p, v[6]);
+        c->p += v[6];
+        return 0;
+    }
+    case CTR_REC_BATCH: {
+        FIELDS(2);
+        struct batch_ref *b = PUSH(r->batches, r->nbatches, r->batches_cap);
+        if (!b)
+            return -ENOMEM;
+        *b = (struct batch_ref){v[0], v[1], (size_t)(c->p - t->stream), (size_t)(c->end - c->p)};
+        t->batch_bytes += b->len;
+        c->p = c->end;
+        return 0;
+    }
+    case CTR_REC_DROPS: {
+        FIELDS(2);
+        /* Cumulative per thread: keep the largest; resolved to threads later
+         * through an implicit thread if needed. Stored as a batch-less entry. */
+        struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
+        if (!th)
+            return -ENOMEM;
+        *th = (struct ctr_thread_info){.id = v[0], .dropped = v[1], .os_tid = -1};
+        return 0;
+    }
+    case CTR_REC_END:
+        FIELDS(3);
+        t->complete = 1;
+        t->end_dropped = v[0];
+        t->end_stack_overflows = v[1];
+        t->end_untraced = v[2];
+        return 0;
+    default:
+        return 0; /* unknown kinds are skipped (§3: length-delimited) */
+    }
+#undef FIELDS
+}
+
+static void read_records(struct rd *r)
+{
+    struct ctr_trace *t = r->t;
+    struct cur c = {t->stream, t->stream + t->stream_len};
+    while (c.p < c.end) {
+        size_t off = (size_t)(c.p - t->stream);
+        uint8_t kind = *c.p++;
+        uint64_t len;
+        if (get_uv(&c, &len) < 0 || len > (uint64_t)(c.end - c.p)) {
+            damage(r, off, "record of kind %u is cut short", kind);
+            return;
+        }
+        struct cur body = {c.p, c.p + len};
+        int rc = read_record(r, kind, &body, off);
+        if (rc == -ENOMEM) {
+            damage(r, off, "out of memory");
+            return;
+        }
+        if (rc < 0)
+            return;
+        c.p += len;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * Tables: sorting, lookups, merging thread entries
+ * ------------------------------------------------------------------------- */
+
+static int cmp_u64_first(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* All table structs start with their uint64_t id, so one search serves all. */
+static void *find_by_id(const void *base, size_t n, size_t size, uint64_t id)
+{
+    return bsearch(&id, base, n, size, cmp_u64_first);
+}
+
+const struct ctr_stack_info *ctr_trace_stack(const struct ctr_trace *t, uint64_t id)
+{
+    return find_by_id(t->stacks, t->nstacks, sizeof(*t->stacks), id);
+}
+
+const char *ctr_trace_string(const struct ctr_trace *t, uint64_t id)
+{
+    const struct ctr_string_info *s = find_by_id(t->strings, t->nstrings, sizeof(*t->strings), id);
+    return s ? s->s : NULL;
+}
+
+struct ctr_thread_info *ctr_trace_thread(const struct ctr_trace *t, uint64_t id)
+{
+    return find_by_id(t->threads, t->nthreads, sizeof(*t->threads), id);
+}
+
+static const char *string_or(const struct ctr_trace *t, uint64_t id, const char *dflt)
+{
+    const char *s = id ? ctr_trace_string(t, id) : NULL;
+    return s ? s : dflt;
+}
+
+/* Threads come from THREAD and DROPS records and from batches: merge the
+ * entries of one id into one. */
+static int finish_threads(struct rd *r)
+{
+    struct ctr_trace *t = r->t;
+    for (size_t i = 0; i < r->nbatches; i++) {
+        struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
+        if (!th)
+            return -ENOMEM;
+        *th = (struct ctr_thread_info){.id = r->batches[i].thread_id, .os_tid = -1};
+    }
+    qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_u64_first);
+    size_t w = 0;
+    for (size_t i = 0; i < t->nthreads; i++) {
+        struct ctr_thread_info *src = &t->threads[i];
+        if (w > 0 && t->threads[w - 1].id == src->id) {
+            struct ctr_thread_info *dst = &t->threads[w - 1];
+            if (src->os_tid >= 0 && dst->os_tid < 0) {
+                dst->os_tid = src->os_tid;
+                dst->parent_id = src->parent_id;
+                dst->name = src->name;
+            }
+            if (src->dropped > dst->dropped)
+                dst->dropped = src->dropped;
+            continue;
+        }
+        t->threads[w++] = *src;
+    }
+    t->nthreads = w;
+    for (size_t i = 0; i < t->nthreads; i++) {
+        struct ctr_thread_info *th = &t->threads[i];
+        if (th->os_tid < 0) {
+            th->os_tid = 0;
+            th->name = NULL;
+        }
+        th->name = string_or(t, (uint64_t)(uintptr_t)th->name, "");
+    }
+    return 0;
+}
+
+static int cmp_clock(const void *a, const void *b)
+{
+    const struct ctr_clock_point *x = a, *y = b;
+    return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+static void finish_tables(struct rd *r)
+{
+    struct ctr_trace *t = r->t;
+    qsort(t->strings, t->nstrings, sizeof(*t->strings), cmp_u64_first);
+    qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_u64_first);
+    qsort(t->mappings, t->nmappings, sizeof(*t->mappings), cmp_u64_first);
+    t->exe = string_or(t, (uint64_t)(uintptr_t)t->exe, "");
+    for (size_t i = 0; i < t->nmappings; i++)
+        t->mappings[i].path = string_or(t, (uint64_t)(uintptr_t)t->mappings[i].path, "");
+    /* Clock points: in tick order, each later in both clocks than the last. */
+    qsort(t->clocks, t->nclocks, sizeof(*t->clocks), cmp_clock);
+    size_t w = 0;
+    for (size_t i = 0; i < t->nclocks; i++)
+        if (w == 0 || (t->clocks[i].ticks > t->clocks[w - 1].ticks &&
+                       t->clocks[i].mono_ns > t->clocks[w - 1].mono_ns))
+            t->clocks[w++] = t->clocks[i];
+    t->nclocks = w;
+    if (w > 0)
+        t->start_real_ns = t->clocks[0].real_ns;
+}
+
+/* ---------------------------------------------------------------------------
+ * Clock: ticks to nanoseconds (FORMAT.md §6)
+ * ------------------------------------------------------------------------- */
+
+static uint64_t ticks_to_ns(const struct ctr_trace *t, uint64_t ticks)
+{
+    if (t->tick_source == CTR_TICKS_MONOTONIC_NS || t->nclocks < 2)
+        return t->nclocks == 1 && t->tick_source == CTR_TICKS_TSC
+                   ? t->clocks[0].mono_ns + (ticks - t->clocks[0].ticks) : ticks;
+    /* The segment [i-1, i] around ticks; the end segments extrapolate. */
+    size_t lo = 1, hi = t->nclocks - 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->clocks[mid].ticks < ticks)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct ctr_clock_point *a = &t->clocks[lo - 1], *b = &t->clocks[lo];
+    double rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
+    double ns = (double)a->mono_ns + ((double)ticks - (double)a->ticks) * rate;
+    return ns < 0 ? 0 : (uint64_t)ns;
+}
+
+/* ---------------------------------------------------------------------------
+ * Pass 3: events (FORMAT.md §4)
+ * ------------------------------------------------------------------------- */
+
+static int check_arg(struct rd *r, uint8_t kind, uint64_t v)
+{
+    switch (kind) {
+    case CTR_ARG_REASON:
+        return v < CTR_REASON_LIMIT && ctr_reason_specs[v].call ? 0 : -1;
+    case CTR_ARG_STACK:
+        if (v && !ctr_trace_stack(r->t, v))
+            r->missing_stacks++; /* cut off by truncation: keep the event */
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static int decode_batch(struct rd *r, const struct batch_ref *b)
+{
+    struct ctr_trace *t = r->t;
+    struct ctr_thread_info *th = ctr_trace_thread(t, b->thread_id);
+    struct cur c = {t->stream + b->off, t->stream + b->off + b->len};
+    uint64_t ticks = b->base_ticks;
+    while (c.p < c.end) {
+        size_t off = (size_t)(c.p - t->stream);
+        uint8_t type = *c.p++;
+        if (type >= CTR_EV_LIMIT || !ctr_event_specs[type].name) {
+            damage(r, off, "unknown event type %u in a batch of thread %llu", type,
+                   (unsigned long long)b->thread_id);
+            return -1;
+        }
+        const struct ctr_event_spec *spec = &ctr_event_specs[type];
+        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
+        if (!e)
+            return -ENOMEM;
+        e->type = type;
+        for (int i = 0; i < spec->nargs; i++) {
+            uint64_t v;
+            if (get_uv(&c, &v) < 0 || check_arg(r, spec->args[i], v) < 0) {
+                th->nevents--;
+                damage(r, off, "event %s of thread %llu: argument %d is cut or invalid",
+                       spec->name, (unsigned long long)b->thread_id, i);
+                return -1;
+            }
+            if (i == 0)
+                ticks += v;
+            else
+                e->args[i - 1] = v;
+        }
+        e->ns = ticks_to_ns(t, ticks);
+        /* A new chunk's base can sit a hair before the last event of the
+         * previous one when CPUs' TSCs disagree: keep thread time monotonic. */
+        if (th->nevents > 1 && e->ns < th->events[th->nevents - 2].ns)
+            e->ns = th->events[th->nevents - 2].ns;
+        t->nevents++;
+        t->events_by_type[type]++;
+        if (type == CTR_EV_LOST)
+            th->lost += e->args[0];
+        if (type == CTR_EV_THREAD_NAME) {
+            struct ctr_thread_info *named = ctr_trace_thread(t, e->args[0]);
+            const char *n = ctr_trace_string(t, e->args[1]);
+            if (named && n)
+                named->name = n;
+        }
+    }
+    return 0;
+}
+
+static void decode_events(struct rd *r)
+{
+    struct ctr_trace *t = r->t;
+    for (size_t i = 0; i < r->nbatches; i++) {
+        int rc = decode_batch(r, &r->batches[i]);
+        if (rc == -ENOMEM) {
+            damage(r, r->batches[i].off, "out of memory");
+            return;
+        }
+    }
+    t->start_ns = UINT64_MAX;
+    t->end_ns = 0;
+    for (size_t i = 0; i < t->nclocks; i++) {
+        uint64_t ns = t->clocks[i].mono_ns;
+        t->start_ns = ns < t->start_ns ? ns : t->start_ns;
+        t->end_ns = ns > t->end_ns ? ns : t->end_ns;
+    }
+    for (size_t i = 0; i < t->nthreads; i++) {
+        struct ctr_thread_info *th = &t->threads[i];
+        if (th->nevents == 0)
+            continue;
+        if (th->events[0].ns < t->start_ns)
+            t->start_ns = th->events[0].ns;
+        if (th->events[th->nevents - 1].ns > t->end_ns)
+            t->end_ns = th->events[th->nevents - 1].ns;
+    }
+    if (t->start_ns == UINT64_MAX)
+        t->start_ns = 0;
+    if (r->missing_stacks)
+        snprintf(t->warning, sizeof(t->warning),
+                 "%llu events refer to stacks that are not in the trace",
+                 (unsigned long long)r->missing_stacks);
+}
+
+/* ---------------------------------------------------------------------------
+ * Entry points
+ * ------------------------------------------------------------------------- */
+
+int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof(*t));
+    t->file_bytes = len;
+    if (len < CTR_FILE_HEADER_LEN || memcmp(data, CTR_FILE_MAGIC, CTR_FILE_MAGIC_LEN) != 0) {
+        snprintf(err, errlen, "not a ctrace trace (bad magic in the first %d bytes)",
+                 CTR_FILE_HEADER_LEN);
+        return -EINVAL;
+    }
+    unsigned major = data[8] | (unsigned)data[9] << 8;
+    if (major != CTR_VERSION_MAJOR) {
+        snprintf(err, errlen, "trace format version %u is not supported (this reader: %u)", major,
+                 CTR_VERSION_MAJOR);
+        return -ENOTSUP;
+    }
+    struct rd r = {.t = t};
+    int rc = decompress(&r, data, len);
+    if (rc == 0) {
+        read_records(&r);
+        finish_tables(&r);
+        rc = finish_threads(&r);
+    }
+    if (rc == 0)
+        decode_events(&r);
+    free(r.batches);
+    free(r.frames);
+    if (rc != 0) {
+        snprintf(err, errlen, "out of memory reading the trace");
+        ctr_trace_free(t);
+    }
+    return rc;
+}
+
+int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        if (fd >= 0)
+            close(fd);
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        close(fd);
+        return -EINVAL;
+    }
+    size_t len = (size_t)st.st_size;
+    uint8_t *buf = malloc(len ? len : 1);
+    size_t got = 0;
+    while (buf && got < len) {
+        ssize_t n = read(fd, buf + got, len - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -ENOMEM;
+    }
+    int rc = ctr_trace_read_mem(buf, got, t, err, errlen);
+    free(buf);
+    if (rc != 0 && strncmp(err, path, strlen(path)) != 0) {
+        char tmp[256];
+        snprintf(tmp, sizeof(tmp), "%s: %s", path, err);
+        snprintf(err, errlen, "%s", tmp);
+    }
+    return rc;
+}
+
+void ctr_trace_free(struct ctr_trace *t)
+{
+    for (size_t i = 0; i < t->nthreads; i++)
+        free(t->threads[i].events);
+    for (size_t i = 0; i < t->nstacks; i++)
+        free(t->stacks[i].pcs);
+    for (size_t i = 0; i < t->nstrings; i++)
+        free((void *)t->strings[i].s);
+    free(t->threads);
+    free(t->stacks);
+    free(t->strings);
+    free(t->mappings);
+    free(t->clocks);
+    free(t->stream);
+    memset(t, 0, sizeof(*t));
+}

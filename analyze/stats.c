@@ -1,0 +1,70 @@
+/* stats.c - `ctrace stats`: the summary of a trace: extent, threads, events by
+ * type, bytes per event, and every count of what the trace lost (dropped
+ * events, stack-table overflows, untraced threads), so that a reader knows
+ * how far to trust the rest. */
+#include "stats.h"
+
+#include "state.h"
+
+static void count_odd(void *ctx, const struct ctr_interval *iv)
+{
+    (void)ctx;
+    (void)iv;
+}
+
+void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
+{
+    double secs = (double)(t->end_ns - t->start_ns) / 1e9;
+    size_t with_events = 0;
+    uint64_t dropped = 0, lost = 0;
+    for (size_t i = 0; i < t->nthreads; i++) {
+        with_events += t->threads[i].nevents > 0;
+        dropped += t->threads[i].dropped;
+        lost += t->threads[i].lost;
+    }
+    if (t->complete && t->end_dropped > dropped)
+        dropped = t->end_dropped;
+    uint64_t odd = ctr_state_walk(t, count_odd, NULL);
+
+    fprintf(out, "trace:        %s (%s)\n", name,
+            t->damage[0] ? "damaged: read up to the damage"
+                         : t->complete ? "complete" : "incomplete: no end record");
+    fprintf(out, "program:      %s (pid %llu)\n", t->exe && t->exe[0] ? t->exe : "?",
+            (unsigned long long)t->pid);
+    fprintf(out, "duration:     %.6f s in %llu generations\n", secs,
+            (unsigned long long)t->generations);
+    fprintf(out, "clock:        %s, %zu calibration points\n",
+            t->tick_source == CTR_TICKS_TSC ? "tsc" : "monotonic", t->nclocks);
+    fprintf(out, "stacks taken: %s\n",
+            t->flags & CTR_INFO_STACKS_FRAME_POINTER ? "frame-pointer walk" : "unknown");
+    fprintf(out, "threads:      %zu (%zu with events)\n", t->nthreads, with_events);
+    fprintf(out, "tables:       %zu stacks, %zu strings, %zu mappings\n", t->nstacks, t->nstrings,
+            t->nmappings);
+    fprintf(out, "events:       %llu\n", (unsigned long long)t->nevents);
+    for (int ty = 1; ty < CTR_EV_LIMIT; ty++)
+        if (ctr_event_specs[ty].name)
+            fprintf(out, "  %-14s %llu\n", ctr_event_specs[ty].name,
+                    (unsigned long long)t->events_by_type[ty]);
+    double n = t->nevents ? (double)t->nevents : 1;
+    fprintf(out, "bytes:        %llu in the file, %.2f per event (%.2f before compression)\n",
+            (unsigned long long)t->file_bytes, (double)t->file_bytes / n,
+            (double)t->batch_bytes / n);
+    fprintf(out, "dropped:      %llu events%s\n", (unsigned long long)dropped,
+            dropped ? " (buffers full: the trace has gaps)" : "");
+    if (lost != dropped)
+        fprintf(out, "              %llu of them marked in place by Lost events\n",
+                (unsigned long long)lost);
+    if (t->end_stack_overflows)
+        fprintf(out, "stack table:  %llu stacks not recorded (table full)\n",
+                (unsigned long long)t->end_stack_overflows);
+    if (t->end_untraced)
+        fprintf(out, "untraced:     %llu threads (thread table full)\n",
+                (unsigned long long)t->end_untraced);
+    if (odd)
+        fprintf(out, "inconsistent: %llu events out of place (after drops)\n",
+                (unsigned long long)odd);
+    if (t->warning[0])
+        fprintf(out, "warning:      %s\n", t->warning);
+    if (t->damage[0])
+        fprintf(out, "damage:       %s\n", t->damage);
+}

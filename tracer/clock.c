@@ -1,0 +1,60 @@
+/* clock.c - the tracer's time source: the TSC where it is invariant (one rdtsc,
+ * about 11 ns here), CLOCK_MONOTONIC otherwise.
+ *
+ * The tracer never converts ticks to nanoseconds itself. The collector writes
+ * CLOCK records, (ticks, monotonic ns, realtime ns) triples taken at the start
+ * and at every flush, and the analyzer interpolates between them, which also
+ * absorbs any slow drift of the TSC rate against CLOCK_MONOTONIC.
+ */
+#include "internal.h"
+
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+int ctr__clock_tsc;
+
+uint64_t ctr__ticks_slow(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ctr__clock_init(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    /* CPUID 0x80000007 EDX bit 8: invariant TSC, constant rate in every
+     * P-/C-state, so ticks are comparable across time and across CPUs. */
+    if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007 &&
+        __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)))
+        ctr__clock_tsc = 1;
+#endif
+}
+
+static uint64_t ns_of(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns)
+{
+    /* Bracket the clock_gettime between two tick reads and keep the tightest
+     * of a few tries: an interrupt in the middle would skew the pair. */
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t t0 = ctr__ticks();
+        uint64_t m = ns_of(CLOCK_MONOTONIC);
+        uint64_t t1 = ctr__ticks();
+        if (t1 - t0 < best) {
+            best = t1 - t0;
+            *ticks = t0 + (t1 - t0) / 2;
+            *mono_ns = m;
+        }
+    }
+    *real_ns = ns_of(CLOCK_REALTIME);
+}

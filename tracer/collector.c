@@ -1,0 +1,485 @@
+/* collector.c - the collector thread: turns per-thread chunks into the trace
+ * file, one generation per flush.
+ *
+ * Every flush_ms (or earlier when the queue of full chunks reaches a quarter
+ * of the pool) the collector runs one round, which is one generation:
+ *   1. snapshot each live slot's current chunk (acquire load of thread->cur);
+ *   2. take every full chunk from the queue, oldest first, and write what of
+ *      it is not yet in the file;
+ *   3. write the committed prefix of each snapshot chunk still being filled
+ *      (idle and blocked threads), remembering how far it got (chunk->taken);
+ *   4. write what the tables gained since the last round: threads, mappings,
+ *      strings, stacks (after the batches, so every id a batch uses is in
+ *      this generation or an earlier one), drop counts and a CLOCK record;
+ *   5. compress (zstd) and write; return the full chunks to the pool and the
+ *      slots of exited threads to the slab.
+ * Step 1 comes before step 2 so that a chunk filled in between is still
+ * written in order: a thread pushes its full chunk before it publishes the
+ * next one, so any chunk older than a snapshot is already in the queue.
+ * Chunks and slots are recycled only at the end of the round, so no snapshot
+ * can point at a chunk another thread has started to reuse.
+ *
+ * The collector itself is never traced: its ctr__self is the "off" slot.
+ */
+#include "internal.h"
+#include "interpose.h"
+#include "maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* Above this much buffered output a round writes a frame before going on, so
+ * a burst never needs the whole pool twice over in memory. */
+#define FRAME_TARGET (4u << 20)
+
+struct outbuf {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+struct emitted_map {
+    uint64_t start, limit;
+};
+
+static struct collector {
+    struct outbuf out;
+    uint8_t *zbuf;
+    size_t zcap;
+    ZSTD_CCtx *cctx;
+    uint32_t epoch;
+    uint64_t gen;
+    size_t stack_cursor, string_cursor;
+    /* Per slot of the thread slab, grown as the slab's high mark grows. */
+    uint32_t nslots;
+    struct ctr_chunk **snap;
+    uint64_t *known_id;   /* thread id whose THREAD record was written */
+    uint64_t *reported;   /* drops already counted in total_dropped */
+    /* Recycled at the end of the round. */
+    struct ctr_chunk **done_chunks;
+    size_t ndone, done_cap;
+    uint64_t maps_version;
+    struct emitted_map *maps;
+    size_t nmaps, maps_cap;
+    uint64_t total_dropped;
+} C;
+
+/* ---------------------------------------------------------------------------
+ * Output buffer and records (FORMAT.md §3)
+ * ------------------------------------------------------------------------- */
+
+static int out_reserve(size_t n)
+{
+    if (C.out.len + n <= C.out.cap)
+        return 0;
+    size_t cap = C.out.cap ? C.out.cap : (1u << 16);
+    while (cap < C.out.len + n)
+        cap *= 2;
+    uint8_t *p = realloc(C.out.p, cap);
+    if (!p)
+        return -ENOMEM;
+    C.out.p = p;
+    C.out.cap = cap;
+    return 0;
+}
+
+static void put_uv(uint64_t v)
+{
+    if (out_reserve(CTR_VARINT_MAX) == 0)
+        C.out.len = (size_t)(ctr_put_uvarint(C.out.p + C.out.len, v) - C.out.p);
+}
+
+static void put_bytes(const void *b, size_t n)
+{
+    if (out_reserve(n) == 0) {
+        memcpy(C.out.p + C.out.len, b, n);
+        C.out.len += n;
+    }
+}
+
+/* Record length is written as a 3-byte (possibly non-minimal) varint, so the
+ * body can be written in place before its length is known. Bodies are
+ * < 2 MiB: the largest is a batch of one chunk (< 1 MiB). */
+#define REC_LEN_BYTES 3
+
+static size_t rec_begin(uint8_t kind)
+{
+    uint8_t hdr[1 + REC_LEN_BYTES] = {kind};
+    put_bytes(hdr, sizeof(hdr));
+    return C.out.len;
+}
+
+static void rec_end(size_t body)
+{
+    if (body > C.out.len)
+        return; /* out of memory while writing it */
+    size_t n = C.out.len - body;
+    uint8_t *l = C.out.p + body - REC_LEN_BYTES;
+    l[0] = (uint8_t)(0x80 | (n & 0x7f));
+    l[1] = (uint8_t)(0x80 | ((n >> 7) & 0x7f));
+    l[2] = (uint8_t)((n >> 14) & 0x7f);
+}
+
+static void rec_uvs(uint8_t kind, int n, const uint64_t *v)
+{
+    size_t b = rec_begin(kind);
+    for (int i = 0; i < n; i++)
+        put_uv(v[i]);
+    rec_end(b);
+}
+
+#define REC(kind, ...) \
+    rec_uvs(kind, sizeof((uint64_t[]){__VA_ARGS__}) / 8, (uint64_t[]){__VA_ARGS__})
+
+/* ---------------------------------------------------------------------------
+ * The sink: compressed frames to the descriptor
+ * ------------------------------------------------------------------------- */
+
+int ctr__sink_write(const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed))
+        return -EIO; /* after a failure the file ends at a frame boundary */
+    while (len > 0) {
+        ssize_t n = write(ctr__session.fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int err = n < 0 ? -errno : -EIO;
+            int zero = 0;
+            atomic_compare_exchange_strong(&ctr__session.write_error, &zero, err);
+            return err;
+        }
+        p += n;
+        len -= (size_t)n;
+        atomic_fetch_add_explicit(&ctr__session.bytes_written, (uint64_t)n, memory_order_relaxed);
+    }
+    return 0;
+}
+
+static void flush_frame(void)
+{
+    if (C.out.len == 0)
+        return;
+    size_t bound = ZSTD_compressBound(C.out.len);
+    if (bound > C.zcap) {
+        uint8_t *z = realloc(C.zbuf, bound);
+        if (!z) {
+            int zero = 0;
+            atomic_compare_exchange_strong(&ctr__session.write_error, &zero, -ENOMEM);
+            C.out.len = 0;
+            return;
+        }
+        C.zbuf = z;
+        C.zcap = bound;
+    }
+    size_t z = ZSTD_compress2(C.cctx, C.zbuf, C.zcap, C.out.p, C.out.len);
+    if (!ZSTD_isError(z))
+        ctr__sink_write(C.zbuf, z);
+    C.out.len = 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * One round
+ * ------------------------------------------------------------------------- */
+
+static int grow_slots(uint32_t n)
+{
+    if (n <= C.nslots)
+        return 0;
+    uint32_t cap = C.nslots ? C.nslots : 64;
+    while (cap < n)
+        cap *= 2;
+    struct ctr_chunk **s = realloc(C.snap, cap * sizeof(*s));
+    if (s)
+        C.snap = s;
+    uint64_t *k = realloc(C.known_id, cap * sizeof(*k));
+    if (k)
+        C.known_id = k;
+    uint64_t *r = realloc(C.reported, cap * sizeof(*r));
+    if (r)
+        C.reported = r;
+    if (!s || !k || !r)
+        return -ENOMEM;
+    memset(C.known_id + C.nslots, 0, (cap - C.nslots) * sizeof(*k));
+    memset(C.reported + C.nslots, 0, (cap - C.nslots) * sizeof(*r));
+    C.nslots = cap;
+    return 0;
+}
+
+/* Writes the part of c committed since the last time as a BATCH record. */
+static void write_chunk(struct ctr_chunk *c)
+{
+    /* acquire: pairs with the owner's release store after each event, so the
+     * bytes up to pos are complete. */
+    uint64_t commit = atomic_load_explicit(&c->commit, memory_order_acquire);
+    uint32_t pos = (uint32_t)(commit & CTR_COMMIT_POS_MASK);
+    if (pos <= c->taken)
+        return;
+    size_t b = rec_begin(CTR_REC_BATCH);
+    put_uv(c->thread_id);
+    put_uv(c->taken_ticks);
+    put_bytes(c->data + c->taken, pos - c->taken);
+    rec_end(b);
+    c->taken = pos;
+    c->taken_ticks = c->base_ticks + (commit >> CTR_COMMIT_POS_BITS);
+    atomic_fetch_add_explicit(&ctr__session.chunks_flushed, 1, memory_order_relaxed);
+    if (C.out.len >= FRAME_TARGET)
+        flush_frame();
+}
+
+static void retire_chunk(struct ctr_chunk *c)
+{
+    c->done = 1;
+    if (C.ndone == C.done_cap) {
+        size_t cap = C.done_cap ? C.done_cap * 2 : 256;
+        struct ctr_chunk **d = realloc(C.done_chunks, cap * sizeof(*d));
+        if (!d) {
+            ctr__pool_put(&ctr__session.pool, c); /* cannot defer: recycle now */
+            return;
+        }
+        C.done_chunks = d;
+        C.done_cap = cap;
+    }
+    C.done_chunks[C.ndone++] = c;
+}
+
+static void write_thread_record(uint32_t slot)
+{
+    struct ctr_thread *t = &ctr__threads.slab[slot];
+    if (C.known_id[slot] == t->id)
+        return;
+    /* The kernel's name of the thread, which covers names set before tracing
+     * started; later renames arrive as ThreadName events. */
+    char path[64], name[32];
+    uint32_t name_id = 0;
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", t->os_tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, name, sizeof(name));
+        close(fd);
+        while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == 0))
+            n--;
+        if (n > 0)
+            name_id = ctr__intern(&ctr__strings, name, (uint32_t)n);
+    }
+    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name_id);
+    C.known_id[slot] = t->id;
+}
+
+static void visit_string(void *ctx, const struct ctr_intern_entry *e)
+{
+    (void)ctx;
+    size_t b = rec_begin(CTR_REC_STRING);
+    put_uv(e->id);
+    put_bytes(e->bytes, e->len);
+    rec_end(b);
+}
+
+static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
+{
+    (void)ctx;
+    const uintptr_t *pcs = (const uintptr_t *)e->bytes;
+    uint32_t n = e->len / (uint32_t)sizeof(uintptr_t);
+    size_t b = rec_begin(CTR_REC_STACK);
+    put_uv(e->id);
+    put_uv(n);
+    for (uint32_t i = 0; i < n; i++)
+        put_uv(pcs[i]);
+    rec_end(b);
+}
+
+static void visit_map(void *ctx, const struct ctr_map_info *m)
+{
+    (void)ctx;
+    for (size_t i = 0; i < C.nmaps; i++)
+        if (C.maps[i].start == m->start && C.maps[i].limit == m->limit)
+            return;
+    if (C.nmaps == C.maps_cap) {
+        size_t cap = C.maps_cap ? C.maps_cap * 2 : 64;
+        struct emitted_map *e = realloc(C.maps, cap * sizeof(*e));
+        if (!e)
+            return;
+        C.maps = e;
+        C.maps_cap = cap;
+    }
+    C.maps[C.nmaps++] = (struct emitted_map){m->start, m->limit};
+    uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
+    size_t b = rec_begin(CTR_REC_MAPPING);
+    put_uv(C.nmaps);
+    put_uv(m->start);
+    put_uv(m->limit);
+    put_uv(m->file_offset);
+    put_uv(m->bias);
+    put_uv(path);
+    put_uv(m->build_id_len);
+    put_bytes(m->build_id, m->build_id_len);
+    rec_end(b);
+}
+
+static void write_clock(void)
+{
+    uint64_t ticks, mono, real;
+    ctr__clock_sample(&ticks, &mono, &real);
+    REC(CTR_REC_CLOCK, ticks, mono, real);
+}
+
+static void write_trace_info(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
+    REC(CTR_REC_TRACE_INFO, (uint64_t)getpid(),
+        ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
+        CTR_INFO_STACKS_FRAME_POINTER, exe_id);
+    REC(CTR_REC_CLOCK, ctr__session.start_ticks, ctr__session.start_mono, ctr__session.start_real);
+}
+
+static void round_run(int final)
+{
+    REC(CTR_REC_GEN_BEGIN, C.gen);
+    if (C.gen == 0)
+        write_trace_info();
+
+    /* 1. Snapshot the chunks being filled. */
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    if (high > ctr__threads.capacity)
+        high = ctr__threads.capacity;
+    if (grow_slots(high) != 0)
+        high = C.nslots;
+    for (uint32_t s = 0; s < high; s++) {
+        struct ctr_thread *t = &ctr__threads.slab[s];
+        C.snap[s] = NULL;
+        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_FREE)
+            continue;
+        /* acquire: pairs with the owner's release in chunk_start. */
+        struct ctr_chunk *c = atomic_load_explicit(&t->cur, memory_order_acquire);
+        if (c && c->epoch == C.epoch && c->thread_id == t->id)
+            C.snap[s] = c;
+    }
+
+    /* 2. Full chunks, oldest first. */
+    uint32_t first = ctr_lfstack_take_all_fifo(&ctr__session.full);
+    for (uint32_t i = first; i != 0;) {
+        struct ctr_chunk *c = ctr_lfstack_elem(&ctr__session.full, i);
+        i = ctr_lfstack_next(&ctr__session.full, i);
+        atomic_fetch_sub_explicit(&ctr__session.full_count, 1, memory_order_relaxed);
+        write_chunk(c);
+        if (c->final && c->slot < C.nslots)
+            write_thread_record(c->slot);
+        retire_chunk(c);
+    }
+
+    /* 3. What idle and busy threads have committed so far. */
+    for (uint32_t s = 0; s < high; s++)
+        if (C.snap[s] && !C.snap[s]->done)
+            write_chunk(C.snap[s]);
+
+    /* 4. Tables and counters. */
+    for (uint32_t s = 0; s < high; s++) {
+        struct ctr_thread *t = &ctr__threads.slab[s];
+        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_FREE)
+            continue;
+        write_thread_record(s);
+        uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+        if (d > C.reported[s]) {
+            C.total_dropped += d - C.reported[s];
+            C.reported[s] = d;
+            REC(CTR_REC_DROPS, t->id, d);
+        }
+    }
+    uint64_t mv = ctr__maps_version();
+    if (C.gen == 0 || mv != C.maps_version) {
+        C.maps_version = mv;
+        ctr__maps_scan(visit_map, NULL);
+    }
+    ctr__intern_scan(&ctr__strings, &C.string_cursor, visit_string, NULL);
+    ctr__intern_scan(&ctr__stacks, &C.stack_cursor, visit_stack, NULL);
+    write_clock();
+    REC(CTR_REC_GEN_END, C.gen);
+    atomic_store_explicit(&ctr__session.events_dropped, C.total_dropped, memory_order_relaxed);
+    if (final)
+        REC(CTR_REC_END, C.total_dropped,
+            atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
+            atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed));
+    flush_frame();
+    C.gen++;
+
+    /* 5. Recycle. A final chunk's slot is free once its last batch is out. */
+    for (size_t i = 0; i < C.ndone; i++) {
+        struct ctr_chunk *c = C.done_chunks[i];
+        if (c->final && c->slot < C.nslots) {
+            C.known_id[c->slot] = 0;
+            C.reported[c->slot] = 0;
+            ctr__thread_free_slot(&ctr__threads.slab[c->slot]);
+        }
+        ctr__pool_put(&ctr__session.pool, c);
+    }
+    C.ndone = 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * The thread
+ * ------------------------------------------------------------------------- */
+
+static void *collector_main(void *arg)
+{
+    (void)arg;
+    ctr__self = &ctr__thread_off;
+    while (!atomic_load_explicit(&ctr__session.stopping, memory_order_acquire)) {
+        struct timespec ts = {ctr__session.flush_ms / 1000,
+                              (long)(ctr__session.flush_ms % 1000) * 1000000L};
+        /* Sleeps until the timeout or a kick (wake != 0). */
+        if (atomic_load_explicit(&ctr__session.wake, memory_order_acquire) == 0)
+            syscall(SYS_futex, &ctr__session.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+        atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
+        if (atomic_load_explicit(&ctr__session.stopping, memory_order_acquire))
+            break;
+        round_run(0);
+    }
+    round_run(1);
+    return NULL;
+}
+
+void ctr__collector_kick(void)
+{
+    atomic_store_explicit(&ctr__session.wake, 1, memory_order_release);
+    syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+int ctr__collector_start(uint32_t epoch)
+{
+    if (!C.cctx && !(C.cctx = ZSTD_createCCtx()))
+        return -ENOMEM;
+    ZSTD_CCtx_reset(C.cctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(C.cctx, ZSTD_c_compressionLevel, ctr__session.level);
+    ZSTD_CCtx_setParameter(C.cctx, ZSTD_c_checksumFlag, 1);
+    C.epoch = epoch;
+    C.gen = 0;
+    C.stack_cursor = C.string_cursor = 0; /* a new file needs every entry */
+    C.nmaps = 0;
+    C.total_dropped = 0;
+    if (C.nslots) {
+        memset(C.known_id, 0, C.nslots * sizeof(*C.known_id));
+        memset(C.reported, 0, C.nslots * sizeof(*C.reported));
+    }
+    atomic_store(&ctr__session.stopping, 0);
+    atomic_store(&ctr__session.wake, 0);
+    int rc = ctr__real.pthread_create(&ctr__session.collector, NULL, collector_main, NULL);
+    return -rc;
+}
+
+void ctr__collector_stop(void)
+{
+    atomic_store_explicit(&ctr__session.stopping, 1, memory_order_release);
+    ctr__collector_kick();
+    ctr__real.pthread_join(ctr__session.collector, NULL);
+}

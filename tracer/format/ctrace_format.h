@@ -1,0 +1,194 @@
+/* ctrace_format.h - the ctrace wire format: the one table of records, events and
+ * wait reasons that both the writer (tracer/) and the reader (analyze/) use.
+ *
+ * FORMAT.md beside this file is the prose specification; section numbers in
+ * comments below (e.g. "FORMAT.md §4") point into it. Ids in these tables are
+ * part of the released format: they MUST NOT change once released. New events,
+ * records and reasons are appended with new ids.
+ *
+ * Nothing else is shared between tracer/ and analyze/. Everything here is a
+ * constant, a table or a small static inline helper, so including it costs no
+ * link-time coupling.
+ */
+#ifndef CTRACE_FORMAT_H
+#define CTRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------------------
+ * File header (FORMAT.md §2)
+ * ------------------------------------------------------------------------- */
+
+#define CTR_FILE_MAGIC "\x89" "CTRACE\n"     /* 8 bytes, no NUL in the file */
+#define CTR_FILE_MAGIC_LEN 8
+#define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
+#define CTR_VERSION_MAJOR 1
+#define CTR_VERSION_MINOR 0
+
+/* ---------------------------------------------------------------------------
+ * Records (FORMAT.md §3): the decompressed stream is a sequence of
+ *   kind:u8  length:uvarint  body[length]
+ * ------------------------------------------------------------------------- */
+
+#define CTR_RECORDS(X)                                                          \
+    /* id  name         what the body holds (all integers uvarint)          */ \
+    X(1, TRACE_INFO)   /* pid, tick_source, flags, exe string id           */ \
+    X(2, GEN_BEGIN)    /* generation number                                 */ \
+    X(3, GEN_END)      /* generation number                                 */ \
+    X(4, CLOCK)        /* ticks, monotonic ns, realtime ns                  */ \
+    X(5, STRING)       /* id, then the bytes (rest of the body)            */ \
+    X(6, STACK)        /* id, n, n x pc                                     */ \
+    X(7, THREAD)       /* id, os tid, parent thread id (0 = unknown), name  */ \
+    X(8, MAPPING)      /* id, start, limit, file offset, bias, path string, */ \
+                       /* build-id length, build-id bytes                   */ \
+    X(9, BATCH)        /* thread id, base ticks, then events to the end     */ \
+    X(10, DROPS)       /* thread id, events dropped so far (cumulative)     */ \
+    X(11, END)         /* events dropped, stack-table overflows, threads   */ \
+                       /* left untraced; present only in a complete trace   */
+
+enum ctr_record_kind {
+#define CTR_X_REC(id, name) CTR_REC_##name = id,
+    CTR_RECORDS(CTR_X_REC)
+#undef CTR_X_REC
+    CTR_REC_LIMIT
+};
+
+/* tick_source in TRACE_INFO: what the "ticks" of timestamps count. */
+enum ctr_tick_source {
+    CTR_TICKS_MONOTONIC_NS = 0, /* ticks are CLOCK_MONOTONIC nanoseconds */
+    CTR_TICKS_TSC = 1           /* ticks are rdtsc cycles; see CLOCK records */
+};
+
+/* flags in TRACE_INFO. */
+#define CTR_INFO_STACKS_FRAME_POINTER 0x1u /* stacks by frame-pointer walk */
+
+/* ---------------------------------------------------------------------------
+ * Events (FORMAT.md §4): inside a BATCH body, each event is
+ *   type:u8  dt:uvarint  arg:uvarint ...
+ * dt is ticks since the previous event of the batch (the first one: since the
+ * batch's base ticks). Every event is timed, so args[0] is always CTR_ARG_TIME.
+ * ------------------------------------------------------------------------- */
+
+enum ctr_arg_kind {
+    CTR_ARG_NONE = 0,
+    CTR_ARG_TIME,   /* tick delta */
+    CTR_ARG_THREAD, /* thread id (THREAD record) */
+    CTR_ARG_STACK,  /* stack id (STACK record), 0 = no stack */
+    CTR_ARG_STRING, /* string id (STRING record), 0 = empty */
+    CTR_ARG_REASON, /* wait reason, CTR_REASONS below */
+    CTR_ARG_OBJECT, /* address of the object waited on */
+    CTR_ARG_PC,     /* a code address (start routine) */
+    CTR_ARG_COUNT   /* a plain count */
+};
+
+#define CTR_MAX_ARGS 5 /* including the time delta */
+
+/*  id  name           arguments after the type byte */
+#define CTR_EVENTS(X)                                                             \
+    X(1, THREAD_CREATE, (CTR_ARG_TIME, CTR_ARG_THREAD, CTR_ARG_STACK))            \
+    X(2, THREAD_START,  (CTR_ARG_TIME, CTR_ARG_THREAD, CTR_ARG_PC))               \
+    X(3, THREAD_END,    (CTR_ARG_TIME))                                           \
+    X(4, THREAD_NAME,   (CTR_ARG_TIME, CTR_ARG_THREAD, CTR_ARG_STRING))           \
+    X(5, BLOCK,         (CTR_ARG_TIME, CTR_ARG_REASON, CTR_ARG_OBJECT, CTR_ARG_STACK)) \
+    X(6, UNBLOCK,       (CTR_ARG_TIME))                                           \
+    X(7, LOST,          (CTR_ARG_TIME, CTR_ARG_COUNT))
+
+enum ctr_event_type {
+#define CTR_X_EV(id, name, args) CTR_EV_##name = id,
+    CTR_EVENTS(CTR_X_EV)
+#undef CTR_X_EV
+    CTR_EV_LIMIT
+};
+
+struct ctr_event_spec {
+    const char *name;             /* NULL for an unused id */
+    uint8_t nargs;                /* including the time delta */
+    uint8_t args[CTR_MAX_ARGS];   /* enum ctr_arg_kind */
+};
+
+#define CTR_UNPAREN(...) __VA_ARGS__
+#define CTR_X_SPEC(id, name, argl)                                              \
+    [id] = {#name, sizeof((uint8_t[]){CTR_UNPAREN argl}), {CTR_UNPAREN argl}},
+static const struct ctr_event_spec ctr_event_specs[CTR_EV_LIMIT] = {
+    CTR_EVENTS(CTR_X_SPEC)
+};
+#undef CTR_X_SPEC
+
+/* ---------------------------------------------------------------------------
+ * Wait reasons (FORMAT.md §5): what a BLOCK waits for, and which delay profile
+ * counts it. `call` is the function the program called; the analyzer uses it
+ * as the leaf frame of every sample.
+ * ------------------------------------------------------------------------- */
+
+enum ctr_wait_class {
+    CTR_CLASS_SYNC = 1,    /* -pprof=sync */
+    CTR_CLASS_SCHED,       /* -pprof=sched */
+    CTR_CLASS_NET,         /* -pprof=net */
+    CTR_CLASS_SYSCALL,     /* -pprof=syscall */
+    CTR_CLASS_SLEEP        /* in no profile, as in Go */
+};
+
+/*  id  name             call                        class */
+#define CTR_REASONS(X)                                                      \
+    X(1, MUTEX_LOCK,      "pthread_mutex_lock",      CTR_CLASS_SYNC)        \
+    X(2, MUTEX_TIMEDLOCK, "pthread_mutex_timedlock", CTR_CLASS_SYNC)        \
+    X(3, MUTEX_CLOCKLOCK, "pthread_mutex_clocklock", CTR_CLASS_SYNC)
+
+enum ctr_reason {
+#define CTR_X_REASON(id, name, call, cls) CTR_REASON_##name = id,
+    CTR_REASONS(CTR_X_REASON)
+#undef CTR_X_REASON
+    CTR_REASON_LIMIT
+};
+
+struct ctr_reason_spec {
+    const char *call;   /* NULL for an unused id */
+    uint8_t wait_class; /* enum ctr_wait_class */
+};
+
+#define CTR_X_RSPEC(id, name, call, cls) [id] = {call, cls},
+static const struct ctr_reason_spec ctr_reason_specs[CTR_REASON_LIMIT] = {
+    CTR_REASONS(CTR_X_RSPEC)
+};
+#undef CTR_X_RSPEC
+
+/* ---------------------------------------------------------------------------
+ * Unsigned LEB128 varints (FORMAT.md §1)
+ * ------------------------------------------------------------------------- */
+
+#define CTR_VARINT_MAX 10 /* bytes for a uint64_t */
+
+/* Encodes v at p, which must have CTR_VARINT_MAX bytes; returns the end. */
+static inline uint8_t *ctr_put_uvarint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Decodes one varint from [p, end). Returns the number of bytes used, or 0 if
+ * the input ends inside the varint or the value does not fit in 64 bits. */
+static inline size_t ctr_get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < CTR_VARINT_MAX && p + i < end; i++) {
+        uint8_t b = p[i];
+        if (i == CTR_VARINT_MAX - 1 && b > 1)
+            return 0; /* bits beyond 64 */
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = v;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Largest encoded event: type byte plus CTR_MAX_ARGS varints. */
+#define CTR_MAX_EVENT_BYTES (1 + CTR_MAX_ARGS * CTR_VARINT_MAX)
+
+#endif /* CTRACE_FORMAT_H */

@@ -1,0 +1,289 @@
+/* internal.h - libctrace's private structures and the functions its files share.
+ *
+ * The moving parts (see tracer/README.md for the picture):
+ *   - ctr_thread: one per traced thread, in a slab that is never unmapped.
+ *     Its owner writes events into its current ctr_chunk with plain stores.
+ *   - ctr_chunk: fixed-size buffers from the session's pool. A full chunk goes
+ *     to the collector through a lock-free queue; the collector also copies the
+ *     committed prefix of chunks that are still being filled (idle threads).
+ *   - ctr_intern: insert-only, lock-free tables (stacks, strings).
+ *   - the collector thread turns all of that into the file (collector.c).
+ * Internal non-static names carry the ctr__ prefix... except the types, which
+ * are ctr_ (they never leave the library).
+ */
+#ifndef CTR_INTERNAL_H
+#define CTR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrace_format.h"
+#include "lfstack.h"
+
+#define CTR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define CTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define CTR_EXPORT __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------------------
+ * Clock (clock.c)
+ * ------------------------------------------------------------------------- */
+
+extern int ctr__clock_tsc; /* 1: ticks are rdtsc cycles; 0: CLOCK_MONOTONIC ns */
+
+uint64_t ctr__ticks_slow(void); /* CLOCK_MONOTONIC in ns */
+void ctr__clock_init(void);
+/* A (ticks, monotonic ns, realtime ns) triple read as close together as
+ * possible: the calibration points of CLOCK records. */
+void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
+
+static inline uint64_t ctr__ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (CTR_LIKELY(ctr__clock_tsc)) {
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        return ((uint64_t)hi << 32) | lo;
+    }
+#endif
+    return ctr__ticks_slow();
+}
+
+/* ---------------------------------------------------------------------------
+ * Chunks and the pool (pool.c)
+ * ------------------------------------------------------------------------- */
+
+/* A chunk's commit word packs the position and time of its last complete
+ * event, so the collector reads both consistently with one load:
+ *   bits 0..19  bytes of data committed (so data is < 1 MiB)
+ *   bits 20..63 ticks of the last committed event minus chunk->base_ticks */
+#define CTR_COMMIT_POS_BITS 20
+#define CTR_COMMIT_POS_MASK ((1u << CTR_COMMIT_POS_BITS) - 1)
+#define CTR_TICKS_WINDOW (1ull << (64 - CTR_COMMIT_POS_BITS))
+
+struct ctr_chunk {
+    struct ctr_lfnode node;     /* pool free list or the collector's queue */
+    /* Written by the owner before the chunk is published (release on
+     * thread->cur or on the queue push), read-only afterwards. */
+    uint64_t thread_id;
+    uint64_t base_ticks;
+    uint32_t slot;              /* owner's slot in the thread slab */
+    uint32_t epoch;             /* session the chunk was started in */
+    uint8_t final;              /* last chunk of an exited thread */
+    /* Owner: release store after each event. Collector: acquire load. */
+    _Atomic uint64_t commit;
+    /* Collector-private: how much of the chunk is already in the file. */
+    uint32_t taken;
+    uint64_t taken_ticks;
+    uint8_t done;
+    _Alignas(16) uint8_t data[];
+};
+
+struct ctr_pool {
+    uint8_t *base;
+    size_t bytes;                /* mapping size */
+    size_t chunk_bytes;          /* including the header */
+    uint32_t nchunks;
+    _Atomic uint32_t fresh;      /* chunks [fresh, nchunks) never used yet */
+    struct ctr_lfstack free_list;
+};
+
+int ctr__pool_init(struct ctr_pool *p, size_t pool_bytes, size_t chunk_bytes);
+void ctr__pool_reset(struct ctr_pool *p);
+struct ctr_chunk *ctr__pool_get(struct ctr_pool *p);    /* NULL when empty */
+void ctr__pool_put(struct ctr_pool *p, struct ctr_chunk *c);
+static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)
+{
+    return p->chunk_bytes - offsetof(struct ctr_chunk, data);
+}
+
+/* ---------------------------------------------------------------------------
+ * Threads (thread.c)
+ * ------------------------------------------------------------------------- */
+
+enum ctr_slot_state { CTR_SLOT_FREE = 0, CTR_SLOT_LIVE, CTR_SLOT_EXITED };
+
+struct ctr_thread {
+    /* Owner-only, touched on every event. */
+    uint8_t *pos, *end;         /* write cursor in chunk->data */
+    uint64_t last_ticks;        /* time of the previous event */
+    uint64_t base_ticks;        /* == chunk->base_ticks */
+    struct ctr_chunk *chunk;    /* owner's current chunk (or NULL) */
+    uint32_t epoch;             /* session the chunk belongs to */
+    uint32_t nesting;           /* > 0: inside the tracer, do not trace */
+    uint64_t id;                /* trace thread id, unique per registration */
+    uint64_t lost_pending;      /* drops not yet reported by a LOST event */
+
+    /* Shared with the collector. */
+    _Atomic(struct ctr_chunk *) cur; /* owner: release on change */
+    _Atomic uint64_t dropped;        /* owner increments, collector reads */
+    _Atomic int state;               /* enum ctr_slot_state */
+
+    /* Set at registration, before state becomes LIVE (release). */
+    uintptr_t stack_hi;         /* highest address of the thread's stack */
+    pthread_t handle;
+    int os_tid;
+    uint64_t parent_id;
+    uint32_t slot;
+    struct ctr_lfnode node;     /* free-slot list */
+};
+
+/* The thread slab: slots are recycled through free_slots once the collector
+ * has written an exited thread's last chunk (or at once when not tracing). */
+struct ctr_threads {
+    struct ctr_thread *slab;
+    uint32_t capacity;
+    _Atomic uint32_t high;       /* slots [0, high) have been used */
+    struct ctr_lfstack free_slots;
+    _Atomic uint64_t next_id;
+    _Atomic uint64_t unregistered; /* threads that found no slot */
+};
+
+extern struct ctr_threads ctr__threads;
+
+/* The calling thread's slot, NULL before registration; &ctr__thread_off when
+ * the thread is exiting or is the collector (its nesting is never 0). */
+extern __thread struct ctr_thread *ctr__self __attribute__((tls_model("initial-exec")));
+extern struct ctr_thread ctr__thread_off;
+
+struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id);
+uint64_t ctr__thread_new_id(void);
+struct ctr_thread *ctr__thread_find(pthread_t handle); /* live slot or NULL */
+void ctr__thread_free_slot(struct ctr_thread *t);
+void ctr__threads_init(void);
+
+/* ---------------------------------------------------------------------------
+ * Intern tables (intern.c): content-addressed, insert-only, lock-free.
+ * ------------------------------------------------------------------------- */
+
+struct ctr_intern {
+    _Atomic uint32_t *slots;     /* 0 = empty, else arena offset / 8 + 1 */
+    uint32_t mask;
+    uint8_t *arena;
+    size_t arena_bytes;
+    _Atomic size_t arena_used;
+    _Atomic uint32_t next_id;    /* ids start at 1; 0 means "none" */
+    _Atomic uint64_t overflows;  /* lookups that found the table full */
+};
+
+/* An arena entry; `ready` is 0 while being filled, 1 once published, 2 for
+ * an entry that lost the race to publish an equal one (skip it). */
+struct ctr_intern_entry {
+    uint64_t hash;
+    uint32_t id;
+    uint32_t len;
+    _Atomic uint32_t ready;
+    uint32_t pad;
+    uint8_t bytes[];
+};
+
+int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes);
+uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len);
+/* Visits the entries from *cursor on; stops at the first one still being
+ * filled. Collector only. */
+void ctr__intern_scan(struct ctr_intern *t, size_t *cursor,
+                      void (*visit)(void *ctx, const struct ctr_intern_entry *e), void *ctx);
+
+extern struct ctr_intern ctr__stacks;  /* bytes: uintptr_t PCs */
+extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
+
+/* ---------------------------------------------------------------------------
+ * Stacks (stack.c)
+ * ------------------------------------------------------------------------- */
+
+#define CTR_STACK_MAX 64
+/* The id of the calling code's stack, skipping `skip` frames above the caller
+ * of ctr__stack_here (1 = skip the caller itself, e.g. a wrapper). */
+uint32_t ctr__stack_here(struct ctr_thread *t, int skip);
+
+/* ---------------------------------------------------------------------------
+ * Session state (api.c) and the collector (collector.c)
+ * ------------------------------------------------------------------------- */
+
+struct ctr_session {
+    /* 0 when not tracing; the session number otherwise. Writers load it
+     * relaxed on every event: a stale value only delays by one event the
+     * moment a thread notices a stop or a new session. */
+    _Atomic uint32_t epoch;
+    uint32_t last_epoch;
+    int fd;
+    int close_fd;
+    unsigned flush_ms;
+    int level;
+    unsigned stack_depth;
+    uint64_t start_ticks, start_mono, start_real; /* CLOCK at trace_start */
+    struct ctr_pool pool;
+    struct ctr_lfstack full;     /* chunks handed to the collector */
+    _Atomic uint32_t full_count;
+    _Atomic uint32_t wake;       /* futex word the collector sleeps on */
+    _Atomic int stopping;
+    pthread_t collector;
+    _Atomic int write_error;     /* first negative errno from the sink */
+    _Atomic uint64_t bytes_written;
+    _Atomic uint64_t chunks_flushed;
+    _Atomic uint64_t events_dropped;
+};
+
+extern struct ctr_session ctr__session;
+
+int ctr__collector_start(uint32_t epoch);
+void ctr__collector_stop(void);
+void ctr__collector_kick(void); /* wake the collector early (queue filling) */
+/* Writes all of buf to the session's descriptor; records the first error. */
+int ctr__sink_write(const void *buf, size_t len);
+
+/* ---------------------------------------------------------------------------
+ * Writing events (emit.c, fast path inline below)
+ * ------------------------------------------------------------------------- */
+
+void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args);
+void ctr__thread_exit_flush(struct ctr_thread *t);
+
+/* ctr__emit() : appends event `type` with args[0..nargs-2] (the arguments
+ * after the time delta, as many as ctr_event_specs[type] says) to t's chunk.
+ * Owner thread only. With `type` a constant, the loop below unrolls. */
+static inline void ctr__emit(struct ctr_thread *t, uint8_t type, const uint64_t *args)
+{
+    uint64_t now = ctr__ticks();
+    uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed);
+    if (CTR_UNLIKELY((size_t)(t->end - t->pos) < CTR_MAX_EVENT_BYTES ||
+                     now - t->base_ticks >= CTR_TICKS_WINDOW || t->epoch != epoch)) {
+        ctr__emit_slow(t, type, now, args);
+        return;
+    }
+    /* Time never runs backwards within a thread, even if the TSCs of two
+     * CPUs disagree a little after a migration. */
+    if (now < t->last_ticks)
+        now = t->last_ticks;
+    uint8_t *p = t->pos;
+    *p++ = type;
+    p = ctr_put_uvarint(p, now - t->last_ticks);
+    for (unsigned i = 1; i < ctr_event_specs[type].nargs; i++)
+        p = ctr_put_uvarint(p, args[i - 1]);
+    t->pos = p;
+    t->last_ticks = now;
+    /* Release: the event bytes above are visible to the collector before it
+     * sees the position that covers them (pairs with its acquire load). */
+    atomic_store_explicit(&t->chunk->commit,
+                          ((now - t->base_ticks) << CTR_COMMIT_POS_BITS) |
+                              (uint64_t)(p - t->chunk->data),
+                          memory_order_release);
+}
+
+/* ctr__self_traced() : the calling thread's slot if tracing is on and the
+ * thread is not inside the tracer; registers the thread on first use.
+ * NULL means: do not trace this call. */
+static inline struct ctr_thread *ctr__self_traced(void)
+{
+    if (CTR_LIKELY(atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) == 0))
+        return NULL;
+    struct ctr_thread *t = ctr__self;
+    if (CTR_UNLIKELY(t == NULL))
+        t = ctr__thread_register(ctr__thread_new_id(), 0);
+    if (t == NULL || t->nesting)
+        return NULL;
+    return t;
+}
+
+#endif /* CTR_INTERNAL_H */
