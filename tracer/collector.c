@@ -252,6 +252,22 @@ static void retire_chunk(struct ctr_chunk *c)
     C.done_chunks[C.ndone++] = c;
 }
 
+static void free_slot(uint32_t slot)
+{
+    C.known_id[slot] = 0;
+    C.reported[slot] = 0;
+    ctr__thread_free_slot(&ctr__threads.slab[slot]);
+}
+
+/* An EXITED slot whose last chunk is not of this session: its final chunk
+ * was handed over as a session stopped and will never be written. (Within a
+ * session the owner's last chunk, still in cur, always has this epoch.) */
+static int stale_exit(struct ctr_thread *t)
+{
+    struct ctr_chunk *c = atomic_load_explicit(&t->cur, memory_order_acquire);
+    return !c || c->epoch != C.epoch;
+}
+
 static void write_thread_record(uint32_t slot)
 {
     struct ctr_thread *t = &ctr__threads.slab[slot];
@@ -386,7 +402,8 @@ static void round_run(int final)
     /* 4. Tables and counters. */
     for (uint32_t s = 0; s < high; s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
-        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_FREE)
+        int state = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (state == CTR_SLOT_FREE)
             continue;
         write_thread_record(s);
         uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
@@ -395,6 +412,10 @@ static void round_run(int final)
             C.reported[s] = d;
             REC(CTR_REC_DROPS, t->id, d);
         }
+        /* Exited with no chunk to hand over, or its last chunk belonged to
+         * an earlier session (lost in a stop): nothing more will come. */
+        if (state == CTR_SLOT_ORPHANED || (state == CTR_SLOT_EXITED && stale_exit(t)))
+            free_slot(s);
     }
     uint64_t mv = ctr__maps_version();
     if (C.gen == 0 || mv != C.maps_version) {
@@ -416,11 +437,8 @@ static void round_run(int final)
     /* 5. Recycle. A final chunk's slot is free once its last batch is out. */
     for (size_t i = 0; i < C.ndone; i++) {
         struct ctr_chunk *c = C.done_chunks[i];
-        if (c->final && c->slot < C.nslots) {
-            C.known_id[c->slot] = 0;
-            C.reported[c->slot] = 0;
-            ctr__thread_free_slot(&ctr__threads.slab[c->slot]);
-        }
+        if (c->final && c->slot < C.nslots)
+            free_slot(c->slot);
         ctr__pool_put(&ctr__session.pool, c);
     }
     C.ndone = 0;

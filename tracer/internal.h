@@ -102,7 +102,11 @@ static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)
  * Threads (thread.c)
  * ------------------------------------------------------------------------- */
 
-enum ctr_slot_state { CTR_SLOT_FREE = 0, CTR_SLOT_LIVE, CTR_SLOT_EXITED };
+/* A slot is LIVE while its thread runs. At exit it becomes EXITED when the
+ * thread handed its last chunk to the collector (which frees the slot after
+ * writing it), or ORPHANED when it had no chunk to hand (the collector frees
+ * it after reporting its drops). The owner never touches it after that. */
+enum ctr_slot_state { CTR_SLOT_FREE = 0, CTR_SLOT_LIVE, CTR_SLOT_EXITED, CTR_SLOT_ORPHANED };
 
 struct ctr_thread {
     /* Owner-only, touched on every event. */

@@ -205,12 +205,14 @@ void ctr__thread_exit_flush(struct ctr_thread *t)
 {
     ctr__emit(t, CTR_EV_THREAD_END, NULL);
     uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
-    if (epoch != 0 && t->epoch == epoch && t->chunk) {
-        /* The collector frees the slot after writing this last chunk. */
+    if (epoch == 0) {
+        ctr__thread_free_slot(t); /* no session: nobody else looks at it */
+    } else if (t->epoch == epoch && t->chunk) {
+        /* release: the slot's fields before the collector frees it. */
         atomic_store_explicit(&t->state, CTR_SLOT_EXITED, memory_order_release);
         chunk_hand_off(t, 1);
     } else {
-        ctr__thread_free_slot(t);
+        atomic_store_explicit(&t->state, CTR_SLOT_ORPHANED, memory_order_release);
     }
 }
 

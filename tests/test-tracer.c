@@ -1,0 +1,328 @@
+/* test-tracer.c - libctrace's buffers, hand-off and sessions, checked through
+ * the file they produce:
+ *   - several writer threads, nothing dropped: every event arrives exactly
+ *     once and in order;
+ *   - a pool far too small: every event is either in the file or counted as
+ *     dropped, exactly, and Lost events mark the gaps;
+ *   - events of threads that are idle or blocked at trace_stop still arrive;
+ *   - time never runs backwards within a thread;
+ *   - API errors: double start, stop without start, bad options, a path that
+ *     cannot be opened, a file that cannot grow (write error at stop). */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ctrace/trace.h"
+#include "internal.h"
+#include "reader.h"
+
+static char *temp_path(void)
+{
+    static char path[64];
+    snprintf(path, sizeof(path), "/tmp/ctrace-tracer-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    return path;
+}
+
+static void read_trace(const char *path, struct ctr_trace *tr)
+{
+    char err[256];
+    assert_int_equal(ctr_trace_read(path, tr, err, sizeof(err)), 0);
+    assert_string_equal(tr->damage, "");
+}
+
+/* Each writer emits Block events whose object is its sequence number. */
+struct writer {
+    pthread_t th;
+    uint64_t id;
+    uint64_t n;
+};
+
+static void *write_sequence(void *arg)
+{
+    struct writer *w = arg;
+    struct ctr_thread *t = ctr__self_traced();
+    if (!t)
+        return NULL;
+    w->id = t->id;
+    for (uint64_t i = 0; i < w->n; i++) {
+        uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, i, 0};
+        ctr__emit(t, CTR_EV_BLOCK, args);
+    }
+    return NULL;
+}
+
+/* Checks thread w's Block objects are an increasing subsequence of 0..n-1
+ * and returns how many there are. */
+static uint64_t check_sequence(const struct ctr_trace *tr, const struct writer *w)
+{
+    struct ctr_thread_info *th = ctr_trace_thread(tr, w->id);
+    assert_non_null(th);
+    uint64_t got = 0, next = 0;
+    for (size_t k = 0; k < th->nevents; k++) {
+        const struct ctr_event *e = &th->events[k];
+        if (k > 0)
+            assert_true(e->ns >= th->events[k - 1].ns); /* monotonic per thread */
+        if (e->type != CTR_EV_BLOCK)
+            continue;
+        assert_true(e->args[1] >= next); /* no duplicate, no reordering */
+        assert_true(e->args[1] < w->n);
+        next = e->args[1] + 1;
+        got++;
+    }
+    return got;
+}
+
+static void run_writers(struct writer *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(pthread_create(&w[i].th, NULL, write_sequence, &w[i]), 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(w[i].th, NULL);
+}
+
+static void test_handoff_no_loss(void **state)
+{
+    (void)state;
+    enum { WRITERS = 6, EVENTS = 200000 };
+    char *path = temp_path();
+    /* Small chunks: many hand-offs. A pool big enough that nothing drops. */
+    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 256u << 20,
+                              .flush_ms = 5};
+    assert_int_equal(trace_start_opts(&o), 0);
+    struct writer w[WRITERS];
+    for (int i = 0; i < WRITERS; i++)
+        w[i] = (struct writer){.n = EVENTS};
+    run_writers(w, WRITERS);
+    assert_int_equal(trace_stop(), 0);
+    struct trace_counters c;
+    trace_get_counters(&c);
+    assert_int_equal(c.events_dropped, 0);
+    assert_true(c.chunks_flushed > WRITERS * 10);
+
+    struct ctr_trace tr;
+    read_trace(path, &tr);
+    for (int i = 0; i < WRITERS; i++)
+        assert_int_equal(check_sequence(&tr, &w[i]), EVENTS);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
+static void test_drops_are_counted_exactly(void **state)
+{
+    (void)state;
+    enum { WRITERS = 4, EVENTS = 300000 };
+    char *path = temp_path();
+    /* 16 chunks for 4 threads that need hundreds each: most events drop. */
+    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096,
+                              .flush_ms = 50};
+    assert_int_equal(trace_start_opts(&o), 0);
+    struct writer w[WRITERS];
+    for (int i = 0; i < WRITERS; i++)
+        w[i] = (struct writer){.n = EVENTS};
+    run_writers(w, WRITERS);
+    assert_int_equal(trace_stop(), 0);
+    struct trace_counters c;
+    trace_get_counters(&c);
+    assert_true(c.events_dropped > 0);
+
+    struct ctr_trace tr;
+    read_trace(path, &tr);
+    uint64_t total_dropped = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        uint64_t got = check_sequence(&tr, &w[i]);
+        struct ctr_thread_info *th = ctr_trace_thread(&tr, w[i].id);
+        /* Each writer also wrote ThreadStart and ThreadEnd; either may have
+         * been dropped too. Every event is accounted for, exactly. */
+        uint64_t written = EVENTS + 2;
+        uint64_t read_all = 0;
+        for (size_t k = 0; k < th->nevents; k++)
+            read_all += th->events[k].type != CTR_EV_LOST;
+        assert_int_equal(read_all + th->dropped, written);
+        assert_true(got <= EVENTS);
+        assert_true(th->lost <= th->dropped); /* gaps marked where known */
+        total_dropped += th->dropped;
+    }
+    assert_true(tr.complete);
+    assert_int_equal(tr.end_dropped, c.events_dropped);
+    assert_int_equal(total_dropped, c.events_dropped);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
+/* A thread that writes a few events, then sits blocked past trace_stop. */
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
+static int idle_ready, idle_release;
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *idle_writer(void *arg)
+{
+    struct writer *w = arg;
+    write_sequence(w);
+    pthread_mutex_lock(&idle_lock);
+    idle_ready++;
+    pthread_cond_broadcast(&idle_cond);
+    while (!idle_release)
+        pthread_cond_wait(&idle_cond, &idle_lock);
+    pthread_mutex_unlock(&idle_lock);
+    return NULL;
+}
+
+static void *blocked_locker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&idle_lock);
+    idle_ready++;
+    pthread_cond_broadcast(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
+    pthread_mutex_lock(&held); /* waits until after trace_stop */
+    pthread_mutex_unlock(&held);
+    return NULL;
+}
+
+static void test_idle_threads_flushed_at_stop(void **state)
+{
+    (void)state;
+    char *path = temp_path();
+    /* A flush interval longer than the test: only trace_stop can flush. */
+    struct trace_options o = {.path = path, .flush_ms = 60000};
+    assert_int_equal(trace_start_opts(&o), 0);
+    struct writer w = {.n = 10};
+    pthread_t locker;
+    idle_ready = idle_release = 0;
+    pthread_mutex_lock(&held);
+    assert_int_equal(pthread_create(&w.th, NULL, idle_writer, &w), 0);
+    assert_int_equal(pthread_create(&locker, NULL, blocked_locker, NULL), 0);
+    pthread_mutex_lock(&idle_lock);
+    while (idle_ready < 2)
+        pthread_cond_wait(&idle_cond, &idle_lock);
+    pthread_mutex_unlock(&idle_lock);
+    usleep(50000); /* let the locker reach its wait */
+    assert_int_equal(trace_stop(), 0);
+
+    pthread_mutex_unlock(&held);
+    pthread_mutex_lock(&idle_lock);
+    idle_release = 1;
+    pthread_cond_broadcast(&idle_cond);
+    pthread_mutex_unlock(&idle_lock);
+    pthread_join(w.th, NULL);
+    pthread_join(locker, NULL);
+
+    struct ctr_trace tr;
+    read_trace(path, &tr);
+    assert_int_equal(check_sequence(&tr, &w), 10);
+    /* The locker's Block on `held` is in the file, its wait still open. */
+    int found = 0;
+    for (size_t i = 0; i < tr.nthreads; i++)
+        for (size_t k = 0; k < tr.threads[i].nevents; k++) {
+            const struct ctr_event *e = &tr.threads[i].events[k];
+            if (e->type == CTR_EV_BLOCK && e->args[1] == (uintptr_t)&held) {
+                found = 1;
+                assert_true(e->args[2] != 0); /* with a stack */
+            }
+        }
+    assert_true(found);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
+static void *tick_reader(void *arg)
+{
+    (void)arg;
+    uint64_t prev = ctr__ticks();
+    for (int i = 0; i < 2000000; i++) {
+        uint64_t now = ctr__ticks();
+        if (now < prev)
+            return (void *)1;
+        prev = now;
+    }
+    return NULL;
+}
+
+static void test_clock_monotonic_per_thread(void **state)
+{
+    (void)state;
+    ctr__clock_init();
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&th[i], NULL, tick_reader, NULL);
+    for (int i = 0; i < 3; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        assert_null(r);
+    }
+}
+
+static void test_api_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(trace_stop(), -ENOENT);
+    assert_int_equal(trace_start(NULL), -EINVAL);
+    assert_int_equal(trace_start("/nonexistent-dir/x/trace.bin"), -ENOENT);
+    struct trace_options bad = {.path = "/tmp/x", .chunk_bytes = 2u << 20};
+    assert_int_equal(trace_start_opts(&bad), -EINVAL);
+    struct trace_options nofd = {0};
+    assert_int_equal(trace_start_opts(&nofd), -EINVAL);
+    char *path = temp_path();
+    assert_int_equal(trace_start(path), 0);
+    assert_true(trace_is_running());
+    assert_int_equal(trace_start(path), -EBUSY);
+    assert_int_equal(trace_stop(), 0);
+    assert_false(trace_is_running());
+    /* A full device fails at the header, before tracing starts. */
+    assert_int_equal(trace_start("/dev/full"), -ENOSPC);
+    assert_false(trace_is_running());
+    unlink(path);
+}
+
+static void test_write_error_reported_at_stop(void **state)
+{
+    (void)state;
+    char *path = temp_path();
+    struct rlimit old, small = {.rlim_cur = 64 << 10, .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_FSIZE, &old);
+    small.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+    struct trace_options o = {.path = path, .flush_ms = 5};
+    assert_int_equal(trace_start_opts(&o), 0);
+    struct writer w[2] = {{.n = 2000000}, {.n = 2000000}};
+    run_writers(w, 2);
+    int rc = trace_stop();
+    setrlimit(RLIMIT_FSIZE, &old);
+    assert_int_equal(rc, -EFBIG);
+    /* What made it to the file is a readable prefix. */
+    struct ctr_trace tr;
+    char err[256];
+    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
+    assert_true(!tr.complete || tr.damage[0]);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_errors),
+        cmocka_unit_test(test_clock_monotonic_per_thread),
+        cmocka_unit_test(test_handoff_no_loss),
+        cmocka_unit_test(test_drops_are_counted_exactly),
+        cmocka_unit_test(test_idle_threads_flushed_at_stop),
+        cmocka_unit_test(test_write_error_reported_at_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
