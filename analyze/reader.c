@@ -331,7 +331,14 @@ static int cmp_u64_first(const void *a, const void *b)
 /* All table structs start with their uint64_t id, so one search serves all. */
 static void *find_by_id(const void *base, size_t n, size_t size, uint64_t id)
 {
-    return bsearch(&id, base, n, size, cmp_u64_first);
+    return n ? bsearch(&id, base, n, size, cmp_u64_first) : NULL;
+}
+
+/* qsort with an empty (possibly NULL) array is undefined: skip it. */
+static void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
 }
 
 const struct ctr_stack_info *ctr_trace_stack(const struct ctr_trace *t, uint64_t id)
@@ -367,7 +374,7 @@ static int finish_threads(struct rd *r)
             return -ENOMEM;
         *th = (struct ctr_thread_info){.id = r->batches[i].thread_id, .os_tid = -1};
     }
-    qsort(t->threads, t->nthreads, sizeof(*t->threads), cmp_u64_first);
+    sort_array(t->threads, t->nthreads, sizeof(*t->threads), cmp_u64_first);
     size_t w = 0;
     for (size_t i = 0; i < t->nthreads; i++) {
         struct ctr_thread_info *src = &t->threads[i];
@@ -405,14 +412,14 @@ static int cmp_clock(const void *a, const void *b)
 static void finish_tables(struct rd *r)
 {
     struct ctr_trace *t = r->t;
-    qsort(t->strings, t->nstrings, sizeof(*t->strings), cmp_u64_first);
-    qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_u64_first);
-    qsort(t->mappings, t->nmappings, sizeof(*t->mappings), cmp_u64_first);
+    sort_array(t->strings, t->nstrings, sizeof(*t->strings), cmp_u64_first);
+    sort_array(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_u64_first);
+    sort_array(t->mappings, t->nmappings, sizeof(*t->mappings), cmp_u64_first);
     t->exe = string_or(t, (uint64_t)(uintptr_t)t->exe, "");
     for (size_t i = 0; i < t->nmappings; i++)
         t->mappings[i].path = string_or(t, (uint64_t)(uintptr_t)t->mappings[i].path, "");
     /* Clock points: in tick order, each later in both clocks than the last. */
-    qsort(t->clocks, t->nclocks, sizeof(*t->clocks), cmp_clock);
+    sort_array(t->clocks, t->nclocks, sizeof(*t->clocks), cmp_clock);
     size_t w = 0;
     for (size_t i = 0; i < t->nclocks; i++)
         if (w == 0 || (t->clocks[i].ticks > t->clocks[w - 1].ticks &&

@@ -2,34 +2,50 @@
  * file, line) with elfutils libdwfl/libdw.
  *
  * Invariants:
- * - Each distinct (path, bias) gets its own Dwfl holding exactly one module,
- *   opened the first time a PC in one of its mappings is symbolized. One Dwfl
- *   per file keeps bogus or stale mapping tables (overlapping files) from
- *   confusing libdwfl's address lookup: we always know which module to ask.
+ * - Each distinct (path, bias) is one `struct dso`: its own Dwfl holding
+ *   exactly one module, opened the first time a PC in one of its mappings is
+ *   symbolized. One Dwfl per file means bogus or stale mapping tables
+ *   (overlapping files) cannot confuse libdwfl's address lookup: we always
+ *   know which module to ask.
  * - A file that cannot be used (missing, not ELF, build-id differs) is marked
  *   failed once, with one warning line, and never opened again.
- * - Every string handed out is an interned copy owned by the symbolizer, so it
- *   outlives nothing but ctr_symbolizer_free(); results are cached per PC.
+ * - Every string handed out is an interned copy owned by the symbolizer;
+ *   answers, including "unknown", are cached per PC.
  * - Input is untrusted: no PC, mapping or file may crash us; the worst outcome
  *   is "unknown" (return 0).
  *
- * Separate debug info is looked for the standard elfutils way (build-id under
- * /usr/lib/debug, .gnu_debuglink, and debuginfod if DEBUGINFOD_URLS is set).
- * Not thread-safe: symbolizing fills caches.
+ * Separate debug info is found the standard elfutils way (build-id under
+ * /usr/lib/debug, .gnu_debuglink, .dwo files, and debuginfod if
+ * DEBUGINFOD_URLS is set). Not thread-safe: symbolizing fills caches.
  */
 #include "symbolize.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <inttypes.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#define CHAIN_MAX 32   /* inline depth kept per PC; deeper chains are cut */
+#define CHAIN_MAX 32   /* inline depth kept per PC; the outermost are cut */
+
+struct cu_range {      /* [lo, hi) in module addresses belongs to cu */
+    Dwarf_Addr lo, hi, bias;
+    Dwarf_Die *cu;     /* owned by the Dwfl, stable while it lives */
+};
+
+struct dso {
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    struct cu_range *cus;   /* built on first need, sorted by lo */
+    size_t ncus;
+    bool cus_built;
+    struct dso *next;       /* all dsos, for ctr_symbolizer_free() */
+};
 
 enum map_state { MAP_UNOPENED, MAP_OPEN, MAP_FAILED };
 
@@ -38,33 +54,33 @@ struct map {
     int index;                 /* position in the caller's array */
     uint64_t max_limit;        /* max limit over maps[0..this], for overlaps */
     enum map_state state;
-    bool owner;                /* this entry created dwfl and must end it */
-    Dwfl *dwfl;
-    Dwfl_Module *mod;
+    struct dso *dso;           /* set when MAP_OPEN; may be shared */
 };
 
-struct pc_entry {              /* one cached PC; n == 0 means "no symbol" */
+/* Open-addressing hash set of pointers; cap is a power of two, load <= 1/2. */
+struct set {
+    void **slot;
+    size_t cap, len;
+};
+
+struct pc_entry {              /* one cached answer; n == 0 means "no symbol" */
     uint64_t pc;
-    uint32_t first;            /* index into frames */
-    uint16_t n;
-    bool used;
+    int n;
+    struct ctr_sym_frame frames[];
 };
 
 struct ctr_symbolizer {
     struct map *maps;          /* sorted by start */
     size_t nmaps;
-    struct pc_entry *pcs;      /* open addressing; cap is a power of two */
-    size_t pcs_cap, pcs_len;
-    struct ctr_sym_frame *frames;
-    size_t frames_cap, frames_len;
-    char **strs;               /* interned strings; open addressing */
-    size_t strs_cap, strs_len;
+    struct dso *dsos;
+    struct set pcs;            /* of struct pc_entry */
+    struct set strs;           /* of interned char arrays */
     char *warn;                /* NULL until the first warning */
     size_t warn_len;
 };
 
 /* ---------------------------------------------------------------------------
- * Small owned containers: warnings, interned strings, the PC cache
+ * Owned containers: warnings, interned strings, the PC cache
  * ------------------------------------------------------------------------- */
 
 static void add_warning(struct ctr_symbolizer *s, const char *fmt, ...)
@@ -73,9 +89,7 @@ static void add_warning(struct ctr_symbolizer *s, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        return;
-    char *w = realloc(s->warn, s->warn_len + (size_t)n + 2);
+    char *w = n < 0 ? NULL : realloc(s->warn, s->warn_len + (size_t)n + 2);
     if (w == NULL)
         return;   /* warnings are best-effort; losing one under OOM is fine */
     va_start(ap, fmt);
@@ -87,77 +101,78 @@ static void add_warning(struct ctr_symbolizer *s, const char *fmt, ...)
     s->warn[s->warn_len] = '\0';
 }
 
-static uint64_t hash_str(const char *p)
+/* Returns the slot of the entry equal to key, or the empty slot where it
+ * belongs; NULL if the set had to grow and could not. */
+static void **set_find(struct set *t, size_t hash, const void *key,
+                       bool (*eq)(const void *entry, const void *key),
+                       size_t (*hash_of)(const void *entry))
 {
-    uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a */
-    for (; *p; p++)
-        h = (h ^ (unsigned char)*p) * 0x100000001b3u;
-    return h;
+    if (2 * (t->len + 1) > t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        void **slot = calloc(cap, sizeof *slot);
+        if (slot == NULL)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (t->slot[i] == NULL)
+                continue;
+            size_t j = hash_of(t->slot[i]) & (cap - 1);
+            while (slot[j] != NULL)
+                j = (j + 1) & (cap - 1);
+            slot[j] = t->slot[i];
+        }
+        free(t->slot);
+        t->slot = slot;
+        t->cap = cap;
+    }
+    size_t j = hash & (t->cap - 1);
+    while (t->slot[j] != NULL && !eq(t->slot[j], key))
+        j = (j + 1) & (t->cap - 1);
+    return &t->slot[j];
 }
 
-/* Returns the interned copy of str, or NULL if str is NULL or memory ran out
+static void set_free(struct set *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->slot[i]);
+    free(t->slot);
+}
+
+static size_t hash_str(const void *p)
+{
+    uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a */
+    for (const unsigned char *c = p; *c; c++)
+        h = (h ^ *c) * 0x100000001b3u;
+    return (size_t)h;
+}
+
+static bool eq_str(const void *entry, const void *key)
+{
+    return strcmp(entry, key) == 0;
+}
+
+static size_t hash_pc(uint64_t pc)
+{
+    return (size_t)((pc * 0x9e3779b97f4a7c15u) >> 17);   /* Fibonacci hashing */
+}
+
+static size_t hash_pc_entry(const void *entry)
+{
+    return hash_pc(((const struct pc_entry *)entry)->pc);
+}
+
+static bool eq_pc(const void *entry, const void *key)
+{
+    return ((const struct pc_entry *)entry)->pc == *(const uint64_t *)key;
+}
+
+/* Returns the interned copy of str; NULL if str is NULL or memory ran out
  * (an unknown name is an acceptable answer under OOM). */
 static const char *intern(struct ctr_symbolizer *s, const char *str)
 {
-    if (str == NULL)
-        return NULL;
-    if (2 * (s->strs_len + 1) > s->strs_cap) {
-        size_t cap = s->strs_cap ? 2 * s->strs_cap : 256;
-        char **t = calloc(cap, sizeof *t);
-        if (t == NULL)
-            return NULL;
-        for (size_t i = 0; i < s->strs_cap; i++) {
-            if (s->strs[i] == NULL)
-                continue;
-            size_t j = hash_str(s->strs[i]) & (cap - 1);
-            while (t[j] != NULL)
-                j = (j + 1) & (cap - 1);
-            t[j] = s->strs[i];
-        }
-        free(s->strs);
-        s->strs = t;
-        s->strs_cap = cap;
-    }
-    size_t j = hash_str(str) & (s->strs_cap - 1);
-    for (; s->strs[j] != NULL; j = (j + 1) & (s->strs_cap - 1))
-        if (strcmp(s->strs[j], str) == 0)
-            return s->strs[j];
-    if ((s->strs[j] = strdup(str)) == NULL)
-        return NULL;
-    s->strs_len++;
-    return s->strs[j];
-}
-
-static size_t hash_pc(uint64_t pc, size_t cap)
-{
-    return (size_t)((pc * 0x9e3779b97f4a7c15u) >> 17) & (cap - 1);
-}
-
-/* Returns the cache slot for pc: either its entry (used) or the free slot
- * where it belongs. NULL only if the table could not grow. */
-static struct pc_entry *pc_slot(struct ctr_symbolizer *s, uint64_t pc)
-{
-    if (2 * (s->pcs_len + 1) > s->pcs_cap) {
-        size_t cap = s->pcs_cap ? 2 * s->pcs_cap : 1024;
-        struct pc_entry *t = calloc(cap, sizeof *t);
-        if (t == NULL)
-            return NULL;
-        for (size_t i = 0; i < s->pcs_cap; i++) {
-            if (!s->pcs[i].used)
-                continue;
-            size_t j = hash_pc(s->pcs[i].pc, cap);
-            while (t[j].used)
-                j = (j + 1) & (cap - 1);
-            t[j] = s->pcs[i];
-        }
-        free(s->pcs);
-        s->pcs = t;
-        s->pcs_cap = cap;
-    }
-    size_t j = hash_pc(pc, s->pcs_cap);
-    while (s->pcs[j].used && s->pcs[j].pc != pc)
-        j = (j + 1) & (s->pcs_cap - 1);
-    return &s->pcs[j];
+    void **slot = str ? set_find(&s->strs, hash_str(str), str, eq_str, hash_str) : NULL;
+    if (slot != NULL && *slot == NULL && (*slot = strdup(str)) != NULL)
+        s->strs.len++;
+    return slot ? *slot : NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -172,7 +187,7 @@ static int cmp_start(const void *a, const void *b)
 
 static struct map *find_map(const struct ctr_symbolizer *s, uint64_t pc)
 {
-    size_t lo = 0, hi = s->nmaps;   /* first map with start > pc */
+    size_t lo = 0, hi = s->nmaps;   /* find the first map with start > pc */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->maps[mid].m.start <= pc)
@@ -180,7 +195,7 @@ static struct map *find_map(const struct ctr_symbolizer *s, uint64_t pc)
         else
             hi = mid;
     }
-    /* Walk back only while an earlier map could still reach pc; with a sane
+    /* Walk back only while an earlier map could still reach pc; in a sane
      * (non-overlapping) table this looks at one map. */
     for (size_t i = lo; i-- > 0 && s->maps[i].max_limit > pc;)
         if (pc < s->maps[i].m.limit)
@@ -188,7 +203,7 @@ static struct map *find_map(const struct ctr_symbolizer *s, uint64_t pc)
     return NULL;
 }
 
-static char *hex(const uint8_t *p, size_t n, char *buf, size_t size)
+static const char *hex(const uint8_t *p, size_t n, char *buf, size_t size)
 {
     size_t i = 0;
     for (; i < n && 2 * i + 2 < size; i++)
@@ -197,20 +212,10 @@ static char *hex(const uint8_t *p, size_t n, char *buf, size_t size)
     return buf;
 }
 
-/* Reports m's file into a fresh Dwfl and checks it is the recorded one. */
-static void open_map(struct ctr_symbolizer *s, struct map *m)
+/* Reports the file of m into a fresh Dwfl, checks it is the recorded one and
+ * returns it; NULL (after one warning) if it cannot be used. */
+static struct dso *open_dso(struct ctr_symbolizer *s, const struct ctr_sym_mapping *m)
 {
-    /* Another mapping of the same file and bias (e.g. a second executable
-     * segment) shares its module, or its failure. */
-    for (size_t i = 0; i < s->nmaps; i++) {
-        struct map *o = &s->maps[i];
-        if (o->state != MAP_UNOPENED && o->m.bias == m->m.bias
-            && strcmp(o->m.path, m->m.path) == 0) {
-            m->state = o->state, m->dwfl = o->dwfl, m->mod = o->mod;
-            return;
-        }
-    }
-    m->state = MAP_FAILED;
     static char *debuginfo_path = NULL;   /* NULL: elfutils' default path */
     static const Dwfl_Callbacks callbacks = {
         .find_elf = dwfl_build_id_find_elf,
@@ -218,51 +223,128 @@ static void open_map(struct ctr_symbolizer *s, struct map *m)
         .section_address = dwfl_offline_section_address,
         .debuginfo_path = &debuginfo_path,
     };
-    Dwfl *dwfl = dwfl_begin(&callbacks);
-    if (dwfl == NULL) {
-        add_warning(s, "%s: %s", m->m.path, dwfl_errmsg(-1));
-        return;
+    /* Only regular files: opening a FIFO or device named by a bogus trace
+     * could block or never end. */
+    struct stat st;
+    int err = stat(m->path, &st) != 0 ? errno : 0;
+    if (err != 0 || !S_ISREG(st.st_mode)) {
+        add_warning(s, "%s: %s", m->path, err ? strerror(err) : "not a regular file");
+        return NULL;
     }
-    dwfl_report_begin(dwfl);
+    struct dso *d = calloc(1, sizeof *d);
+    if (d == NULL || (d->dwfl = dwfl_begin(&callbacks)) == NULL) {
+        add_warning(s, "%s: out of memory", m->path);
+        free(d);
+        return NULL;
+    }
+    dwfl_report_begin(d->dwfl);
     /* add_p_vaddr: the module lands at bias + p_vaddr, i.e. where the traced
      * process had it, for PIE executables and shared libraries alike. */
-    Dwfl_Module *mod = dwfl_report_elf(dwfl, m->m.path, m->m.path, -1, m->m.bias, true);
-    dwfl_report_end(dwfl, NULL, NULL);
-    if (mod == NULL) {
-        add_warning(s, "%s: cannot open as ELF: %s", m->m.path, dwfl_errmsg(-1));
-        dwfl_end(dwfl);
-        return;
+    d->mod = dwfl_report_elf(d->dwfl, m->path, m->path, -1, m->bias, true);
+    dwfl_report_end(d->dwfl, NULL, NULL);
+    const unsigned char *id;
+    GElf_Addr vaddr;
+    int n = d->mod ? dwfl_module_build_id(d->mod, &id, &vaddr) : 0;
+    char want[130], have[130];
+    if (d->mod == NULL) {
+        add_warning(s, "%s: cannot open as ELF: %s", m->path, dwfl_errmsg(-1));
+    } else if (m->build_id_len > 0 && (n <= 0 || (size_t)n != m->build_id_len
+                                       || memcmp(id, m->build_id, (size_t)n) != 0)) {
+        add_warning(s, "%s: build-id mismatch (trace has %s, file has %s); not symbolized",
+                    m->path, hex(m->build_id, m->build_id_len, want, sizeof want),
+                    n > 0 ? hex(id, (size_t)n, have, sizeof have) : "none");
+    } else {
+        Dwarf_Addr bias;
+        if (dwfl_module_getdwarf(d->mod, &bias) == NULL)
+            add_warning(s, "%s: no debug info; function names only", m->path);
+        d->next = s->dsos;
+        s->dsos = d;
+        return d;
     }
-    if (m->m.build_id_len > 0) {
-        const unsigned char *bits;
-        GElf_Addr vaddr;
-        int n = dwfl_module_build_id(mod, &bits, &vaddr);
-        if (n <= 0 || (size_t)n != m->m.build_id_len
-            || memcmp(bits, m->m.build_id, (size_t)n) != 0) {
-            char want[130], have[130];
-            add_warning(s, "%s: build-id mismatch (trace has %s, file has %s); not symbolized",
-                        m->m.path, hex(m->m.build_id, m->m.build_id_len, want, sizeof want),
-                        n > 0 ? hex(bits, (size_t)n, have, sizeof have) : "none");
-            dwfl_end(dwfl);
+    dwfl_end(d->dwfl);
+    free(d);
+    return NULL;
+}
+
+static void open_map(struct ctr_symbolizer *s, struct map *m)
+{
+    /* Another mapping of the same file and bias (e.g. a second executable
+     * segment) shares its dso, or its failure and warning. */
+    for (size_t i = 0; i < s->nmaps; i++) {
+        struct map *o = &s->maps[i];
+        if (o->state != MAP_UNOPENED && o->m.bias == m->m.bias
+            && strcmp(o->m.path, m->m.path) == 0) {
+            m->state = o->state, m->dso = o->dso;
             return;
         }
     }
-    Dwarf_Addr bias;
-    if (dwfl_module_getdwarf(mod, &bias) == NULL)
-        add_warning(s, "%s: no debug info; function names only", m->m.path);
-    m->state = MAP_OPEN, m->owner = true, m->dwfl = dwfl, m->mod = mod;
+    m->dso = open_dso(s, &m->m);
+    m->state = m->dso ? MAP_OPEN : MAP_FAILED;
 }
 
 /* ---------------------------------------------------------------------------
  * DWARF lookups
  * ------------------------------------------------------------------------- */
 
+static int cmp_lo(const void *a, const void *b)
+{
+    Dwarf_Addr x = ((const struct cu_range *)a)->lo, y = ((const struct cu_range *)b)->lo;
+    return x < y ? -1 : x > y;
+}
+
+/* Returns the CU DIE containing module address addr, or NULL. libdw 0.188
+ * finds CUs only through .debug_aranges, which clang does not emit by
+ * default; then a table of every CU's own ranges stands in for it. */
+static Dwarf_Die *find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(d->mod, addr, bias);
+    if (cu != NULL)
+        return cu;
+    if (!d->cus_built) {
+        d->cus_built = true;
+        size_t cap = 0;
+        Dwarf_Addr b, base, lo, hi;
+        while ((cu = dwfl_module_nextcu(d->mod, cu, &b)) != NULL) {
+            for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0;) {
+                if (d->ncus == cap) {
+                    struct cu_range *r = realloc(d->cus, (cap = 2 * cap + 64) * sizeof *r);
+                    if (r == NULL)
+                        goto done;   /* a partial table only misses some CUs */
+                    d->cus = r;
+                }
+                if (lo < hi)
+                    d->cus[d->ncus++] = (struct cu_range){ lo + b, hi + b, b, cu };
+            }
+        }
+done:
+        if (d->ncus > 0)
+            qsort(d->cus, d->ncus, sizeof *d->cus, cmp_lo);
+    }
+    size_t lo = 0, hi = d->ncus;   /* first range with lo > addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->cus[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || addr >= d->cus[lo - 1].hi)
+        return NULL;
+    *bias = d->cus[lo - 1].bias;
+    return d->cus[lo - 1].cu;
+}
+
 /* integrate: also look through DW_AT_abstract_origin / DW_AT_specification. */
-static bool attr_udata(Dwarf_Die *die, int name, bool integrate, Dwarf_Word *out)
+static bool attr_udata(Dwarf_Die *die, unsigned int name, bool integrate, Dwarf_Word *out)
 {
     Dwarf_Attribute mem;
     Dwarf_Attribute *a = integrate ? dwarf_attr_integrate(die, name, &mem) : dwarf_attr(die, name, &mem);
     return dwarf_formudata(a, out) == 0;
+}
+
+static int clamp_line(Dwarf_Word v)
+{
+    return v > INT32_MAX ? 0 : (int)v;
 }
 
 /* The source name of a function DIE; inlined instances and out-of-line
@@ -274,11 +356,6 @@ static const char *die_function(Dwarf_Die *die)
     if (name == NULL)
         name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &mem));
     return name;
-}
-
-static int clamp_line(Dwarf_Word v)
-{
-    return v > INT32_MAX ? 0 : (int)v;
 }
 
 /* Interns file, made absolute against the CU's comp_dir when relative. */
@@ -320,7 +397,7 @@ static int find_chain(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *chain, int 
                 break;
             if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
                 if (n == CHAIN_MAX)
-                    memmove(chain, chain + 1, --n * sizeof *chain);
+                    memmove(chain, chain + 1, (size_t)--n * sizeof *chain);
                 chain[n++] = child;
             }
             return find_chain(&child, addr, chain, n, depth + 1);
@@ -339,11 +416,11 @@ static int find_chain(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *chain, int 
 
 /* Fills out with the inline chain at module address addr (innermost first)
  * from DWARF; returns the number of frames, 0 if DWARF does not know addr. */
-static int dwarf_chain(struct ctr_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr addr,
+static int dwarf_chain(struct ctr_symbolizer *s, struct dso *d, Dwarf_Addr addr,
                        struct ctr_sym_frame *out)
 {
     Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *cu = find_cu(d, addr, &bias);
     if (cu == NULL)
         return 0;
     const char *file = NULL;
@@ -354,9 +431,8 @@ static int dwarf_chain(struct ctr_symbolizer *s, Dwfl_Module *mod, Dwarf_Addr ad
         if (dwarf_lineno(l, &line) != 0)
             line = 0;
     }
-
     /* With split DWARF (-gsplit-dwarf) the functions are in the .dwo unit
-     * that libdw finds for the skeleton; the line table stays in the skeleton. */
+     * libdw finds for the skeleton; the line table stays in the skeleton. */
     Dwarf_Die *unit = cu, split;
     uint8_t type;
     if (dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0
@@ -403,52 +479,22 @@ static int lookup(struct ctr_symbolizer *s, uint64_t pc, struct ctr_sym_frame *o
         open_map(s, m);
     if (m->state != MAP_OPEN)
         return 0;
-    /* libdwfl placed the module at its own bias; go through the file's vaddr
-     * so a recorded bias libdwfl would not use (ET_EXEC) still lines up. */
+    /* Go through the file's vaddr and libdwfl's own bias for the module, so
+     * that a recorded bias libdwfl ignores (ET_EXEC) still lines up. */
     Dwarf_Addr mod_bias;
-    if (dwfl_module_getelf(m->mod, &mod_bias) == NULL)
+    if (dwfl_module_getelf(m->dso->mod, &mod_bias) == NULL)
         return 0;
     Dwarf_Addr addr = pc - m->m.bias + mod_bias;
-    int k = dwarf_chain(s, m->mod, addr, out);
+    int k = dwarf_chain(s, m->dso, addr, out);
     if (k > 0 && out[k - 1].function != NULL)
         return k;
-    const char *sym = intern(s, dwfl_module_addrname(m->mod, addr));
+    const char *sym = intern(s, dwfl_module_addrname(m->dso->mod, addr));
     if (sym == NULL)
-        return k > 0 && out[0].file != NULL ? k : 0;
+        return k;   /* k == 1 here keeps a known file/line */
     if (k == 0)
         out[k++] = (struct ctr_sym_frame){ 0 };
     out[k - 1].function = sym;
     return k;
-}
-
-static int copy_frames(struct ctr_sym_frame *out, const struct ctr_sym_frame *f, int n, int max)
-{
-    int k = n < max ? n : max;
-    if (k > 0)   /* f may be NULL when there is nothing to copy */
-        memcpy(out, f, (size_t)k * sizeof *f);
-    return k;
-}
-
-/* Stores chain[0..k) as the cached answer for pc in free slot e. */
-static void remember(struct ctr_symbolizer *s, struct pc_entry *e, uint64_t pc,
-                     const struct ctr_sym_frame *chain, int k)
-{
-    if (k > 0 && s->frames_len + (size_t)k > s->frames_cap) {
-        size_t cap = s->frames_cap ? 2 * s->frames_cap : 1024;
-        if (cap > UINT32_MAX)   /* pc_entry.first is 32 bits */
-            return;
-        struct ctr_sym_frame *f = realloc(s->frames, cap * sizeof *f);
-        if (f == NULL)
-            return;
-        s->frames = f;
-        s->frames_cap = cap;
-    }
-    if (k > 0)
-        memcpy(s->frames + s->frames_len, chain, (size_t)k * sizeof *chain);
-    *e = (struct pc_entry){ .pc = pc, .first = (uint32_t)s->frames_len,
-                            .n = (uint16_t)k, .used = true };
-    s->frames_len += (size_t)k;
-    s->pcs_len++;
 }
 
 /* ---------------------------------------------------------------------------
@@ -458,27 +504,22 @@ static void remember(struct ctr_symbolizer *s, struct pc_entry *e, uint64_t pc,
 struct ctr_symbolizer *ctr_symbolizer_new(const struct ctr_sym_mapping *maps, size_t n)
 {
     struct ctr_symbolizer *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return NULL;
-    if (n > 0 && (s->maps = calloc(n, sizeof *s->maps)) == NULL)
+    if (s == NULL || (n > 0 && (s->maps = calloc(n, sizeof *s->maps)) == NULL))
         goto fail;
     for (size_t i = 0; i < n; i++) {
         struct map *m = &s->maps[s->nmaps];
-        const char *path = maps[i].path ? maps[i].path : "";
         m->m = maps[i];
         m->index = (int)i;
         m->m.build_id = NULL;
-        if ((m->m.path = strdup(path)) == NULL)
+        m->m.build_id_len = maps[i].build_id ? maps[i].build_id_len : 0;
+        if ((m->m.path = strdup(maps[i].path ? maps[i].path : "")) == NULL)
             goto fail;
         s->nmaps++;
-        if (maps[i].build_id != NULL && maps[i].build_id_len > 0) {
-            uint8_t *id = malloc(maps[i].build_id_len);
+        if (m->m.build_id_len > 0) {
+            uint8_t *id = malloc(m->m.build_id_len);
             if (id == NULL)
                 goto fail;
-            memcpy(id, maps[i].build_id, maps[i].build_id_len);
-            m->m.build_id = id;
-        } else {
-            m->m.build_id_len = 0;
+            m->m.build_id = memcpy(id, maps[i].build_id, m->m.build_id_len);
         }
     }
     if (s->nmaps > 0)
@@ -497,16 +538,27 @@ int ctr_symbolize(struct ctr_symbolizer *s, uint64_t pc, struct ctr_sym_frame *o
 {
     if (s == NULL || out == NULL || max <= 0)
         return 0;
-    struct pc_entry *e = pc_slot(s, pc);
-    if (e != NULL && e->used)
-        return e->n ? copy_frames(out, s->frames + e->first, e->n, max) : 0;
-    struct ctr_sym_frame chain[CHAIN_MAX];
-    int k = lookup(s, pc, chain);
-    /* e is still valid: lookup() never touches the PC table. Under OOM the
-     * answer is simply not cached. */
-    if (e != NULL)
-        remember(s, e, pc, chain, k);
-    return copy_frames(out, chain, k, max);
+    void **slot = set_find(&s->pcs, hash_pc(pc), &pc, eq_pc, hash_pc_entry);
+    struct pc_entry *e = slot ? *slot : NULL;
+    if (e == NULL) {
+        struct ctr_sym_frame chain[CHAIN_MAX];
+        int k = lookup(s, pc, chain);
+        /* slot is still valid: lookup() never touches the PC set. Under OOM
+         * the answer is given but not cached. */
+        if (slot == NULL || (e = malloc(sizeof *e + (size_t)k * sizeof *chain)) == NULL) {
+            k = k < max ? k : max;
+            memcpy(out, chain, (size_t)k * sizeof *out);
+            return k;
+        }
+        e->pc = pc;
+        e->n = k;
+        memcpy(e->frames, chain, (size_t)k * sizeof *chain);
+        *slot = e;
+        s->pcs.len++;
+    }
+    int k = e->n < max ? e->n : max;
+    memcpy(out, e->frames, (size_t)k * sizeof *out);
+    return k;
 }
 
 int ctr_symbolizer_mapping(const struct ctr_symbolizer *s, uint64_t pc)
@@ -525,17 +577,18 @@ void ctr_symbolizer_free(struct ctr_symbolizer *s)
     if (s == NULL)
         return;
     for (size_t i = 0; i < s->nmaps; i++) {
-        if (s->maps[i].owner)
-            dwfl_end(s->maps[i].dwfl);
         free((char *)s->maps[i].m.path);
         free((uint8_t *)s->maps[i].m.build_id);
     }
     free(s->maps);
-    for (size_t i = 0; i < s->strs_cap; i++)
-        free(s->strs[i]);
-    free(s->strs);
-    free(s->pcs);
-    free(s->frames);
+    for (struct dso *d = s->dsos, *next; d != NULL; d = next) {
+        next = d->next;
+        dwfl_end(d->dwfl);
+        free(d->cus);
+        free(d);
+    }
+    set_free(&s->strs);
+    set_free(&s->pcs);
     free(s->warn);
     free(s);
 }

@@ -8,7 +8,6 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <setjmp.h>
@@ -96,13 +95,22 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static struct maps *self_maps(void)
+static struct maps *self;   /* read once, by group_setup() */
+
+static int group_setup(void **state)
 {
-    struct maps *ms = calloc(1, sizeof *ms);
-    assert_non_null(ms);
-    dl_iterate_phdr(add_object, ms);
-    assert_true(ms->n >= 2);   /* at least the executable and libc */
-    return ms;
+    (void)state;
+    if ((self = calloc(1, sizeof *self)) == NULL)
+        return -1;
+    dl_iterate_phdr(add_object, self);
+    return self->n >= 2 ? 0 : -1;   /* at least the executable and libc */
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    free(self);
+    return 0;
 }
 
 static uint64_t fn_pc(void (*fn)(void))
@@ -161,8 +169,7 @@ static void assert_this_file(const char *file)
 static void test_function_file_line(void **state)
 {
     (void)state;
-    struct maps *ms = self_maps();
-    struct ctr_symbolizer *s = ctr_symbolizer_new(ms->m, ms->n);
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
     assert_non_null(s);
     known_function();
 
@@ -174,8 +181,8 @@ static void test_function_file_line(void **state)
     assert_int_equal(f[0].line, call_line);
     assert_int_equal(f[0].function_line, KNOWN_DECL_LINE);
     int idx = ctr_symbolizer_mapping(s, probe_pc);
-    assert_true(idx >= 0 && (size_t)idx < ms->n);
-    assert_true(probe_pc >= ms->m[idx].start && probe_pc < ms->m[idx].limit);
+    assert_true(idx >= 0 && (size_t)idx < self->n);
+    assert_true(probe_pc >= self->m[idx].start && probe_pc < self->m[idx].limit);
 
     /* The entry point of a function is inside it too. */
     struct ctr_sym_frame g[8];
@@ -188,14 +195,12 @@ static void test_function_file_line(void **state)
     assert_ptr_equal(g[0].file, f[0].file);
     assert_string_equal(ctr_symbolizer_warnings(s), "");
     ctr_symbolizer_free(s);
-    free(ms);
 }
 
 static void test_inline_chain(void **state)
 {
     (void)state;
-    struct maps *ms = self_maps();
-    struct ctr_symbolizer *s = ctr_symbolizer_new(ms->m, ms->n);
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
     assert_non_null(s);
     outer();
 
@@ -215,7 +220,6 @@ static void test_inline_chain(void **state)
     assert_int_equal(ctr_symbolize(s, probe_pc, f, 1), 1);
     assert_string_equal(f[0].function, "inner");
     ctr_symbolizer_free(s);
-    free(ms);
 }
 
 /* A non-PIE executable's own PLT stub stands for an imported function's
@@ -230,13 +234,12 @@ static uint64_t next_definition(const char *name)
 static void test_shared_libraries(void **state)
 {
     (void)state;
-    struct maps *ms = self_maps();
-    struct ctr_symbolizer *s = ctr_symbolizer_new(ms->m, ms->n);
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
     assert_non_null(s);
     uint64_t pc = next_definition("getpid");
     int idx = ctr_symbolizer_mapping(s, pc);
     assert_true(idx >= 0);
-    assert_non_null(strstr(ms->m[idx].path, "libc"));
+    assert_non_null(strstr(self->m[idx].path, "libc"));
 
     struct ctr_sym_frame f[8];
     int k = ctr_symbolize(s, pc, f, 8);
@@ -249,19 +252,17 @@ static void test_shared_libraries(void **state)
     pc = next_definition("_cmocka_run_group_tests");
     idx = ctr_symbolizer_mapping(s, pc);
     assert_true(idx >= 0);
-    assert_non_null(strstr(ms->m[idx].path, "cmocka"));
+    assert_non_null(strstr(self->m[idx].path, "cmocka"));
     k = ctr_symbolize(s, pc, f, 8);
     assert_true(k >= 1);
     assert_string_equal(f[k - 1].function, "_cmocka_run_group_tests");
     ctr_symbolizer_free(s);
-    free(ms);
 }
 
 static void test_pc_outside_mappings(void **state)
 {
     (void)state;
-    struct maps *ms = self_maps();
-    struct ctr_symbolizer *s = ctr_symbolizer_new(ms->m, ms->n);
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
     assert_non_null(s);
     struct ctr_sym_frame f[4];
     const uint64_t bogus[] = { 0, 16, UINT64_MAX, UINT64_MAX - 4096 };
@@ -271,7 +272,6 @@ static void test_pc_outside_mappings(void **state)
     }
     assert_int_equal(ctr_symbolize(s, fn_pc(known_function), f, 0), 0);
     ctr_symbolizer_free(s);
-    free(ms);
 
     /* An empty table works too. */
     s = ctr_symbolizer_new(NULL, 0);
@@ -319,10 +319,10 @@ static void test_bad_files(void **state)
     write_file(trunc, head, sizeof head);
 
     const char *missing = "/nonexistent/test-symbolize/libmissing.so";
-    const struct ctr_sym_mapping maps[] = {
+    const struct ctr_sym_mapping maps[] = {   /* deliberately not sorted */
+        { .start = 0x50000, .limit = 0x60000, .bias = 0x50000, .path = trunc },
         { .start = 0x10000, .limit = 0x20000, .bias = 0x10000, .path = text },
         { .start = 0x30000, .limit = 0x40000, .bias = 0x30000, .path = missing },
-        { .start = 0x50000, .limit = 0x60000, .bias = 0x50000, .path = trunc },
         { .start = 0x60000, .limit = 0x70000, .bias = 0x50000, .path = trunc },
         { .start = 0x70000, .limit = 0x80000, .bias = 0x70000, .path = NULL },
     };
@@ -337,8 +337,11 @@ static void test_bad_files(void **state)
         assert_int_equal(ctr_symbolize(s, 0x60010, f, 4), 0);
         assert_int_equal(ctr_symbolize(s, 0x70010, f, 4), 0);
     }
-    assert_int_equal(ctr_symbolizer_mapping(s, 0x30010), 1);
+    /* Indices are into the caller's array, not the sorted copy. */
+    assert_int_equal(ctr_symbolizer_mapping(s, 0x10010), 1);
+    assert_int_equal(ctr_symbolizer_mapping(s, 0x30010), 2);
     assert_int_equal(ctr_symbolizer_mapping(s, 0x65000), 3);
+    assert_int_equal(ctr_symbolizer_mapping(s, 0x20000), -1);   /* limit is exclusive */
     /* One line per bad file, however many addresses and mappings hit it. */
     const char *w = ctr_symbolizer_warnings(s);
     assert_int_equal(count(w, text), 1);
@@ -352,40 +355,40 @@ static void test_bad_files(void **state)
 static void test_build_id_mismatch(void **state)
 {
     (void)state;
-    struct maps *ms = self_maps();
+    struct ctr_sym_mapping m[MAX_MAPS];
+    memcpy(m, self->m, sizeof m);
     known_function();
     int idx = -1;
-    for (size_t i = 0; i < ms->n; i++)
-        if (probe_pc >= ms->m[i].start && probe_pc < ms->m[i].limit)
+    for (size_t i = 0; i < self->n; i++)
+        if (probe_pc >= m[i].start && probe_pc < m[i].limit)
             idx = (int)i;
     assert_true(idx >= 0);
-    assert_true(ms->m[idx].build_id_len > 0);   /* gcc/ld on Linux add one */
+    assert_true(m[idx].build_id_len > 0);   /* gcc/ld on Linux add one */
 
     uint8_t wrong[64];
-    size_t len = ms->m[idx].build_id_len;
+    size_t len = m[idx].build_id_len;
     assert_true(len <= sizeof wrong);
-    memcpy(wrong, ms->m[idx].build_id, len);
+    memcpy(wrong, m[idx].build_id, len);
     wrong[0] ^= 0xff;
-    ms->m[idx].build_id = wrong;
-    struct ctr_symbolizer *s = ctr_symbolizer_new(ms->m, ms->n);
+    m[idx].build_id = wrong;
+    struct ctr_symbolizer *s = ctr_symbolizer_new(m, self->n);
     assert_non_null(s);
     struct ctr_sym_frame f[4];
     assert_int_equal(ctr_symbolize(s, probe_pc, f, 4), 0);
     assert_int_equal(ctr_symbolize(s, fn_pc(known_function), f, 4), 0);
     const char *w = ctr_symbolizer_warnings(s);
     assert_int_equal(count(w, "build-id"), 1);
-    assert_int_equal(count(w, ms->m[idx].path), 1);
+    assert_int_equal(count(w, m[idx].path), 1);
     ctr_symbolizer_free(s);
 
     /* Without a recorded build-id, the file is trusted. */
-    ms->m[idx].build_id = NULL;
-    ms->m[idx].build_id_len = 0;
-    s = ctr_symbolizer_new(ms->m, ms->n);
+    m[idx].build_id = NULL;
+    m[idx].build_id_len = 0;
+    s = ctr_symbolizer_new(m, self->n);
     assert_non_null(s);
     assert_int_equal(ctr_symbolize(s, probe_pc, f, 4), 1);
     assert_string_equal(f[0].function, "known_function");
     ctr_symbolizer_free(s);
-    free(ms);
 }
 
 int main(void)
@@ -398,5 +401,5 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_build_id_mismatch),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# cache_profile.sh - end to end: trace examples/cache (slow version), build its
+# sync profile with `ctrace -pprof=sync`, and check with `go tool pprof` that
+#   - at least 90% of the delay is in pthread_mutex_lock called from
+#     cache_get_slow, and
+#   - `-list cache_get_slow` puts that delay on the source line of the lock.
+# usage: cache_profile.sh CACHE_BINARY CTRACE_BINARY CACHE_SOURCE
+set -euo pipefail
+cache=$1 ctrace=$2 src=$3
+command -v go >/dev/null || { echo "cache_profile: go (golang-go) is required" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$cache" trace "$tmp/trace.bin"
+"$ctrace" stats "$tmp/trace.bin"
+"$ctrace" -pprof=sync -o "$tmp/sync.pb.gz" "$tmp/trace.bin"
+
+# -raw gives exact integers: sample lines "count delay: loc loc ...", then
+# locations "id: addr [M=n] func file:line", inline callers on the next lines.
+go tool pprof -raw "$tmp/sync.pb.gz" > "$tmp/raw.txt"
+share=$(awk '
+  /^Samples:/   { mode = "s"; next }
+  /^Locations/  { mode = "l"; next }
+  /^Mappings/   { mode = "m"; next }
+  mode == "s" && /:/ {
+      split($0, parts, ":"); split(parts[1], v, " "); n = split(parts[2], ids, " ")
+      ns++; delay[ns] = v[2]; leaf[ns] = ids[1]; caller[ns] = (n > 1 ? ids[2] : "")
+      next
+  }
+  mode == "l" && /^ *[0-9]+: / {
+      id = $1; sub(":", "", id); cur = id
+      f = ($3 ~ /^M=/ ? $4 : $3); funcs[id] = " " f " "; next
+  }
+  mode == "l" && NF > 0 { funcs[cur] = funcs[cur] $1 " " }
+  END {
+      for (i = 1; i <= ns; i++) {
+          total += delay[i]
+          if (funcs[leaf[i]] ~ / pthread_mutex_lock / && funcs[caller[i]] ~ / cache_get_slow /)
+              hit += delay[i]
+      }
+      if (total == 0) { print "0"; exit }
+      printf "%.4f\n", hit / total
+  }' "$tmp/raw.txt")
+echo "cache_profile: share of sync delay at pthread_mutex_lock in cache_get_slow: $share"
+awk -v s="$share" 'BEGIN { exit !(s >= 0.90) }' || {
+    echo "cache_profile: FAIL: want >= 0.90" >&2; cat "$tmp/raw.txt" >&2; exit 1; }
+
+# The line of the lock call inside cache_get_slow, from the source itself.
+line=$(awk '/cache_get_slow\(/ && /\{|^[a-z_ ]*\(/ { inside = 1 }
+            inside && /pthread_mutex_lock\(/ { print NR; exit }' "$src")
+[ -n "$line" ] || { echo "cache_profile: no lock call found in $src" >&2; exit 1; }
+go tool pprof -list '^cache_get_slow$' "$tmp/sync.pb.gz" > "$tmp/list.txt"
+# A listed line: "  flat  cum  LINE: source"; the lock line must carry time.
+if awk -v want="$line" '$3 == want":" && $2 != "." { found = 1 } END { exit !found }' "$tmp/list.txt"; then
+    echo "cache_profile: -list names line $line: $(grep -E " $line:" "$tmp/list.txt" | head -1)"
+else
+    echo "cache_profile: FAIL: -list cache_get_slow has no delay on line $line" >&2
+    cat "$tmp/list.txt" >&2
+    exit 1
+fi
+echo "1 passed, 0 failed"

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# tests/run.sh - installs what ctrace needs (Debian 12), builds it and runs every
+# test suite: once in build/ (RelWithDebInfo), once in build-asan/ under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+#
+# Usage: tests/run.sh [--no-install] [--no-asan]
+#   --no-install  do not check for or install packages (tests/deps.sh)
+#   --no-asan     skip the sanitizer build and its test run
+# Works from any directory. Exit status: 0 when every step passed, 1 when a
+# build or a test suite failed, 2 on a usage error. Both test suites run even
+# if the first fails; the last line says what happened.
+set -euo pipefail
+
+prog=tests/run.sh
+usage() {
+    cat <<'USAGE'
+usage: tests/run.sh [--no-install] [--no-asan]
+  --no-install  do not check for or install packages (tests/deps.sh)
+  --no-asan     skip the sanitizer build and its test run
+USAGE
+}
+
+install=1
+asan=1
+for arg in "$@"; do
+    case $arg in
+    --no-install) install=0 ;;
+    --no-asan) asan=0 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "$prog: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
+    esac
+done
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+# shellcheck source=tests/deps.sh
+source tests/deps.sh
+
+jobs=2
+
+# ------------------------------------------------------------------ daemons
+# Daemons the tests need are started here and stopped by cleanup() on any exit.
+# None yet. When the LTTng tests arrive, start a private session daemon here,
+# e.g. `lttng-sessiond --daemonize --no-kernel` with LTTNG_HOME set to a
+# temporary directory, remember its pid in daemon_pids, and let cleanup() stop it.
+daemon_pids=()
+tmp_dirs=()
+
+cleanup() {
+    local pid
+    for pid in "${daemon_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    if [[ ${#tmp_dirs[@]} -gt 0 ]]; then
+        rm -rf "${tmp_dirs[@]}"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+start_daemons() {
+    :   # none yet (see above)
+}
+
+# ------------------------------------------------------------------ steps
+failed=()
+
+fail() {
+    echo "$prog: FAILED: $*"
+    exit 1
+}
+
+# configure_and_build DIR [CMAKE ARGS...]: a build failure stops everything.
+configure_and_build() {
+    local dir=$1
+    shift
+    echo "== configure $dir =="
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON "$@" ||
+        fail "configure $dir"
+    echo "== build $dir =="
+    cmake --build "$dir" -j"$jobs" || fail "build $dir"
+}
+
+# run_tests DIR LABEL: a failing suite is recorded; the next one still runs.
+run_tests() {
+    local dir=$1 label=$2
+    echo "== $label =="
+    if ! ctest --test-dir "$dir" --output-on-failure -j"$jobs"; then
+        failed+=("$label ($dir)")
+    fi
+}
+
+if [[ $install -eq 1 ]]; then
+    ctrace_install_deps || fail "installing packages"
+fi
+
+start_daemons
+
+configure_and_build build
+run_tests build "tests"
+
+if [[ $asan -eq 1 ]]; then
+    configure_and_build build-asan -DCTRACE_SANITIZE=ON
+    # Defaults the caller can override: report leaks, and stop at the first
+    # UB report with its stack (ASan always stops at its first report).
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+    run_tests build-asan "tests under ASan+UBSan"
+fi
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "$prog: FAILED: ${failed[*]}"
+    exit 1
+fi
+if [[ $asan -eq 1 ]]; then
+    echo "$prog: all test suites passed (build/, build-asan/ under ASan+UBSan)"
+else
+    echo "$prog: all test suites passed (build/; sanitizer pass skipped with --no-asan)"
+fi

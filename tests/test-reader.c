@@ -1,0 +1,480 @@
+/* test-reader.c - robustness tests for analyze/reader.c: a real trace, every
+ * truncation of it, and thousands of corruptions of it.
+ *
+ * The group setup traces a small contended workload in this process (4 named
+ * threads taking turns on one mutex) through the statically linked libctrace,
+ * with a short flush interval so the file has several zstd frames. The tests
+ * then hold the reader to its contract (reader.h): only an unreadable start is
+ * fatal; anything after it yields a partial result plus a damage message that
+ * names a file offset; no byte sequence crashes it. Every successful read is
+ * also checked against the invariants analyses rely on (check_model).
+ *
+ * Run it under ASan+UBSan: most of what it finds, only a sanitizer sees.
+ * Environment:
+ *   CTR_TRACE_OUT=path        keep a copy of the generated trace (fuzz seeds)
+ *   CTR_FUZZ_REGRESSIONS=dir  also read every file in dir (fuzzer finds)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_setname_np */
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <cmocka.h>
+
+#include "ctrace/trace.h"
+#include "reader.h"
+
+#define NWORKERS 4
+#define ROUNDS 20
+
+/* The trace under test, made once by setup_trace(). */
+static struct {
+    uint8_t *data;
+    size_t len;
+    size_t frame_ends[256]; /* file offsets where a zstd frame ends */
+    size_t nframes;
+    struct ctr_trace intact;
+} T;
+
+/* ---------------------------------------------------------------------------
+ * Helpers
+ * ------------------------------------------------------------------------- */
+
+/* splitmix64: deterministic, so a failure names an input that reproduces. */
+static uint64_t rnd_state = 0x5eed1234abcdULL;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rnd_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The invariants every analysis may assume of a successful read, damaged or
+ * not: tables sorted by id, every name resolved to a string, events of known
+ * types in time order, totals that add up. */
+static void check_model(const struct ctr_trace *t)
+{
+    uint64_t total = 0, by_type[CTR_EV_LIMIT] = {0};
+    assert_non_null(t->exe);
+    for (size_t i = 0; i < t->nthreads; i++) {
+        const struct ctr_thread_info *th = &t->threads[i];
+        if (i > 0)
+            assert_true(t->threads[i - 1].id < th->id);
+        assert_non_null(th->name);
+        for (size_t j = 0; j < th->nevents; j++) {
+            const struct ctr_event *e = &th->events[j];
+            assert_true(e->type > 0 && e->type < CTR_EV_LIMIT);
+            assert_non_null(ctr_event_specs[e->type].name);
+            if (j > 0)
+                assert_true(th->events[j - 1].ns <= e->ns);
+            by_type[e->type]++;
+        }
+        total += th->nevents;
+        assert_ptr_equal(ctr_trace_thread(t, th->id), th);
+    }
+    assert_int_equal(total, t->nevents);
+    assert_memory_equal(by_type, t->events_by_type, sizeof(by_type));
+    for (size_t i = 0; i < t->nstacks; i++) {
+        if (i > 0)
+            assert_true(t->stacks[i - 1].id <= t->stacks[i].id);
+        assert_true(t->stacks[i].n <= 1024);
+        assert_non_null(t->stacks[i].pcs);
+    }
+    for (size_t i = 0; i < t->nstrings; i++) {
+        if (i > 0)
+            assert_true(t->strings[i - 1].id <= t->strings[i].id);
+        assert_non_null(t->strings[i].s);
+    }
+    for (size_t i = 0; i < t->nmappings; i++) {
+        assert_non_null(t->mappings[i].path);
+        assert_true(t->mappings[i].build_id_len <= sizeof(t->mappings[i].build_id));
+    }
+    for (size_t i = 1; i < t->nclocks; i++)
+        assert_true(t->clocks[i - 1].ticks < t->clocks[i].ticks &&
+                    t->clocks[i - 1].mono_ns < t->clocks[i].mono_ns);
+    if (t->nevents > 0)
+        assert_true(t->start_ns <= t->end_ns);
+    assert_true(memchr(t->damage, 0, sizeof(t->damage)) != NULL);
+    assert_true(memchr(t->warning, 0, sizeof(t->warning)) != NULL);
+    if (t->damage[0])
+        assert_non_null(strstr(t->damage, "file offset"));
+}
+
+/* Reads len bytes from a private heap copy, so that ASan catches any read
+ * past the end, and checks the model when the read succeeds. */
+static int read_copy(const uint8_t *data, size_t len, struct ctr_trace *t, char *err, size_t errlen)
+{
+    uint8_t *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    if (len)
+        memcpy(copy, data, len);
+    err[0] = 0;
+    int rc = ctr_trace_read_mem(copy, len, t, err, errlen);
+    free(copy);
+    if (rc == 0)
+        check_model(t);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * The traced workload
+ * ------------------------------------------------------------------------- */
+
+static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
+
+static void *worker(void *arg)
+{
+    char name[16];
+    snprintf(name, sizeof(name), "worker-%d", (int)(intptr_t)arg);
+    pthread_setname_np(pthread_self(), name);
+    for (int i = 0; i < ROUNDS; i++) {
+        pthread_mutex_lock(&contended);
+        /* Holding the lock for 1 ms makes the other three block on it. */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+        pthread_mutex_unlock(&contended);
+    }
+    return NULL;
+}
+
+static int setup_trace(void **state)
+{
+    (void)state;
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/test-reader-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    /* Small chunks and a 10 ms flush: several frames from ~100 ms of work. */
+    struct trace_options o = {.fd = fd, .chunk_bytes = 4096, .pool_bytes = 1u << 20,
+                              .flush_ms = 10};
+    int rc = trace_start_opts(&o);
+    if (rc != 0) {
+        fprintf(stderr, "trace_start_opts: %s\n", strerror(-rc));
+        return -1;
+    }
+    pthread_t th[NWORKERS];
+    for (int i = 0; i < NWORKERS; i++)
+        if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i) != 0)
+            return -1;
+    for (int i = 0; i < NWORKERS; i++)
+        pthread_join(th[i], NULL);
+    if ((rc = trace_stop()) != 0) {
+        fprintf(stderr, "trace_stop: %s\n", strerror(-rc));
+        return -1;
+    }
+
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size <= 0)
+        return -1;
+    T.len = (size_t)st.st_size;
+    T.data = malloc(T.len);
+    if (!T.data || pread(fd, T.data, T.len, 0) != (ssize_t)T.len)
+        return -1;
+    close(fd);
+
+    /* Read it back through the path entry point, before deleting it. */
+    char err[256] = "";
+    rc = ctr_trace_read(path, &T.intact, err, sizeof(err));
+    unlink(path);
+    if (rc != 0) {
+        fprintf(stderr, "ctr_trace_read: %s\n", err);
+        return -1;
+    }
+
+    /* Frame boundaries, found independently of the reader. */
+    for (size_t off = CTR_FILE_HEADER_LEN; off < T.len && T.nframes < 256;) {
+        size_t n = ZSTD_findFrameCompressedSize(T.data + off, T.len - off);
+        if (ZSTD_isError(n))
+            break;
+        off += n;
+        T.frame_ends[T.nframes++] = off;
+    }
+
+    const char *out = getenv("CTR_TRACE_OUT");
+    if (out && *out) {
+        FILE *f = fopen(out, "wb");
+        if (!f || fwrite(T.data, 1, T.len, f) != T.len || fclose(f) != 0)
+            fprintf(stderr, "CTR_TRACE_OUT=%s: could not write\n", out);
+    }
+    return 0;
+}
+
+static int teardown_trace(void **state)
+{
+    (void)state;
+    ctr_trace_free(&T.intact);
+    free(T.data);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Tests
+ * ------------------------------------------------------------------------- */
+
+static void test_intact(void **state)
+{
+    (void)state;
+    const struct ctr_trace *t = &T.intact;
+    print_message("trace: %zu bytes, %zu frames, %llu events, %zu threads, %zu stacks\n",
+                  T.len, T.nframes, (unsigned long long)t->nevents, t->nthreads, t->nstacks);
+    assert_string_equal(t->damage, "");
+    assert_int_equal(t->complete, 1);
+    assert_int_equal(t->file_bytes, T.len);
+    assert_true(t->nthreads >= NWORKERS + 1); /* the workers and main */
+    assert_true(t->events_by_type[CTR_EV_BLOCK] > 0);
+    assert_true(t->nstacks > 0);
+    assert_true(T.nframes >= 2);
+    assert_int_equal(T.frame_ends[T.nframes - 1], T.len);
+    check_model(t);
+
+    int named = 0;
+    for (size_t i = 0; i < t->nthreads; i++)
+        named += strncmp(t->threads[i].name, "worker-", 7) == 0;
+    assert_int_equal(named, NWORKERS);
+
+    /* The memory entry point reads the same bytes the same way. */
+    struct ctr_trace m;
+    char err[256];
+    assert_int_equal(read_copy(T.data, T.len, &m, err, sizeof(err)), 0);
+    assert_int_equal(m.nevents, t->nevents);
+    assert_int_equal(m.nthreads, t->nthreads);
+    ctr_trace_free(&m);
+}
+
+static int is_frame_end(size_t len)
+{
+    for (size_t i = 0; i < T.nframes; i++)
+        if (T.frame_ends[i] == len)
+            return 1;
+    return 0;
+}
+
+static void check_prefix(size_t len, uint64_t *last_events, size_t *ndamaged)
+{
+    struct ctr_trace t;
+    char err[256];
+    int rc = read_copy(T.data, len, &t, err, sizeof(err));
+    if (len < CTR_FILE_HEADER_LEN) {
+        assert_true(rc < 0);
+        assert_true(err[0] != 0);
+        return;
+    }
+    if (rc != 0)
+        fail_msg("prefix of %zu bytes: rc %d: %s", len, rc, err);
+    if (len < T.len && !t.damage[0] && t.complete)
+        fail_msg("prefix of %zu bytes reads as a complete, undamaged trace", len);
+    /* A cut exactly between frames is what a failed write leaves (trace.h):
+     * it is a clean, if incomplete, trace. */
+    if (is_frame_end(len) && t.damage[0])
+        fail_msg("prefix of %zu bytes ends a frame, yet: %s", len, t.damage);
+    assert_true(t.nevents <= T.intact.nevents);
+    /* More bytes never give fewer events: the decoded stream only grows. */
+    assert_true(t.nevents >= *last_events);
+    *last_events = t.nevents;
+    *ndamaged += t.damage[0] != 0;
+    ctr_trace_free(&t);
+}
+
+static void test_prefixes(void **state)
+{
+    (void)state;
+    uint64_t last = 0;
+    size_t n = 0, damaged = 0;
+    if (T.len < (64u << 10)) {
+        for (size_t len = 0; len <= T.len; len++, n++)
+            check_prefix(len, &last, &damaged);
+    } else {
+        /* Evenly spaced lengths, plus a few bytes either side of every frame
+         * boundary (where the frame bookkeeping changes). Lengths must be
+         * visited in increasing order for the monotonicity check. */
+        size_t step = T.len / 4000 + 1, fi = 0;
+        for (size_t len = 0; len <= T.len; len++) {
+            while (fi < T.nframes && T.frame_ends[fi] + 4 < len)
+                fi++;
+            int near = fi < T.nframes && len + 4 >= T.frame_ends[fi];
+            if (len % step == 0 || near || len < 64 || len == T.len) {
+                check_prefix(len, &last, &damaged);
+                n++;
+            }
+        }
+    }
+    assert_int_equal(last, T.intact.nevents);
+    print_message("prefixes: %zu lengths read, %zu with damage\n", n, damaged);
+}
+
+/* Counts reads that produced damage; also how many results claim more
+ * events of some type than the intact trace has (bytes of a frame that
+ * failed its checksum taken as data). */
+struct corrupt_stats {
+    size_t reads, damaged, excess;
+};
+
+static void check_corrupt(const uint8_t *buf, struct corrupt_stats *s)
+{
+    struct ctr_trace t;
+    char err[256];
+    int rc = read_copy(buf, T.len, &t, err, sizeof(err));
+    s->reads++;
+    /* The header is intact, so only running out of memory may fail. */
+    assert_true(rc == 0 || rc == -ENOMEM);
+    if (rc != 0)
+        return;
+    s->damaged += t.damage[0] != 0;
+    for (int ty = 1; ty < CTR_EV_LIMIT; ty++)
+        if (t.events_by_type[ty] > T.intact.events_by_type[ty]) {
+            s->excess++;
+            break;
+        }
+    ctr_trace_free(&t);
+}
+
+static void test_corruption(void **state)
+{
+    (void)state;
+    uint8_t *buf = malloc(T.len);
+    assert_non_null(buf);
+    memcpy(buf, T.data, T.len);
+    size_t body = T.len - CTR_FILE_HEADER_LEN;
+    assert_true(body > 0);
+
+    struct corrupt_stats flips = {0}, splats = {0};
+    for (int i = 0; i < 4000; i++) {
+        size_t off = CTR_FILE_HEADER_LEN + (size_t)(rnd() % body);
+        uint8_t x = (uint8_t)(rnd() % 255 + 1); /* never 0: always a change */
+        buf[off] ^= x;
+        check_corrupt(buf, &flips);
+        buf[off] ^= x;
+    }
+    for (int i = 0; i < 64; i++) {
+        size_t off = CTR_FILE_HEADER_LEN + (size_t)(rnd() % body);
+        size_t n = 1 + (size_t)(rnd() % 64);
+        if (n > T.len - off)
+            n = T.len - off;
+        for (size_t j = 0; j < n; j++)
+            buf[off + j] = (uint8_t)rnd();
+        check_corrupt(buf, &splats);
+        memcpy(buf + off, T.data + off, n);
+    }
+    assert_memory_equal(buf, T.data, T.len);
+    free(buf);
+    print_message("flips: %zu reads, %zu with damage, %zu with more events of a type than intact\n",
+                  flips.reads, flips.damaged, flips.excess);
+    print_message("splats: %zu reads, %zu with damage, %zu with more events of a type than intact\n",
+                  splats.reads, splats.damaged, splats.excess);
+    /* Every frame carries a checksum: nearly every change is noticed. The
+     * few that are not touch bytes zstd does not check (e.g. the checksum
+     * flag of a frame header, or the unused bits of a block header). */
+    assert_true(flips.damaged > flips.reads / 2);
+    assert_true(splats.damaged > splats.reads / 2);
+}
+
+static void test_bad_header(void **state)
+{
+    (void)state;
+    uint8_t h[64];
+    struct ctr_trace t;
+    char err[256];
+    assert_true(T.len >= sizeof(h));
+
+    memcpy(h, T.data, sizeof(h));
+    h[1] ^= 0x20; /* "CTRACE" -> "cTRACE" */
+    assert_true(read_copy(h, sizeof(h), &t, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "magic"));
+
+    memcpy(h, T.data, sizeof(h));
+    h[8] = 99; /* major version, little endian */
+    h[9] = 0;
+    assert_true(read_copy(h, sizeof(h), &t, err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "version"));
+
+    /* Only the major version breaks compatibility: a newer minor reads. */
+    memcpy(h, T.data, sizeof(h));
+    h[10] = 99;
+    assert_int_equal(read_copy(h, sizeof(h), &t, err, sizeof(err)), 0);
+    ctr_trace_free(&t);
+
+    assert_true(read_copy(h, 0, &t, err, sizeof(err)) < 0);
+    assert_true(err[0] != 0);
+}
+
+/* Damage messages name where in the file to look. */
+static void test_damage_names_offset(void **state)
+{
+    (void)state;
+    struct ctr_trace t;
+    char err[256];
+    /* Cut inside the second frame: the message names that frame. */
+    assert_true(T.nframes >= 2);
+    size_t cut = T.frame_ends[0] + (T.frame_ends[1] - T.frame_ends[0]) / 2;
+    assert_int_equal(read_copy(T.data, cut, &t, err, sizeof(err)), 0);
+    assert_true(t.damage[0] != 0);
+    char want[64];
+    snprintf(want, sizeof(want), "file offset %zu ", T.frame_ends[0]);
+    if (!strstr(t.damage, want))
+        fail_msg("expected \"%s\" in: %s", want, t.damage);
+    ctr_trace_free(&t);
+}
+
+/* Every file in $CTR_FUZZ_REGRESSIONS (inputs the fuzzer once crashed on)
+ * reads without crashing, through the path entry point. */
+static void test_regressions(void **state)
+{
+    (void)state;
+    const char *dir = getenv("CTR_FUZZ_REGRESSIONS");
+    if (!dir || !*dir)
+        skip();
+    DIR *d = opendir(dir);
+    if (!d)
+        fail_msg("CTR_FUZZ_REGRESSIONS=%s: %s", dir, strerror(errno));
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        struct ctr_trace t;
+        char err[256] = "";
+        int rc = ctr_trace_read(path, &t, err, sizeof(err));
+        if (rc == 0) {
+            check_model(&t);
+            ctr_trace_free(&t);
+        } else {
+            assert_true(err[0] != 0);
+        }
+        n++;
+    }
+    closedir(d);
+    print_message("regressions: %zu files read\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_intact),
+        cmocka_unit_test(test_prefixes),
+        cmocka_unit_test(test_corruption),
+        cmocka_unit_test(test_bad_header),
+        cmocka_unit_test(test_damage_names_offset),
+        cmocka_unit_test(test_regressions),
+    };
+    return cmocka_run_group_tests(tests, setup_trace, teardown_trace);
+}
