@@ -100,7 +100,7 @@ static void test_round_trip_every_event(void **state)
 
     struct ctr_thread *t = ctr__self_traced();
     assert_non_null(t);
-    uint64_t stack = ctr__stack_here(t, 0);
+    uint64_t stack = ctr__stack_here(t);
     uint64_t str = ctr__intern(&ctr__strings, "round-trip", 10);
     assert_true(stack != 0 && str != 0);
     const int reps = 3; /* more than once, so deltas between events are used */

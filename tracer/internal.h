@@ -197,9 +197,10 @@ extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
  * ------------------------------------------------------------------------- */
 
 #define CTR_STACK_MAX 64
-/* The id of the calling code's stack, skipping `skip` frames above the caller
- * of ctr__stack_here (1 = skip the caller itself, e.g. a wrapper). */
-uint32_t ctr__stack_here(struct ctr_thread *t, int skip);
+/* The id of the calling code's stack: return addresses from the innermost
+ * one outside the wrapper layer (CTR_WRAPPER_TEXT, see interpose.h) outward.
+ * Must be called from CTR_WRAPPER_TEXT code. */
+uint32_t ctr__stack_here(struct ctr_thread *t);
 
 /* ---------------------------------------------------------------------------
  * Session state (api.c) and the collector (collector.c)

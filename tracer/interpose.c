@@ -2,67 +2,91 @@
  * naming, and mutex waits.
  *
  * The wrappers preempt libc's definitions (link order, or LD_PRELOAD) and
- * reach the real ones through dlsym(RTLD_NEXT). When tracing is off a wrapper
- * costs a load and a branch before the real call. When it is on, a mutex lock
- * first tries the lock: the uncontended case records nothing and costs one
- * trylock. Only a lock that must wait reads the clock, captures the stack and
- * writes Block ... Unblock around the real, blocking call.
+ * reach the real ones through ctr__real. When tracing is off a wrapper costs
+ * one load and a branch before jumping to the real function. When it is on,
+ * a mutex lock first tries the lock: the uncontended case records nothing and
+ * costs one trylock. Only a lock that must wait reads the clock, captures the
+ * stack and writes Block ... Unblock around the real, blocking call.
  *
- * Wrapped with the same semantics as the real functions, including every
- * return value: a trylock that fails with something other than EBUSY (an
- * invalid or dead-owner mutex) is returned as is, and an error-checking
- * mutex re-locked by its owner still gets EDEADLK from the real lock.
+ * Each wrapper keeps the real function's semantics and return values: a
+ * trylock failing with something other than EBUSY (an invalid or dead-owner
+ * mutex) is returned as is, and an error-checking mutex re-locked by its
+ * owner still gets EDEADLK from the real lock. The traced paths live in
+ * CTR_WRAPPER_TEXT functions so that stacks start at the caller's line.
  */
 #include "interpose.h"
 #include "internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-struct ctr_real ctr__real;
+/* ---------------------------------------------------------------------------
+ * The table of real functions, with resolvers as initial values
+ * ------------------------------------------------------------------------- */
+
+static int no_such_function(void)
+{
+    return ENOSYS;
+}
 
 static void *resolve(const char *name, int required)
 {
     void *f = dlsym(RTLD_NEXT, name);
     if (!f && required) {
         /* Nothing sensible can run without the real function. */
-        static const char msg[] = "libctrace: cannot resolve a pthread function\n";
+        static const char msg[] = "libctrace: cannot resolve a wrapped pthread function\n";
         (void)!write(2, msg, sizeof(msg) - 1);
         abort();
     }
-    return f;
+    return f ? f : (void *)no_such_function;
 }
+
+#define CTR_X_RESOLVER(ret, name, params, args, req) \
+    static ret resolve_##name params                 \
+    {                                                \
+        ctr__interpose_init();                       \
+        return ctr__real.name args;                  \
+    }
+CTR_WRAPPED(CTR_X_RESOLVER)
+#undef CTR_X_RESOLVER
+
+struct ctr_real ctr__real = {
+#define CTR_X_INIT(ret, name, params, args, req) .name = resolve_##name,
+    CTR_WRAPPED(CTR_X_INIT)
+#undef CTR_X_INIT
+};
 
 void ctr__interpose_init(void)
 {
-    if (ctr__real.pthread_mutex_unlock)
+    static _Atomic int done;
+    if (atomic_load_explicit(&done, memory_order_acquire))
         return;
-    ctr__real.pthread_create = resolve("pthread_create", 1);
-    ctr__real.pthread_join = resolve("pthread_join", 1);
-    ctr__real.pthread_setname_np = resolve("pthread_setname_np", 1);
-    ctr__real.pthread_mutex_lock = resolve("pthread_mutex_lock", 1);
-    ctr__real.pthread_mutex_trylock = resolve("pthread_mutex_trylock", 1);
-    ctr__real.pthread_mutex_timedlock = resolve("pthread_mutex_timedlock", 1);
-    ctr__real.pthread_mutex_clocklock = resolve("pthread_mutex_clocklock", 0); /* glibc >= 2.30 */
-    ctr__real.pthread_mutex_unlock = resolve("pthread_mutex_unlock", 1);
+    struct ctr_real r;
+#define CTR_X_RESOLVE(ret, name, params, args, req) r.name = resolve(#name, req);
+    CTR_WRAPPED(CTR_X_RESOLVE)
+#undef CTR_X_RESOLVE
+    /* Plain stores of pointer-sized values; a thread that reads an old value
+     * calls the resolver, which forwards to the same function. */
+    ctr__real = r;
+    atomic_store_explicit(&done, 1, memory_order_release);
 }
 
-#define REAL(fn) (CTR_UNLIKELY(!ctr__real.fn) ? ctr__interpose_init() : (void)0, ctr__real.fn)
+static int tracing(void)
+{
+    return atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
+}
 
 /* ---------------------------------------------------------------------------
  * Waits
  * ------------------------------------------------------------------------- */
 
-/* Writes Block(reason, obj, stack of the wrapper's caller). noinline keeps
- * the stack walk's frame count fixed: here, then the wrapper, then user code. */
-static __attribute__((noinline)) void block_begin(struct ctr_thread *t, enum ctr_reason reason,
-                                                  const void *obj)
+static CTR_WRAPPER_TEXT void block_begin(struct ctr_thread *t, enum ctr_reason reason,
+                                         const void *obj)
 {
-    uint64_t args[3] = {reason, (uintptr_t)obj, ctr__stack_here(t, 1)};
+    uint64_t args[3] = {reason, (uintptr_t)obj, ctr__stack_here(t)};
     ctr__emit(t, CTR_EV_BLOCK, args);
 }
 
@@ -71,62 +95,74 @@ static void block_end(struct ctr_thread *t)
     ctr__emit(t, CTR_EV_UNBLOCK, NULL);
 }
 
-CTR_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+/* The traced path shared by every mutex lock variant: `lock` is the real
+ * blocking call with its extra arguments bound by the caller. */
+typedef int (*lock_fn)(pthread_mutex_t *m, clockid_t clk, const struct timespec *at);
+
+static int call_lock(pthread_mutex_t *m, clockid_t clk, const struct timespec *at)
 {
-    int (*lock)(pthread_mutex_t *) = REAL(pthread_mutex_lock);
+    (void)clk, (void)at;
+    return ctr__real.pthread_mutex_lock(m);
+}
+
+static int call_timedlock(pthread_mutex_t *m, clockid_t clk, const struct timespec *at)
+{
+    (void)clk;
+    return ctr__real.pthread_mutex_timedlock(m, at);
+}
+
+static int call_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *at)
+{
+    return ctr__real.pthread_mutex_clocklock(m, clk, at);
+}
+
+static CTR_WRAPPER_TEXT int lock_traced(pthread_mutex_t *m, clockid_t clk,
+                                        const struct timespec *at, lock_fn lock,
+                                        enum ctr_reason reason)
+{
     struct ctr_thread *t = ctr__self_traced();
-    if (CTR_LIKELY(!t))
-        return lock(m);
+    if (!t)
+        return lock(m, clk, at);
     int rc = ctr__real.pthread_mutex_trylock(m);
     if (rc != EBUSY)
         return rc;
-    block_begin(t, CTR_REASON_MUTEX_LOCK, m);
-    rc = lock(m);
+    block_begin(t, reason, m);
+    rc = lock(m, clk, at); /* a timeout still waited: the Block stands */
     block_end(t);
     return rc;
+}
+
+CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+    if (CTR_LIKELY(!tracing()))
+        return ctr__real.pthread_mutex_lock(m);
+    return lock_traced(m, 0, NULL, call_lock, CTR_REASON_MUTEX_LOCK);
+}
+
+CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_timedlock(pthread_mutex_t *m,
+                                                        const struct timespec *at)
+{
+    if (CTR_LIKELY(!tracing()))
+        return ctr__real.pthread_mutex_timedlock(m, at);
+    return lock_traced(m, 0, at, call_timedlock, CTR_REASON_MUTEX_TIMEDLOCK);
+}
+
+CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
+                                                        const struct timespec *at)
+{
+    if (CTR_LIKELY(!tracing()))
+        return ctr__real.pthread_mutex_clocklock(m, clk, at);
+    return lock_traced(m, clk, at, call_clocklock, CTR_REASON_MUTEX_CLOCKLOCK);
 }
 
 CTR_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-    return REAL(pthread_mutex_trylock)(m); /* never waits: nothing to record */
-}
-
-CTR_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
-{
-    int (*lock)(pthread_mutex_t *, const struct timespec *) = REAL(pthread_mutex_timedlock);
-    struct ctr_thread *t = ctr__self_traced();
-    if (CTR_LIKELY(!t))
-        return lock(m, abstime);
-    int rc = ctr__real.pthread_mutex_trylock(m);
-    if (rc != EBUSY)
-        return rc;
-    block_begin(t, CTR_REASON_MUTEX_TIMEDLOCK, m);
-    rc = lock(m, abstime); /* a timeout still waited: the Block stands */
-    block_end(t);
-    return rc;
-}
-
-CTR_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abstime)
-{
-    int (*lock)(pthread_mutex_t *, clockid_t, const struct timespec *) =
-        REAL(pthread_mutex_clocklock);
-    if (!lock)
-        return ENOSYS;
-    struct ctr_thread *t = ctr__self_traced();
-    if (CTR_LIKELY(!t))
-        return lock(m, clk, abstime);
-    int rc = ctr__real.pthread_mutex_trylock(m);
-    if (rc != EBUSY)
-        return rc;
-    block_begin(t, CTR_REASON_MUTEX_CLOCKLOCK, m);
-    rc = lock(m, clk, abstime);
-    block_end(t);
-    return rc;
+    return ctr__real.pthread_mutex_trylock(m); /* never waits: nothing to record */
 }
 
 CTR_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-    return REAL(pthread_mutex_unlock)(m);
+    return ctr__real.pthread_mutex_unlock(m);
 }
 
 /* ---------------------------------------------------------------------------
@@ -144,7 +180,7 @@ static void *thread_trampoline(void *p)
     struct start_args s = *(struct start_args *)p;
     free(p);
     /* If tracing stopped meanwhile, register lazily later (or never). */
-    if (atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0) {
+    if (tracing()) {
         struct ctr_thread *t = ctr__thread_register(s.id, s.parent_id);
         if (t) {
             uint64_t args[2] = {s.parent_id, (uintptr_t)s.fn};
@@ -154,29 +190,33 @@ static void *thread_trampoline(void *p)
     return s.fn(s.arg);
 }
 
-CTR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                                               void *(*fn)(void *), void *arg)
 {
-    int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-        REAL(pthread_create);
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
-        return create(th, attr, fn, arg);
+        return ctr__real.pthread_create(th, attr, fn, arg);
     struct start_args *s = malloc(sizeof(*s));
     if (!s)
-        return create(th, attr, fn, arg); /* the child registers lazily */
+        return ctr__real.pthread_create(th, attr, fn, arg); /* child registers lazily */
     *s = (struct start_args){fn, arg, ctr__thread_new_id(), t->id};
     /* Before the real call, so the child's ThreadStart is later in time. */
-    uint64_t args[2] = {s->id, ctr__stack_here(t, 0)};
+    uint64_t args[2] = {s->id, ctr__stack_here(t)};
     ctr__emit(t, CTR_EV_THREAD_CREATE, args);
-    int rc = create(th, attr, thread_trampoline, s);
+    int rc = ctr__real.pthread_create(th, attr, thread_trampoline, s);
     if (rc != 0)
         free(s); /* the ThreadCreate stays, for a thread that never starts */
     return rc;
 }
 
+CTR_EXPORT int pthread_join(pthread_t th, void **ret)
+{
+    return ctr__real.pthread_join(th, ret);
+}
+
 CTR_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 {
-    int rc = REAL(pthread_setname_np)(th, name);
+    int rc = ctr__real.pthread_setname_np(th, name);
     struct ctr_thread *t = ctr__self_traced();
     if (rc != 0 || !t)
         return rc;

@@ -1,27 +1,53 @@
-/* interpose.h - the real libc/libpthread functions behind libctrace's wrappers.
+/* interpose.h - the real libc/libpthread functions behind libctrace's wrappers,
+ * and the section that holds the wrappers' code.
+ *
  * Tracer code that needs a pthread function calls it through ctr__real, so it
- * never goes through (and never traces) its own wrappers. */
+ * never goes through (and never traces) its own wrappers. Every pointer in
+ * ctr__real is valid from the first instruction of the process: it starts out
+ * pointing at a resolver that fills the table (dlsym) and forwards the call,
+ * so the wrappers' fast path is a plain indirect jump with no "resolved yet?"
+ * check, even for calls made by other libraries' constructors before ours.
+ */
 #ifndef CTR_INTERPOSE_H
 #define CTR_INTERPOSE_H
 
 #include <pthread.h>
 #include <time.h>
 
+/* ret, name, parameters, arguments, required (0: may be absent in old libcs;
+ * the wrapper then returns ENOSYS) */
+#define CTR_WRAPPED(X)                                                                    \
+    X(int, pthread_create,                                                                \
+      (pthread_t * th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg),       \
+      (th, attr, fn, arg), 1)                                                             \
+    X(int, pthread_join, (pthread_t th, void **ret), (th, ret), 1)                        \
+    X(int, pthread_setname_np, (pthread_t th, const char *name), (th, name), 1)           \
+    X(int, pthread_mutex_lock, (pthread_mutex_t * m), (m), 1)                             \
+    X(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m), 1)                          \
+    X(int, pthread_mutex_timedlock, (pthread_mutex_t * m, const struct timespec *at),     \
+      (m, at), 1)                                                                         \
+    X(int, pthread_mutex_clocklock,                                                       \
+      (pthread_mutex_t * m, clockid_t clk, const struct timespec *at), (m, clk, at), 0)   \
+    X(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), 1)
+
 struct ctr_real {
-    int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-    int (*pthread_join)(pthread_t, void **);
-    int (*pthread_setname_np)(pthread_t, const char *);
-    int (*pthread_mutex_lock)(pthread_mutex_t *);
-    int (*pthread_mutex_trylock)(pthread_mutex_t *);
-    int (*pthread_mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
-    int (*pthread_mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
-    int (*pthread_mutex_unlock)(pthread_mutex_t *);
+#define CTR_X_FIELD(ret, name, params, args, req) ret(*name) params;
+    CTR_WRAPPED(CTR_X_FIELD)
+#undef CTR_X_FIELD
 };
 
 extern struct ctr_real ctr__real;
 
-/* Resolves ctr__real (idempotent, thread-safe: every thread stores the same
- * values). Aborts with a message if libc lacks a function we wrap. */
+/* Resolves every entry of ctr__real (idempotent, thread-safe: each thread
+ * stores the same values). Aborts with a message if libc lacks a required
+ * function. */
 void ctr__interpose_init(void);
+
+/* Code in this section is the tracer's own wrapper layer: stack captures skip
+ * the frames that return into it, so a stack starts at the user's call site
+ * however the compiler inlined or tail-called the wrappers. */
+#define CTR_WRAPPER_TEXT __attribute__((section("ctrace_text"), noinline))
+extern const char __start_ctrace_text[] __attribute__((visibility("hidden")));
+extern const char __stop_ctrace_text[] __attribute__((visibility("hidden")));
 
 #endif

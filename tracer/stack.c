@@ -5,11 +5,15 @@
  * previous one (stacks grow down), inside [current frame, top of the thread's
  * stack), and be 8-byte aligned; a zero return address ends the walk. So a
  * caller compiled without frame pointers yields a short stack, never a crash.
+ * Frames that return into the wrapper layer (CTR_WRAPPER_TEXT) are skipped
+ * while they lead, so the first PC is the user's call site whether or not
+ * the compiler inlined or tail-called the wrappers.
  * About 14 ns for 10 frames here; only contended waits pay it.
  */
+#include "interpose.h"
 #include "internal.h"
 
-__attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t, int skip)
+__attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t)
 {
     uintptr_t pcs[CTR_STACK_MAX];
     unsigned max = ctr__session.stack_depth;
@@ -17,8 +21,8 @@ __attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t, int ski
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo = fp;
     uintptr_t hi = t->stack_hi;
-    /* Our own frame's return address is our caller; skip it and `skip` more. */
-    int to_skip = skip + 1;
+    /* Leading frames that return into the wrapper layer are the tracer's. */
+    int leading = 1;
     if (hi == 0)
         return 0; /* stack bounds unknown: a stackless event beats a fault */
     while (n < max) {
@@ -28,10 +32,12 @@ __attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t, int ski
         uintptr_t next = frame[0], ret = frame[1];
         if (ret == 0)
             break;
-        if (to_skip > 0)
-            to_skip--;
-        else
+        int in_wrappers =
+            ret >= (uintptr_t)__start_ctrace_text && ret < (uintptr_t)__stop_ctrace_text;
+        if (!(leading && in_wrappers)) {
+            leading = 0;
             pcs[n++] = ret;
+        }
         if (next <= fp)
             break;
         fp = next;
