@@ -1,6 +1,6 @@
 /* internal.h - libctrace's private structures and the functions its files share.
  *
- * The moving parts (see tracer/README.md for the picture):
+ * The moving parts (the file format they produce is format/FORMAT.md):
  *   - ctr_thread: one per traced thread, in a slab that is never unmapped.
  *     Its owner writes events into its current ctr_chunk with plain stores.
  *   - ctr_chunk: fixed-size buffers from the session's pool. A full chunk goes
@@ -8,8 +8,8 @@
  *     committed prefix of chunks that are still being filled (idle threads).
  *   - ctr_intern: insert-only, lock-free tables (stacks, strings).
  *   - the collector thread turns all of that into the file (collector.c).
- * Internal non-static names carry the ctr__ prefix... except the types, which
- * are ctr_ (they never leave the library).
+ * Internal non-static functions and globals carry the ctr__ prefix; types are
+ * ctr_ (they never leave the library).
  */
 #ifndef CTR_INTERNAL_H
 #define CTR_INTERNAL_H
