@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "profile.h"
@@ -119,6 +120,10 @@ static int cmd_pprof(const char *type, const char *out_path, const char *path)
     struct ctr_trace t;
     if (load(path, &t))
         return 1;
+    /* Remove a half-written output on failure, but only a file we created:
+     * the path may name a device or something the user wants kept. */
+    struct stat st;
+    int created = out_path && stat(out_path, &st) != 0;
     FILE *out = out_path ? fopen(out_path, "wb") : stdout;
     if (!out) {
         fprintf(stderr, "ctrace: %s: %s\n", out_path, strerror(errno));
@@ -133,7 +138,7 @@ static int cmd_pprof(const char *type, const char *out_path, const char *path)
         rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
     if (rc != 0) {
         fprintf(stderr, "ctrace: %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "", err);
-        if (out_path)
+        if (created)
             unlink(out_path);
     }
     int status = rc != 0 ? 1 : t.damage[0] ? EXIT_DAMAGED : 0;

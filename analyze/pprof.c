@@ -543,12 +543,14 @@ static int write_gzip(const uint8_t *buf, size_t len, FILE *f)
         z.avail_out = sizeof out;
         zr = deflate(&z, len == 0 ? Z_FINISH : Z_NO_FLUSH);
         size_t have = sizeof out - z.avail_out;
-        if ((zr != Z_OK && zr != Z_STREAM_END) || fwrite(out, 1, have, f) != have)
+        if (zr != Z_OK && zr != Z_STREAM_END)
             err = -EIO;
+        else if (fwrite(out, 1, have, f) != have)
+            err = errno ? -errno : -EIO; /* e.g. -ENOSPC: say why */
     } while (!err && zr != Z_STREAM_END);
     deflateEnd(&z);
     if (!err && (fflush(f) != 0 || ferror(f)))
-        err = -EIO;
+        err = errno ? -errno : -EIO;
     return err;
 }
 
@@ -556,6 +558,7 @@ int ctr_pprof_write(struct ctr_pprof *p, FILE *f)
 {
     struct pb w = { 0 };
     encode(p, &w);
+    errno = 0;
     int err = w.err ? w.err : write_gzip(w.b, w.len, f);
     free(w.b);
     return err;

@@ -53,7 +53,8 @@ int ctr_pprof_add(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, siz
                   const int64_t *values);
 
 /* ctr_pprof_write() : encodes the profile, gzips it and writes it to f.
- * @return 0, or a negative errno (-EIO when f fails, -ENOMEM). */
+ * @return 0, or a negative errno: the stream's own (e.g. -ENOSPC), -EIO
+ *         when it gives none, -ENOMEM. */
 int ctr_pprof_write(struct ctr_pprof *p, FILE *f);
 
 void ctr_pprof_free(struct ctr_pprof *p);
