@@ -26,8 +26,6 @@
 #include "maps.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdlib.h>
@@ -273,21 +271,7 @@ static void write_thread_record(uint32_t slot)
     struct ctr_thread *t = &ctr__threads.slab[slot];
     if (C.known_id[slot] == t->id)
         return;
-    /* The kernel's name of the thread, which covers names set before tracing
-     * started; later renames arrive as ThreadName events. */
-    char path[64], name[32];
-    uint32_t name_id = 0;
-    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", t->os_tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        ssize_t n = read(fd, name, sizeof(name));
-        close(fd);
-        while (n > 0 && (name[n - 1] == '\n' || name[n - 1] == 0))
-            n--;
-        if (n > 0)
-            name_id = ctr__intern(&ctr__strings, name, (uint32_t)n);
-    }
-    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name_id);
+    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, t->name_id);
     C.known_id[slot] = t->id;
 }
 

@@ -129,6 +129,7 @@ struct ctr_thread {
     pthread_t handle;
     int os_tid;
     uint64_t parent_id;
+    uint32_t name_id;           /* string id of the name at registration */
     uint32_t slot;
     struct ctr_lfnode node;     /* free-slot list */
 };

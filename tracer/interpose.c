@@ -116,6 +116,21 @@ static int call_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timesp
     return ctr__real.pthread_mutex_clocklock(m, clk, at);
 }
 
+/* Whether m is an error-checking mutex that t already owns: then trylock's
+ * EBUSY means the real lock will answer EDEADLK at once, which is no wait.
+ * (A plain mutex relocked by its owner does block, forever: that is recorded.)
+ * Owner and kind are part of glibc's public pthread_mutex_t layout; the low
+ * two bits of the kind are the type. */
+static int errorcheck_relock(pthread_mutex_t *m, const struct ctr_thread *t)
+{
+#ifdef __GLIBC__
+    return m->__data.__owner == t->os_tid && (m->__data.__kind & 3) == PTHREAD_MUTEX_ERRORCHECK;
+#else
+    (void)m, (void)t;
+    return 0;
+#endif
+}
+
 static CTR_WRAPPER_TEXT int lock_traced(pthread_mutex_t *m, clockid_t clk,
                                         const struct timespec *at, lock_fn lock,
                                         enum ctr_reason reason)
@@ -124,8 +139,8 @@ static CTR_WRAPPER_TEXT int lock_traced(pthread_mutex_t *m, clockid_t clk,
     if (!t)
         return lock(m, clk, at);
     int rc = ctr__real.pthread_mutex_trylock(m);
-    if (rc != EBUSY)
-        return rc;
+    if (rc != EBUSY || errorcheck_relock(m, t))
+        return rc != EBUSY ? rc : lock(m, clk, at); /* relock by the owner: no wait */
     block_begin(t, reason, m);
     rc = lock(m, clk, at); /* a timeout still waited: the Block stands */
     block_end(t);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -92,6 +93,11 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     t->handle = pthread_self();
     t->os_tid = (int)syscall(SYS_gettid);
     t->stack_hi = stack_top();
+    /* The kernel's name now covers names set before tracing or before this
+     * thread registered; later renames come as ThreadName events. */
+    char name[17] = {0};
+    if (prctl(PR_GET_NAME, name) == 0 && name[0])
+        t->name_id = ctr__intern(&ctr__strings, name, (uint32_t)strlen(name));
     pthread_setspecific(exit_key, t);
     /* release: everything above is visible to the collector once it sees LIVE
      * (pairs with its acquire load in the slab scan). */
