@@ -4,12 +4,11 @@
  * Expects to be built with -g (any -O): line numbers are checked against
  * __LINE__ markers written on the same line as the calls they describe.
  */
+#include "maps.h"
 #include "symbolize.h"
 
 #include <dlfcn.h>
-#include <elf.h>
 #include <limits.h>
-#include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,74 +24,35 @@
 #define NOINLINE __attribute__((noinline))
 
 /* ---------------------------------------------------------------------------
- * This process's executable mappings, read with dl_iterate_phdr
+ * This process's executable mappings, read by the tracer's ctr__maps_scan
  * ------------------------------------------------------------------------- */
 
 struct maps {
     struct ctr_sym_mapping m[MAX_MAPS];
     char paths[MAX_MAPS][PATH_MAX];
+    uint8_t build_ids[MAX_MAPS][64];
     size_t n;
 };
 
-/* Finds the NT_GNU_BUILD_ID note among the object's PT_NOTE segments, which
- * are mapped, so the bytes can be used in place. */
-static void find_build_id(struct dl_phdr_info *info, struct ctr_sym_mapping *m)
-{
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
-        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-        const uint8_t *end = p + ph->p_memsz;
-        while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
-            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
-            size_t name = (nh->n_namesz + 3) & ~(size_t)3;
-            size_t desc = (nh->n_descsz + 3) & ~(size_t)3;
-            const uint8_t *q = p + sizeof *nh;
-            if ((size_t)(end - q) < name + desc)
-                break;
-            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(q, "GNU", 4) == 0) {
-                m->build_id = q + name;
-                m->build_id_len = nh->n_descsz;
-                return;
-            }
-            p = q + name + desc;
-        }
-    }
-}
-
-static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+/* The mappings as the tracer records them (tracer/maps.c), so the test also
+ * checks that what the tracer writes is what the symbolizer needs. */
+static void add_mapping(void *arg, const struct ctr_map_info *mi)
 {
     struct maps *ms = arg;
-    (void)size;
-    char path[PATH_MAX];
-    if (info->dlpi_name[0] == '\0') {   /* the main executable */
-        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-        if (n <= 0)
-            return 0;
-        path[n] = '\0';
-    } else if (info->dlpi_name[0] == '/') {
-        snprintf(path, sizeof path, "%s", info->dlpi_name);
-    } else {
-        return 0;   /* the vDSO has no file */
-    }
-    for (int i = 0; i < info->dlpi_phnum && ms->n < MAX_MAPS; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        struct ctr_sym_mapping *m = &ms->m[ms->n];
-        memcpy(ms->paths[ms->n], path, sizeof path);
-        *m = (struct ctr_sym_mapping){
-            .start = info->dlpi_addr + ph->p_vaddr,
-            .limit = info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-            .file_offset = ph->p_offset,
-            .bias = info->dlpi_addr,
-            .path = ms->paths[ms->n],
-        };
-        find_build_id(info, m);
-        ms->n++;
-    }
-    return 0;
+    if (ms->n == MAX_MAPS || mi->path[0] != '/')
+        return;
+    snprintf(ms->paths[ms->n], PATH_MAX, "%s", mi->path);
+    memcpy(ms->build_ids[ms->n], mi->build_id, mi->build_id_len);
+    ms->m[ms->n] = (struct ctr_sym_mapping){
+        .start = mi->start,
+        .limit = mi->limit,
+        .file_offset = mi->file_offset,
+        .bias = mi->bias,
+        .path = ms->paths[ms->n],
+        .build_id = mi->build_id_len ? ms->build_ids[ms->n] : NULL,
+        .build_id_len = mi->build_id_len,
+    };
+    ms->n++;
 }
 
 static struct maps *self;   /* read once, by group_setup() */
@@ -102,7 +62,7 @@ static int group_setup(void **state)
     (void)state;
     if ((self = calloc(1, sizeof *self)) == NULL)
         return -1;
-    dl_iterate_phdr(add_object, self);
+    ctr__maps_scan(add_mapping, self);
     return self->n >= 2 ? 0 : -1;   /* at least the executable and libc */
 }
 

@@ -96,6 +96,20 @@ static void run_writers(struct writer *w, int n)
         pthread_join(w[i].th, NULL);
 }
 
+/* One session in which n writers write `events` events each. */
+static struct trace_counters trace_writers(const struct trace_options *o, struct writer *w, int n,
+                                           uint64_t events)
+{
+    assert_int_equal(trace_start_opts(o), 0);
+    for (int i = 0; i < n; i++)
+        w[i] = (struct writer){.n = events};
+    run_writers(w, n);
+    assert_int_equal(trace_stop(), 0);
+    struct trace_counters c;
+    trace_get_counters(&c);
+    return c;
+}
+
 static void test_handoff_no_loss(void **state)
 {
     (void)state;
@@ -104,14 +118,8 @@ static void test_handoff_no_loss(void **state)
     /* Small chunks: many hand-offs. A pool big enough that nothing drops. */
     struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 256u << 20,
                               .flush_ms = 5};
-    assert_int_equal(trace_start_opts(&o), 0);
     struct writer w[WRITERS];
-    for (int i = 0; i < WRITERS; i++)
-        w[i] = (struct writer){.n = EVENTS};
-    run_writers(w, WRITERS);
-    assert_int_equal(trace_stop(), 0);
-    struct trace_counters c;
-    trace_get_counters(&c);
+    struct trace_counters c = trace_writers(&o, w, WRITERS, EVENTS);
     assert_int_equal(c.events_dropped, 0);
     assert_true(c.chunks_flushed > WRITERS * 10);
 
@@ -131,14 +139,8 @@ static void test_drops_are_counted_exactly(void **state)
     /* 16 chunks for 4 threads that need hundreds each: most events drop. */
     struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096,
                               .flush_ms = 50};
-    assert_int_equal(trace_start_opts(&o), 0);
     struct writer w[WRITERS];
-    for (int i = 0; i < WRITERS; i++)
-        w[i] = (struct writer){.n = EVENTS};
-    run_writers(w, WRITERS);
-    assert_int_equal(trace_stop(), 0);
-    struct trace_counters c;
-    trace_get_counters(&c);
+    struct trace_counters c = trace_writers(&o, w, WRITERS, EVENTS);
     assert_true(c.events_dropped > 0);
 
     struct ctr_trace tr;
