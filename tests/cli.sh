@@ -26,6 +26,7 @@ expect() {
 "$prog" stop "$tmp/t.bin" || { echo "prog-contend failed"; exit 1; }
 "$prog" exit "$tmp/exit.bin" || { echo "prog-contend exit failed"; exit 1; }
 "$prog" _exit "$tmp/_exit.bin" || { echo "prog-contend _exit failed"; exit 1; }
+CTRACE_CLOCK=monotonic "$prog" stop "$tmp/mono.bin" || { echo "prog-contend (monotonic) failed"; exit 1; }
 size=$(stat -c %s "$tmp/t.bin")
 head -c $((size * 2 / 3)) "$tmp/t.bin" > "$tmp/cut.bin"
 head -c 10 "$tmp/t.bin" > "$tmp/tiny.bin"
@@ -48,6 +49,9 @@ expect "not a trace" 1 "bad magic" -- "$ctrace" stats "$tmp/text.bin"
 expect "shorter than a header" 1 "bad magic" -- "$ctrace" stats "$tmp/tiny.bin"
 expect "good trace" 0 "complete" -- "$ctrace" stats "$tmp/t.bin"
 expect "thread names" 0 "threads: +5 " -- "$ctrace" stats "$tmp/t.bin"
+expect "clock fallback" 0 "clock: +monotonic" -- "$ctrace" stats "$tmp/mono.bin"
+expect "clock fallback profile" 0 "pthread_mutex_lock" -- bash -c \
+    "'$ctrace' -pprof=sync '$tmp/mono.bin' > '$tmp/mono.pb.gz' && go tool pprof -top '$tmp/mono.pb.gz'"
 expect "exit-time flush" 0 "\(complete\)" -- "$ctrace" stats "$tmp/exit.bin"
 expect "_exit: incomplete but readable" 0 "incomplete: no end record" -- "$ctrace" stats "$tmp/_exit.bin"
 expect "truncated: stats" 3 "file offset [0-9]+" -- "$ctrace" stats "$tmp/cut.bin"
