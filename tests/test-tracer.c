@@ -167,6 +167,50 @@ static void test_drops_are_counted_exactly(void **state)
     unlink(path);
 }
 
+/* A thread that drops events in one session and stays alive, idle, through
+ * the next: its old drops must not be reported in the new trace. */
+static pthread_barrier_t phase;
+
+static void *drop_then_idle(void *arg)
+{
+    write_sequence(arg);          /* session 1: drops */
+    pthread_barrier_wait(&phase); /* main stops session 1, starts 2 */
+    pthread_barrier_wait(&phase); /* main stops session 2 */
+    return NULL;
+}
+
+static void test_drops_not_carried_over(void **state)
+{
+    (void)state;
+    char *path = temp_path();
+    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 4 * 4096,
+                              .flush_ms = 1000};
+    assert_int_equal(trace_start_opts(&o), 0);
+    pthread_barrier_init(&phase, NULL, 2);
+    struct writer w = {.n = 100000};
+    pthread_t th;
+    pthread_create(&th, NULL, drop_then_idle, &w);
+    usleep(200000); /* the writer is done (or dropping) well before this */
+    assert_int_equal(trace_stop(), 0);
+    struct trace_counters c;
+    trace_get_counters(&c);
+    assert_true(c.events_dropped > 0);
+    pthread_barrier_wait(&phase);
+    assert_int_equal(trace_start(path), 0);
+    usleep(20000);
+    assert_int_equal(trace_stop(), 0);
+    pthread_barrier_wait(&phase);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&phase);
+    trace_get_counters(&c);
+    assert_int_equal(c.events_dropped, 0);
+    struct ctr_trace tr;
+    read_trace(path, &tr);
+    assert_int_equal(tr.end_dropped, 0);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
 /* A thread that writes a few events, then sits blocked past trace_stop. */
 static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
@@ -325,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_clock_monotonic_per_thread),
         cmocka_unit_test(test_handoff_no_loss),
         cmocka_unit_test(test_drops_are_counted_exactly),
+        cmocka_unit_test(test_drops_not_carried_over),
         cmocka_unit_test(test_idle_threads_flushed_at_stop),
         cmocka_unit_test(test_write_error_reported_at_stop),
     };

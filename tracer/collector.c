@@ -167,6 +167,10 @@ static void flush_frame(void)
 {
     if (C.out.len == 0)
         return;
+    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed)) {
+        C.out.len = 0; /* the file is closed to us: do not compress for nothing */
+        return;
+    }
     size_t bound = ZSTD_compressBound(C.out.len);
     if (bound > C.zcap) {
         uint8_t *z = realloc(C.zbuf, bound);

@@ -118,6 +118,13 @@ struct ctr_thread *ctr__thread_find(pthread_t handle)
     return NULL;
 }
 
+void ctr__threads_reset_drops(void)
+{
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
+        atomic_store_explicit(&ctr__threads.slab[i].dropped, 0, memory_order_relaxed);
+}
+
 void ctr__thread_free_slot(struct ctr_thread *t)
 {
     atomic_store_explicit(&t->state, CTR_SLOT_FREE, memory_order_relaxed);
@@ -185,9 +192,9 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
     if (epoch == 0)
         return; /* tracing stopped while we were on our way here */
     if (t->epoch != epoch) {
-        /* A new session: whatever chunk we held belongs to an old pool. */
+        /* A new session: whatever chunk we held belongs to an old pool.
+         * (trace_start reset `dropped` for every slot.) */
         t->lost_pending = 0;
-        atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
         chunk_start(t, epoch, now);
     } else if (t->chunk) {
         chunk_hand_off(t, 0);
