@@ -9,8 +9,10 @@
  *      needed to turn ticks into nanoseconds are all known.
  * Every length is checked against what remains before it is used, and no
  * allocation is sized by a count field alone: arrays grow as entries are
- * actually decoded. The first damage stops the pass it is found in; what was
- * read before it stays usable and t->damage says where it was.
+ * actually decoded. Damage in the frames or records stops that pass; damage
+ * inside a batch stops that batch only (the next batch of the thread has its
+ * own base time). What was read stays usable; t->damage names the first
+ * damage and where it is.
  */
 #include "reader.h"
 
@@ -24,7 +26,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
-/* Decompressed streams larger than this are refused (a zip bomb guard). */
+/* A decompression-bomb guard: a stream may be at most this many times the
+ * size of the file (real traces compress 2-20x) and never more than the
+ * absolute bound. */
+#define MAX_EXPANSION 1000
 #define MAX_STREAM_BYTES ((size_t)8 << 30)
 
 struct batch_ref {
@@ -124,16 +129,23 @@ static int decompress(struct rd *r, const uint8_t *data, size_t len)
     int frame_start = 1;
     size_t ret = 0;
     for (;;) {
-        if (frame_start && in.pos < in.size) {
-            struct frame_ref *f = PUSH(r->frames, r->nframes, r->frames_cap);
-            if (!f)
+        if (frame_start) {
+            /* All input used between frames (or right after the header): a
+             * clean end (§2), however full the output buffer happens to be. */
+            if (in.pos == in.size)
                 break;
+            struct frame_ref *f = PUSH(r->frames, r->nframes, r->frames_cap);
+            if (!f) {
+                damage(r, t->stream_len, "out of memory");
+                break;
+            }
             *f = (struct frame_ref){t->stream_len, in.pos};
             frame_start = 0;
         }
         if (t->stream_len == cap) {
-            if (cap >= MAX_STREAM_BYTES) {
-                damage(r, t->stream_len, "decompressed trace exceeds %zu bytes", MAX_STREAM_BYTES);
+            if (cap >= MAX_STREAM_BYTES || cap / MAX_EXPANSION >= len) {
+                damage(r, t->stream_len, "decompresses to more than %zu bytes, %dx its size",
+                       cap, MAX_EXPANSION);
                 break;
             }
             uint8_t *p = realloc(t->stream, cap * 2);
@@ -231,6 +243,7 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         *s = (struct ctr_stack_info){v[0], (uint32_t)v[1], pcs};
         for (uint64_t i = 0; i < v[1]; i++)
             if (get_uv(c, &pcs[i]) < 0) {
+                s->n = (uint32_t)i; /* keep only the frames actually read */
                 damage(r, off, "stack %llu is cut", (unsigned long long)v[0]);
                 return -1;
             }
@@ -451,7 +464,11 @@ static uint64_t ticks_to_ns(const struct ctr_trace *t, uint64_t ticks)
     const struct ctr_clock_point *a = &t->clocks[lo - 1], *b = &t->clocks[lo];
     double rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
     double ns = (double)a->mono_ns + ((double)ticks - (double)a->ticks) * rate;
-    return ns < 0 ? 0 : (uint64_t)ns;
+    /* Hostile clock points can put ns outside uint64_t, where the conversion
+     * would be undefined (C11 6.3.1.4): clamp to the range. */
+    if (!(ns > 0))
+        return 0;
+    return ns >= 0x1p64 ? UINT64_MAX : (uint64_t)ns;
 }
 
 /* ---------------------------------------------------------------------------
@@ -490,7 +507,7 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
         struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
         if (!e)
             return -ENOMEM;
-        e->type = type;
+        *e = (struct ctr_event){.type = type};
         for (int i = 0; i < spec->nargs; i++) {
             uint64_t v;
             if (get_uv(&c, &v) < 0 || check_arg(r, spec->args[i], v) < 0) {
