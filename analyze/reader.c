@@ -250,12 +250,12 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_THREAD: {
-        FIELDS(4);
+        FIELDS(5);
         struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
         if (!th)
             return -ENOMEM;
         *th = (struct ctr_thread_info){.id = v[0], .os_tid = (int64_t)v[1], .parent_id = v[2],
-                                       .name = (const char *)(uintptr_t)v[3]};
+                                       .name = (const char *)(uintptr_t)v[3], .handle = v[4]};
         return 0;
     }
     case CTR_REC_MAPPING: {
@@ -397,6 +397,7 @@ static int finish_threads(struct rd *r)
                 dst->os_tid = src->os_tid;
                 dst->parent_id = src->parent_id;
                 dst->name = src->name;
+                dst->handle = src->handle;
             }
             if (src->dropped > dst->dropped)
                 dst->dropped = src->dropped;

@@ -24,6 +24,7 @@ struct ctr_thread_info {
     uint64_t id;
     int64_t os_tid;              /* 0 if unknown */
     uint64_t parent_id;          /* 0 if unknown */
+    uint64_t handle;             /* pthread_t, 0 if unknown */
     const char *name;            /* latest name, "" if none */
     struct ctr_event *events;    /* in time order */
     size_t nevents, cap;

@@ -275,7 +275,8 @@ static void write_thread_record(uint32_t slot)
     struct ctr_thread *t = &ctr__threads.slab[slot];
     if (C.known_id[slot] == t->id)
         return;
-    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, t->name_id);
+    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, t->name_id,
+        (uint64_t)t->handle);
     C.known_id[slot] = t->id;
 }
 

@@ -247,24 +247,42 @@ int ctr__sink_write(const void *buf, size_t len);
  * ------------------------------------------------------------------------- */
 
 void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args);
+
+/* ---------------------------------------------------------------------------
+ * Waits, for the wrappers (wait.c). Each captures the stack of the code that
+ * called the wrapper, so each must be called from CTR_WRAPPER_TEXT code.
+ * ------------------------------------------------------------------------- */
+
+/* Block(reason, obj, stack) now: t starts a wait that may be long. */
+void ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj);
+/* Unblock now: the wait that ctr__wait_begin began is over. */
+void ctr__wait_end(struct ctr_thread *t);
+/* A wait that is only known once over (a call that may or may not have
+ * blocked): Block at `start` ticks, Unblock now. */
+void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj, uint64_t start);
+/* Release(obj, stack) now: t let go of obj while other threads waited on it. */
+void ctr__release(struct ctr_thread *t, const void *obj);
 void ctr__thread_exit_flush(struct ctr_thread *t);
 
-/* ctr__emit() : appends event `type` with args[0..nargs-2] (the arguments
- * after the time delta, as many as ctr_event_specs[type] says) to t's chunk.
- * Owner thread only. With `type` a constant, the loop below unrolls. */
-static inline void ctr__emit(struct ctr_thread *t, uint8_t type, const uint64_t *args)
+/* ctr__emit_at() : appends event `type` at time `now` (ticks) with
+ * args[0..nargs-2] (the arguments after the time delta, as many as
+ * ctr_event_specs[type] says) to t's chunk. A time before the thread's last
+ * event is written as that event's time. Owner thread only. With `type` a
+ * constant, the loop below unrolls. */
+static inline void ctr__emit_at(struct ctr_thread *t, uint8_t type, uint64_t now,
+                                const uint64_t *args)
 {
-    uint64_t now = ctr__ticks();
+    /* Time never runs backwards within a thread, even if the TSCs of two
+     * CPUs disagree a little after a migration. This also keeps
+     * now - base_ticks from wrapping. */
+    if (now < t->last_ticks)
+        now = t->last_ticks;
     uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed);
     if (CTR_UNLIKELY((size_t)(t->end - t->pos) < CTR_MAX_EVENT_BYTES ||
                      now - t->base_ticks >= CTR_TICKS_WINDOW || t->epoch != epoch)) {
         ctr__emit_slow(t, type, now, args);
         return;
     }
-    /* Time never runs backwards within a thread, even if the TSCs of two
-     * CPUs disagree a little after a migration. */
-    if (now < t->last_ticks)
-        now = t->last_ticks;
     uint8_t *p = t->pos;
     *p++ = type;
     p = ctr_put_uvarint(p, now - t->last_ticks);
@@ -278,6 +296,12 @@ static inline void ctr__emit(struct ctr_thread *t, uint8_t type, const uint64_t 
                           ((now - t->base_ticks) << CTR_COMMIT_POS_BITS) |
                               (uint64_t)(p - t->chunk->data),
                           memory_order_release);
+}
+
+/* ctr__emit() : ctr__emit_at(), now. */
+static inline void ctr__emit(struct ctr_thread *t, uint8_t type, const uint64_t *args)
+{
+    ctr__emit_at(t, type, ctr__ticks(), args);
 }
 
 /* ctr__self_traced() : the calling thread's slot if tracing is on and the

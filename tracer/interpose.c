@@ -83,18 +83,6 @@ static int tracing(void)
  * Waits
  * ------------------------------------------------------------------------- */
 
-static CTR_WRAPPER_TEXT void block_begin(struct ctr_thread *t, enum ctr_reason reason,
-                                         const void *obj)
-{
-    uint64_t args[3] = {reason, (uintptr_t)obj, ctr__stack_here(t)};
-    ctr__emit(t, CTR_EV_BLOCK, args);
-}
-
-static void block_end(struct ctr_thread *t)
-{
-    ctr__emit(t, CTR_EV_UNBLOCK, NULL);
-}
-
 /* The traced path shared by every mutex lock variant: `lock` is the real
  * blocking call with its extra arguments bound by the caller. */
 typedef int (*lock_fn)(pthread_mutex_t *m, clockid_t clk, const struct timespec *at);
@@ -141,9 +129,9 @@ static CTR_WRAPPER_TEXT int lock_traced(pthread_mutex_t *m, clockid_t clk,
     int rc = ctr__real.pthread_mutex_trylock(m);
     if (rc != EBUSY || errorcheck_relock(m, t))
         return rc != EBUSY ? rc : lock(m, clk, at); /* relock by the owner: no wait */
-    block_begin(t, reason, m);
+    ctr__wait_begin(t, reason, m);
     rc = lock(m, clk, at); /* a timeout still waited: the Block stands */
-    block_end(t);
+    ctr__wait_end(t);
     return rc;
 }
 

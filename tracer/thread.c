@@ -209,9 +209,9 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
     if (t->lost_pending) {
         uint64_t lost = t->lost_pending;
         t->lost_pending = 0;
-        ctr__emit(t, CTR_EV_LOST, &lost);
+        ctr__emit_at(t, CTR_EV_LOST, now, &lost);
     }
-    ctr__emit(t, type, args);
+    ctr__emit_at(t, type, now, args);
 }
 
 void ctr__thread_exit_flush(struct ctr_thread *t)

@@ -39,7 +39,8 @@
     X(4, CLOCK)        /* ticks, monotonic ns, realtime ns                  */ \
     X(5, STRING)       /* id, then the bytes (rest of the body)            */ \
     X(6, STACK)        /* id, n, n x pc                                     */ \
-    X(7, THREAD)       /* id, os tid, parent thread id (0 = unknown), name  */ \
+    X(7, THREAD)       /* id, os tid, parent thread id (0 = unknown), name, */ \
+                       /* pthread_t handle (what pthread_join waits on)    */ \
     X(8, MAPPING)      /* id, start, limit, file offset, bias, path string, */ \
                        /* build-id length, build-id bytes                   */ \
     X(9, BATCH)        /* thread id, base ticks, then events to the end     */ \
@@ -92,7 +93,8 @@ enum ctr_arg_kind {
     X(4, THREAD_NAME,   (CTR_ARG_TIME, CTR_ARG_THREAD, CTR_ARG_STRING))           \
     X(5, BLOCK,         (CTR_ARG_TIME, CTR_ARG_REASON, CTR_ARG_OBJECT, CTR_ARG_STACK)) \
     X(6, UNBLOCK,       (CTR_ARG_TIME))                                           \
-    X(7, LOST,          (CTR_ARG_TIME, CTR_ARG_COUNT))
+    X(7, LOST,          (CTR_ARG_TIME, CTR_ARG_COUNT))                            \
+    X(8, RELEASE,       (CTR_ARG_TIME, CTR_ARG_OBJECT, CTR_ARG_STACK))
 
 enum ctr_event_type {
 #define CTR_X_EV(id, name, args) CTR_EV_##name = id,
@@ -129,11 +131,63 @@ enum ctr_wait_class {
     CTR_CLASS_SLEEP        /* in no profile, as in Go */
 };
 
-/*  id  name             call                        class */
-#define CTR_REASONS(X)                                                      \
-    X(1, MUTEX_LOCK,      "pthread_mutex_lock",      CTR_CLASS_SYNC)        \
-    X(2, MUTEX_TIMEDLOCK, "pthread_mutex_timedlock", CTR_CLASS_SYNC)        \
-    X(3, MUTEX_CLOCKLOCK, "pthread_mutex_clocklock", CTR_CLASS_SYNC)
+/* An I/O call has two reasons, one per class: the tracer picks NET_* when
+ * the descriptor is a socket, so one call can land in either profile.
+ *  id  name                call                           class */
+#define CTR_REASONS(X)                                                         \
+    X(1, MUTEX_LOCK,         "pthread_mutex_lock",         CTR_CLASS_SYNC)     \
+    X(2, MUTEX_TIMEDLOCK,    "pthread_mutex_timedlock",    CTR_CLASS_SYNC)     \
+    X(3, MUTEX_CLOCKLOCK,    "pthread_mutex_clocklock",    CTR_CLASS_SYNC)     \
+    X(4, COND_WAIT,          "pthread_cond_wait",          CTR_CLASS_SYNC)     \
+    X(5, COND_TIMEDWAIT,     "pthread_cond_timedwait",     CTR_CLASS_SYNC)     \
+    X(6, COND_CLOCKWAIT,     "pthread_cond_clockwait",     CTR_CLASS_SYNC)     \
+    X(7, RWLOCK_RDLOCK,      "pthread_rwlock_rdlock",      CTR_CLASS_SYNC)     \
+    X(8, RWLOCK_WRLOCK,      "pthread_rwlock_wrlock",      CTR_CLASS_SYNC)     \
+    X(9, RWLOCK_TIMEDRDLOCK, "pthread_rwlock_timedrdlock", CTR_CLASS_SYNC)     \
+    X(10, RWLOCK_TIMEDWRLOCK, "pthread_rwlock_timedwrlock", CTR_CLASS_SYNC)    \
+    X(11, RWLOCK_CLOCKRDLOCK, "pthread_rwlock_clockrdlock", CTR_CLASS_SYNC)    \
+    X(12, RWLOCK_CLOCKWRLOCK, "pthread_rwlock_clockwrlock", CTR_CLASS_SYNC)    \
+    X(13, SEM_WAIT,          "sem_wait",                   CTR_CLASS_SYNC)     \
+    X(14, SEM_TIMEDWAIT,     "sem_timedwait",              CTR_CLASS_SYNC)     \
+    X(15, SEM_CLOCKWAIT,     "sem_clockwait",              CTR_CLASS_SYNC)     \
+    X(16, BARRIER_WAIT,      "pthread_barrier_wait",       CTR_CLASS_SYNC)     \
+    X(17, JOIN,              "pthread_join",               CTR_CLASS_SYNC)     \
+    X(18, TIMEDJOIN,         "pthread_timedjoin_np",       CTR_CLASS_SYNC)     \
+    X(19, CLOCKJOIN,         "pthread_clockjoin_np",       CTR_CLASS_SYNC)     \
+    X(20, SPIN_LOCK,         "pthread_spin_lock",          CTR_CLASS_SYNC)     \
+    X(21, NANOSLEEP,         "nanosleep",                  CTR_CLASS_SLEEP)    \
+    X(22, CLOCK_NANOSLEEP,   "clock_nanosleep",            CTR_CLASS_SLEEP)    \
+    X(23, USLEEP,            "usleep",                     CTR_CLASS_SLEEP)    \
+    X(24, SLEEP,             "sleep",                      CTR_CLASS_SLEEP)    \
+    X(25, READ,              "read",                       CTR_CLASS_SYSCALL)  \
+    X(26, NET_READ,          "read",                       CTR_CLASS_NET)      \
+    X(27, WRITE,             "write",                      CTR_CLASS_SYSCALL)  \
+    X(28, NET_WRITE,         "write",                      CTR_CLASS_NET)      \
+    X(29, READV,             "readv",                      CTR_CLASS_SYSCALL)  \
+    X(30, NET_READV,         "readv",                      CTR_CLASS_NET)      \
+    X(31, WRITEV,            "writev",                     CTR_CLASS_SYSCALL)  \
+    X(32, NET_WRITEV,        "writev",                     CTR_CLASS_NET)      \
+    X(33, PREAD,             "pread",                      CTR_CLASS_SYSCALL)  \
+    X(34, PWRITE,            "pwrite",                     CTR_CLASS_SYSCALL)  \
+    X(35, RECV,              "recv",                       CTR_CLASS_NET)      \
+    X(36, RECVFROM,          "recvfrom",                   CTR_CLASS_NET)      \
+    X(37, RECVMSG,           "recvmsg",                    CTR_CLASS_NET)      \
+    X(38, SEND,              "send",                       CTR_CLASS_NET)      \
+    X(39, SENDTO,            "sendto",                     CTR_CLASS_NET)      \
+    X(40, SENDMSG,           "sendmsg",                    CTR_CLASS_NET)      \
+    X(41, ACCEPT,            "accept",                     CTR_CLASS_NET)      \
+    X(42, ACCEPT4,           "accept4",                    CTR_CLASS_NET)      \
+    X(43, CONNECT,           "connect",                    CTR_CLASS_NET)      \
+    X(44, POLL,              "poll",                       CTR_CLASS_NET)      \
+    X(45, PPOLL,             "ppoll",                      CTR_CLASS_NET)      \
+    X(46, SELECT,            "select",                     CTR_CLASS_NET)      \
+    X(47, PSELECT,           "pselect",                    CTR_CLASS_NET)      \
+    X(48, EPOLL_WAIT,        "epoll_wait",                 CTR_CLASS_NET)      \
+    X(49, EPOLL_PWAIT,       "epoll_pwait",                CTR_CLASS_NET)      \
+    X(50, FSYNC,             "fsync",                      CTR_CLASS_SYSCALL)  \
+    X(51, FDATASYNC,         "fdatasync",                  CTR_CLASS_SYSCALL)  \
+    X(52, OPEN,              "open",                       CTR_CLASS_SYSCALL)  \
+    X(53, OPENAT,            "openat",                     CTR_CLASS_SYSCALL)
 
 enum ctr_reason {
 #define CTR_X_REASON(id, name, call, cls) CTR_REASON_##name = id,
