@@ -191,7 +191,8 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         }
     switch (kind) {
     case CTR_REC_TRACE_INFO:
-        FIELDS(4);
+        FIELDS(5);
+        t->io_min_ns = v[4];
         t->pid = v[0];
         t->tick_source = v[1];
         t->flags = v[2];

@@ -56,7 +56,7 @@ struct ctr_clock_point {
 
 struct ctr_trace {
     /* TRACE_INFO */
-    uint64_t pid, tick_source, flags;
+    uint64_t pid, tick_source, flags, io_min_ns;
     const char *exe;
     /* Tables, each sorted by id. */
     struct ctr_thread_info *threads;

@@ -37,6 +37,8 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
             t->tick_source == CTR_TICKS_TSC ? "tsc" : "monotonic", t->nclocks);
     fprintf(out, "stacks taken: %s\n",
             t->flags & CTR_INFO_STACKS_FRAME_POINTER ? "frame-pointer walk" : "unknown");
+    fprintf(out, "I/O waits:    calls shorter than %.1f us not recorded\n",
+            (double)t->io_min_ns / 1e3);
     fprintf(out, "threads:      %zu (%zu with events)\n", t->nthreads, with_events);
     fprintf(out, "tables:       %zu stacks, %zu strings, %zu mappings\n", t->nstacks, t->nstrings,
             t->nmappings);

@@ -488,7 +488,7 @@ static const struct {
     {"record longer than the stream", S("\x02\x05\x00"), 1, 0, 0},
     {"record length cut", S("\x02\x80"), 1, 0, 0},
     {"11-byte varint", S("\x02\x0b\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"), 1, 0, 0},
-    {"unknown tick source", S("\x01\x04\x01\x07\x00\x00"), 1, 0, 0},
+    {"unknown tick source", S("\x01\x05\x01\x07\x00\x00\x00"), 1, 0, 0},
     {"stack claims more frames than bytes", S("\x06\x03\x01\x64\x00"), 1, 0, 0},
     {"stack cut inside a frame", S("\x06\x05\x01\x03\x01\x80\x80"), 1, 0, 0},
     {"build-id longer than 64 bytes", S("\x08\x07\x01\x00\x01\x00\x00\x00\x41"), 1, 0, 0},
@@ -504,12 +504,12 @@ static const struct {
     /* TSC ticks; clock points (1 tick, 1 ns) and (2, 2^62 ns): an event at
      * tick 10 extrapolates past 2^64 ns, which must clamp, not overflow. */
     {"clock extrapolation past 2^64 ns",
-     S("\x01\x04\x01\x01\x00\x00" "\x04\x03\x01\x01\x00"
+     S("\x01\x05\x01\x01\x00\x00\x00" "\x04\x03\x01\x01\x00"
        "\x04\x0b\x02\x80\x80\x80\x80\x80\x80\x80\x80\x40\x00" "\x09\x04\x01\x0a\x03\x00"), 0, 1,
      UINT64_MAX},
     /* Clock points in reverse and repeated: only increasing ones are used. */
     {"clock points out of order",
-     S("\x01\x04\x01\x01\x00\x00" "\x04\x03\x09\x09\x00" "\x04\x03\x05\x05\x00"
+     S("\x01\x05\x01\x01\x00\x00\x00" "\x04\x03\x09\x09\x00" "\x04\x03\x05\x05\x00"
        "\x04\x03\x05\x05\x00" "\x04\x03\x07\x03\x00" "\x09\x04\x01\x00\x03\x00"), 0, 1, 0},
 #undef S
 };

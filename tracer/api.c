@@ -122,6 +122,8 @@ int trace_start_opts(const struct trace_options *o)
     s->flush_ms = o->flush_ms ? o->flush_ms : 100;
     s->level = o->compression_level ? o->compression_level : 1;
     s->stack_depth = o->stack_depth ? o->stack_depth : 32;
+    s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
+    atomic_store(&s->io_min_ticks, s->io_min_ns);
     if ((rc = write_header()) != 0 ||
         (rc = ctr__pool_init(&s->pool, pool / chunk * chunk, chunk)) != 0)
         goto fail;

@@ -335,6 +335,14 @@ static void write_clock(void)
     uint64_t ticks, mono, real;
     ctr__clock_sample(&ticks, &mono, &real);
     REC(CTR_REC_CLOCK, ticks, mono, real);
+    /* Now that two samples are some way apart, express the I/O threshold in
+     * real ticks. */
+    const struct ctr_session *s = &ctr__session;
+    if (mono > s->start_mono + 1000000 && ticks > s->start_ticks) {
+        double per_ns = (double)(ticks - s->start_ticks) / (double)(mono - s->start_mono);
+        atomic_store_explicit(&ctr__session.io_min_ticks, (uint64_t)(s->io_min_ns * per_ns),
+                              memory_order_relaxed);
+    }
 }
 
 static void write_trace_info(void)
@@ -344,7 +352,7 @@ static void write_trace_info(void)
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
     REC(CTR_REC_TRACE_INFO, (uint64_t)getpid(),
         ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
-        CTR_INFO_STACKS_FRAME_POINTER, exe_id);
+        CTR_INFO_STACKS_FRAME_POINTER, exe_id, ctr__session.io_min_ns);
     REC(CTR_REC_CLOCK, ctr__session.start_ticks, ctr__session.start_mono, ctr__session.start_real);
 }
 

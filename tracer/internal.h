@@ -222,6 +222,11 @@ struct ctr_session {
     int level;
     unsigned stack_depth;
     uint64_t start_ticks, start_mono, start_real; /* CLOCK at trace_start */
+    unsigned io_min_ns;
+    /* io_min_ns in ticks; first as if one tick were one nanosecond (true of
+     * the monotonic clock, an underestimate for any TSC of 1 GHz or more),
+     * then refined by the collector from its clock samples. */
+    _Atomic uint64_t io_min_ticks;
     struct ctr_pool pool;
     struct ctr_lfstack full;     /* chunks handed to the collector */
     _Atomic uint32_t full_count;

@@ -13,10 +13,20 @@
 
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
-/* ret, name, parameters, arguments, required (0: may be absent in old libcs;
- * the wrapper then returns ENOSYS) */
-#define CTR_WRAPPED(X)                                                                    \
+#include <semaphore.h>
+
+#include "wrapped_io.h"
+
+/* The wrapped functions: ret, name, parameters, arguments, required (0: may
+ * be absent in old libcs; the real function is then a stub returning ENOSYS).
+ * The sync and thread functions are listed here, the I/O ones in
+ * wrapped_io.h. Condition variables are not here: they have two ABIs, see
+ * interpose_cond.c. */
+#define CTR_WRAPPED(X) CTR_WRAPPED_SYNC(X) CTR_WRAPPED_IO(X)
+
+#define CTR_WRAPPED_SYNC(X)                                                               \
     X(int, pthread_create,                                                                \
       (pthread_t * th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg),       \
       (th, attr, fn, arg), 1)                                                             \
@@ -28,7 +38,39 @@
       (m, at), 1)                                                                         \
     X(int, pthread_mutex_clocklock,                                                       \
       (pthread_mutex_t * m, clockid_t clk, const struct timespec *at), (m, clk, at), 0)   \
-    X(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), 1)
+    X(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), 1)                           \
+    X(int, pthread_rwlock_rdlock, (pthread_rwlock_t * l), (l), 1)                         \
+    X(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l), 1)                         \
+    X(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t * l), (l), 1)                      \
+    X(int, pthread_rwlock_trywrlock, (pthread_rwlock_t * l), (l), 1)                      \
+    X(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t * l, const struct timespec *at), \
+      (l, at), 1)                                                                         \
+    X(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t * l, const struct timespec *at), \
+      (l, at), 1)                                                                         \
+    X(int, pthread_rwlock_clockrdlock,                                                    \
+      (pthread_rwlock_t * l, clockid_t clk, const struct timespec *at), (l, clk, at), 0)  \
+    X(int, pthread_rwlock_clockwrlock,                                                    \
+      (pthread_rwlock_t * l, clockid_t clk, const struct timespec *at), (l, clk, at), 0)  \
+    X(int, pthread_rwlock_unlock, (pthread_rwlock_t * l), (l), 1)                         \
+    X(int, sem_wait, (sem_t * s), (s), 1)                                                 \
+    X(int, sem_timedwait, (sem_t * s, const struct timespec *at), (s, at), 1)             \
+    X(int, sem_clockwait, (sem_t * s, clockid_t clk, const struct timespec *at),          \
+      (s, clk, at), 0)                                                                    \
+    X(int, sem_trywait, (sem_t * s), (s), 1)                                              \
+    X(int, sem_post, (sem_t * s), (s), 1)                                                 \
+    X(int, pthread_barrier_wait, (pthread_barrier_t * b), (b), 1)                         \
+    X(int, pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *at),   \
+      (th, ret, at), 1)                                                                   \
+    X(int, pthread_clockjoin_np,                                                          \
+      (pthread_t th, void **ret, clockid_t clk, const struct timespec *at),               \
+      (th, ret, clk, at), 0)                                                              \
+    X(int, pthread_spin_lock, (pthread_spinlock_t * l), (l), 1)                           \
+    X(int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem), 1)  \
+    X(int, clock_nanosleep,                                                               \
+      (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),       \
+      (clk, flags, req, rem), 1)                                                          \
+    X(int, usleep, (useconds_t us), (us), 1)                                              \
+    X(unsigned, sleep, (unsigned s), (s), 1)
 
 struct ctr_real {
 #define CTR_X_FIELD(ret, name, params, args, req) ret(*name) params;

@@ -33,7 +33,8 @@
 
 #define CTR_RECORDS(X)                                                          \
     /* id  name         what the body holds (all integers uvarint)          */ \
-    X(1, TRACE_INFO)   /* pid, tick_source, flags, exe string id           */ \
+    X(1, TRACE_INFO)   /* pid, tick_source, flags, exe string id, I/O      */ \
+                       /* calls shorter than this many ns are not recorded */ \
     X(2, GEN_BEGIN)    /* generation number                                 */ \
     X(3, GEN_END)      /* generation number                                 */ \
     X(4, CLOCK)        /* ticks, monotonic ns, realtime ns                  */ \

@@ -54,6 +54,12 @@ struct trace_options {
 
     /* Most frames recorded per stack. 0 = 32. At most 64. */
     unsigned stack_depth;
+
+    /* I/O calls (read, recv, poll, fsync, ...) that return sooner than this,
+     * in nanoseconds, are not recorded: they did not really wait, and
+     * recording them would cost more than they took. 0 = 10000 (10 us);
+     * set 1 to record every call. The trace says which threshold was used. */
+    unsigned io_min_ns;
 };
 
 /* trace_start() : starts tracing into the file at `path` with default options.
