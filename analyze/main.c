@@ -109,9 +109,9 @@ static int cmd_stats(int argc, char **argv)
 
 static int cmd_pprof(const char *type, const char *out_path, const char *path)
 {
-    int cls = ctr_wait_class_parse(type);
+    enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
-        return usage_error("unknown profile type '%s' (want sync, sched, net or syscall)", type);
+        return usage_error("unknown profile type '%s' (want sync, sched, net, syscall or blame)", type);
     if (!out_path && isatty(1)) {
         fputs("ctrace: not writing a binary profile to a terminal; use -o FILE or redirect\n",
               stderr);

@@ -1,66 +1,152 @@
-/* profile.c - delay profiles (-pprof=sync|sched|net|syscall) built from the
- * state machine's blocked intervals, with Go's semantics: one sample per wait,
- * valued (1 contention, its duration), at the stack where the wait began,
- * under a leaf frame naming the call that blocked. */
+/* profile.c - delay profiles (-pprof=sync|sched|net|syscall|blame), built
+ * from the state machine's intervals (see profile.h for what each counts). */
 #include "profile.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pprof.h"
 #include "state.h"
 #include "symbolize.h"
 
-static const char *const class_names[] = {
-    [CTR_CLASS_SYNC] = "sync",
-    [CTR_CLASS_SCHED] = "sched",
-    [CTR_CLASS_NET] = "net",
-    [CTR_CLASS_SYSCALL] = "syscall",
+static const char *const names[CTR_PROFILE_LIMIT] = {
+    [CTR_PROFILE_SYNC] = "sync",
+    [CTR_PROFILE_SCHED] = "sched",
+    [CTR_PROFILE_NET] = "net",
+    [CTR_PROFILE_SYSCALL] = "syscall",
+    [CTR_PROFILE_BLAME] = "blame",
 };
 
-const char *ctr_wait_class_name(int cls)
+const char *ctr_profile_name(enum ctr_profile_type type)
 {
-    if (cls <= 0 || cls >= (int)(sizeof(class_names) / sizeof(class_names[0])))
-        return NULL;
-    return class_names[cls];
+    return type > 0 && type < CTR_PROFILE_LIMIT ? names[type] : NULL;
 }
 
-int ctr_wait_class_parse(const char *name)
+enum ctr_profile_type ctr_profile_parse(const char *name)
 {
-    for (int c = 1; c < (int)(sizeof(class_names) / sizeof(class_names[0])); c++)
-        if (class_names[c] && strcmp(class_names[c], name) == 0)
-            return c;
+    for (int p = 1; p < CTR_PROFILE_LIMIT; p++)
+        if (strcmp(names[p], name) == 0)
+            return (enum ctr_profile_type)p;
     return 0;
+}
+
+/* The call that releases a wait of this reason: the leaf of blame samples. */
+static const char *release_call(uint8_t reason)
+{
+    switch (reason) {
+    case CTR_REASON_MUTEX_LOCK:
+    case CTR_REASON_MUTEX_TIMEDLOCK:
+    case CTR_REASON_MUTEX_CLOCKLOCK:
+        return "pthread_mutex_unlock";
+    case CTR_REASON_COND_WAIT:
+    case CTR_REASON_COND_TIMEDWAIT:
+    case CTR_REASON_COND_CLOCKWAIT:
+        return "pthread_cond_signal";
+    case CTR_REASON_RWLOCK_RDLOCK:
+    case CTR_REASON_RWLOCK_WRLOCK:
+    case CTR_REASON_RWLOCK_TIMEDRDLOCK:
+    case CTR_REASON_RWLOCK_TIMEDWRLOCK:
+    case CTR_REASON_RWLOCK_CLOCKRDLOCK:
+    case CTR_REASON_RWLOCK_CLOCKWRLOCK:
+        return "pthread_rwlock_unlock";
+    case CTR_REASON_SEM_WAIT:
+    case CTR_REASON_SEM_TIMEDWAIT:
+    case CTR_REASON_SEM_CLOCKWAIT:
+        return "sem_post";
+    case CTR_REASON_BARRIER_WAIT:
+        return "pthread_barrier_wait";
+    case CTR_REASON_JOIN:
+    case CTR_REASON_TIMEDJOIN:
+    case CTR_REASON_CLOCKJOIN:
+        return "thread exit";
+    default:
+        return "release";
+    }
+}
+
+static uint8_t class_of(uint8_t reason)
+{
+    return reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].wait_class : 0;
 }
 
 struct collect {
     const struct ctr_trace *t;
-    struct ctr_pprof *p;
-    int cls;
+    enum ctr_profile_type type;
+    ctr_sample_fn fn;
+    void *ctx;
     int rc;
 };
 
-static void add_wait(void *ctx, const struct ctr_interval *iv)
+/* Builds the sample's frames: `leaf`, then stack_id's PCs. */
+static void add_sample(struct collect *c, const char *leaf, uint64_t stack_id, uint64_t ns)
 {
-    struct collect *c = ctx;
-    if (iv->state != CTR_STATE_BLOCKED || c->rc != 0)
-        return;
-    if (iv->reason >= CTR_REASON_LIMIT || ctr_reason_specs[iv->reason].wait_class != c->cls)
-        return;
     struct ctr_pprof_frame frames[1 + 1024];
     size_t n = 0;
-    frames[n++] = (struct ctr_pprof_frame){0, ctr_reason_specs[iv->reason].call};
-    const struct ctr_stack_info *s = ctr_trace_stack(c->t, iv->stack_id);
+    frames[n++] = (struct ctr_pprof_frame){0, leaf};
+    const struct ctr_stack_info *s = ctr_trace_stack(c->t, stack_id);
     for (uint32_t i = 0; s && i < s->n && n < sizeof(frames) / sizeof(frames[0]); i++)
         /* Return addresses: the call is the instruction before. */
         frames[n++] = (struct ctr_pprof_frame){s->pcs[i] - 1, NULL};
-    int64_t values[2] = {1, (int64_t)(iv->end_ns - iv->start_ns)};
-    c->rc = ctr_pprof_add(c->p, frames, n, values);
+    c->rc = c->fn(c->ctx, frames, n, 1, (int64_t)ns);
 }
 
-int ctr_profile_write(const struct ctr_trace *t, int cls, FILE *out, FILE *warn, char *err,
-                      size_t errlen)
+static void on_interval(void *ctx, const struct ctr_interval *iv)
+{
+    struct collect *c = ctx;
+    if (c->rc != 0 || iv->state == CTR_STATE_RUNNING)
+        return;
+    uint64_t ns = iv->end_ns - iv->start_ns;
+    const char *call = iv->reason < CTR_REASON_LIMIT ? ctr_reason_specs[iv->reason].call : NULL;
+    if (!call)
+        return;
+    switch (c->type) {
+    case CTR_PROFILE_SYNC:
+    case CTR_PROFILE_NET:
+    case CTR_PROFILE_SYSCALL: {
+        static const uint8_t cls[CTR_PROFILE_LIMIT] = {
+            [CTR_PROFILE_SYNC] = CTR_CLASS_SYNC,
+            [CTR_PROFILE_NET] = CTR_CLASS_NET,
+            [CTR_PROFILE_SYSCALL] = CTR_CLASS_SYSCALL,
+        };
+        if (iv->state == CTR_STATE_BLOCKED && class_of(iv->reason) == cls[c->type])
+            add_sample(c, call, iv->stack_id, ns);
+        break;
+    }
+    case CTR_PROFILE_SCHED:
+        if (iv->state == CTR_STATE_RUNNABLE)
+            add_sample(c, call, iv->stack_id, ns);
+        break;
+    case CTR_PROFILE_BLAME:
+        if (iv->state == CTR_STATE_BLOCKED && iv->release && class_of(iv->reason) == CTR_CLASS_SYNC)
+            add_sample(c, release_call(iv->reason), iv->release->stack_id, ns);
+        break;
+    default:
+        break;
+    }
+}
+
+int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type, ctr_sample_fn fn,
+                        void *ctx)
+{
+    struct collect c = {t, type, fn, ctx, 0};
+    if (ctr_state_walk(t, on_interval, &c) == UINT64_MAX)
+        return -ENOMEM;
+    return c.rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * Writing pprof
+ * ------------------------------------------------------------------------- */
+
+static int to_pprof(void *ctx, const struct ctr_pprof_frame *frames, size_t n, int64_t count,
+                    int64_t delay_ns)
+{
+    int64_t values[2] = {count, delay_ns};
+    return ctr_pprof_add(ctx, frames, n, values);
+}
+
+int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FILE *out,
+                      FILE *warn, char *err, size_t errlen)
 {
     struct ctr_sym_mapping *maps = calloc(t->nmappings ? t->nmappings : 1, sizeof(*maps));
     if (!maps)
@@ -82,9 +168,9 @@ int ctr_profile_write(const struct ctr_trace *t, int cls, FILE *out, FILE *warn,
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
-        struct collect c = {t, p, cls, 0};
-        ctr_state_walk(t, add_wait, &c);
-        rc = c.rc ? c.rc : ctr_pprof_write(p, out);
+        rc = ctr_profile_samples(t, type, to_pprof, p);
+        if (rc == 0)
+            rc = ctr_pprof_write(p, out);
         ctr_pprof_free(p);
     }
     const char *w = ctr_symbolizer_warnings(sym);

@@ -1,23 +1,52 @@
-/* profile.h - delay profiles: where threads waited, as pprof profiles. */
+/* profile.h - delay profiles: where threads waited, as pprof profiles.
+ *
+ * Types, with Go's semantics where Go has them:
+ *   sync, net, syscall  time blocked on a wait of that class, from the wait's
+ *                       start to its release (or its end, with no release),
+ *                       at the stack where the wait began;
+ *   sched               time runnable: from the release to the moment the
+ *                       thread ran again, at the waiting stack;
+ *   blame               the blocked time of every released wait, at the
+ *                       stack of the thread that released it: the end of
+ *                       the critical section others waited for.
+ * Each sample's leaf frame names the call (e.g. pthread_mutex_lock, or for
+ * blame pthread_mutex_unlock) above the recorded stack. */
 #ifndef CTR_PROFILE_H
 #define CTR_PROFILE_H
 
 #include <stdio.h>
 
+#include "pprof.h"
 #include "reader.h"
 
-/* ctr_profile_write() : writes the delay profile of wait class `cls` (enum
- * ctr_wait_class) of trace t to out, gzip'd profile.proto with Go's sample
- * types (contentions/count, delay/nanoseconds). Each wait is one sample whose
- * leaf frame is the blocking call (e.g. pthread_mutex_lock) above the stack
- * where it was called. Symbolization problems are printed to `warn` (may be
- * NULL). @return 0, or a negative errno with a one-line reason in err. */
-int ctr_profile_write(const struct ctr_trace *t, int cls, FILE *out, FILE *warn, char *err,
-                      size_t errlen);
+enum ctr_profile_type {
+    CTR_PROFILE_SYNC = 1,
+    CTR_PROFILE_SCHED,
+    CTR_PROFILE_NET,
+    CTR_PROFILE_SYSCALL,
+    CTR_PROFILE_BLAME,
+    CTR_PROFILE_LIMIT
+};
 
-/* Names of the wait classes as the CLI spells them ("sync", ...); NULL for
- * an unknown class. ctr_wait_class_parse returns 0 for an unknown name. */
-const char *ctr_wait_class_name(int cls);
-int ctr_wait_class_parse(const char *name);
+/* One sample: frames innermost first (the synthetic leaf, then code PCs
+ * already adjusted to the call instruction), and its two values. */
+typedef int (*ctr_sample_fn)(void *ctx, const struct ctr_pprof_frame *frames, size_t n,
+                             int64_t count, int64_t delay_ns);
+
+/* ctr_profile_samples() : calls fn once per wait that profile `type` counts.
+ * Stops at fn's first non-zero return and returns it; 0 when done, -ENOMEM. */
+int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type, ctr_sample_fn fn,
+                        void *ctx);
+
+/* ctr_profile_write() : writes profile `type` of t to out as gzip'd
+ * profile.proto, samples typed contentions/count and delay/nanoseconds.
+ * Symbolization problems are printed to `warn` (may be NULL).
+ * @return 0, or a negative errno with a one-line reason in err. */
+int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FILE *out,
+                      FILE *warn, char *err, size_t errlen);
+
+/* The CLI's names of the types ("sync", ...): NULL / 0 when unknown. */
+const char *ctr_profile_name(enum ctr_profile_type type);
+enum ctr_profile_type ctr_profile_parse(const char *name);
 
 #endif

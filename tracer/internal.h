@@ -309,6 +309,12 @@ static inline void ctr__emit(struct ctr_thread *t, uint8_t type, const uint64_t 
     ctr__emit_at(t, type, ctr__ticks(), args);
 }
 
+/* ctr__tracing() : whether a session is on (one relaxed load). */
+static inline int ctr__tracing(void)
+{
+    return atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
+}
+
 /* ctr__self_traced() : the calling thread's slot if tracing is on and the
  * thread is not inside the tracer; registers the thread on first use.
  * NULL means: do not trace this call. */

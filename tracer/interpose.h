@@ -59,6 +59,8 @@
     X(int, sem_trywait, (sem_t * s), (s), 1)                                              \
     X(int, sem_post, (sem_t * s), (s), 1)                                                 \
     X(int, pthread_barrier_wait, (pthread_barrier_t * b), (b), 1)                         \
+    X(int, pthread_tryjoin_np, (pthread_t th, void **ret), (th, ret), 1)                  \
+    X(int, pthread_spin_trylock, (pthread_spinlock_t * l), (l), 1)                        \
     X(int, pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *at),   \
       (th, ret, at), 1)                                                                   \
     X(int, pthread_clockjoin_np,                                                          \
@@ -72,10 +74,36 @@
     X(int, usleep, (useconds_t us), (us), 1)                                              \
     X(unsigned, sleep, (unsigned s), (s), 1)
 
+/* Condition variables have two ABIs in glibc (x86_64): GLIBC_2.3.2, the
+ * default, and GLIBC_2.2.5 for binaries built against LinuxThreads-era
+ * headers. Each version of each function gets its own wrapper and its own
+ * real function (dlvsym), so an old-ABI caller reaches the old-ABI code.
+ * Columns: ret, field, symbol, version, parameters, arguments. */
+#define CTR_WRAPPED_COND(X)                                                                \
+    X(int, cond_wait, pthread_cond_wait, GLIBC_2.3.2,                                      \
+      (pthread_cond_t * c, pthread_mutex_t * m), (c, m))                                   \
+    X(int, cond_timedwait, pthread_cond_timedwait, GLIBC_2.3.2,                            \
+      (pthread_cond_t * c, pthread_mutex_t * m, const struct timespec *at), (c, m, at))    \
+    X(int, cond_signal, pthread_cond_signal, GLIBC_2.3.2, (pthread_cond_t * c), (c))       \
+    X(int, cond_broadcast, pthread_cond_broadcast, GLIBC_2.3.2, (pthread_cond_t * c), (c)) \
+    X(int, cond_wait_old, pthread_cond_wait, GLIBC_2.2.5,                                  \
+      (pthread_cond_t * c, pthread_mutex_t * m), (c, m))                                   \
+    X(int, cond_timedwait_old, pthread_cond_timedwait, GLIBC_2.2.5,                        \
+      (pthread_cond_t * c, pthread_mutex_t * m, const struct timespec *at), (c, m, at))    \
+    X(int, cond_signal_old, pthread_cond_signal, GLIBC_2.2.5, (pthread_cond_t * c), (c))   \
+    X(int, cond_broadcast_old, pthread_cond_broadcast, GLIBC_2.2.5, (pthread_cond_t * c),  \
+      (c))
+
 struct ctr_real {
 #define CTR_X_FIELD(ret, name, params, args, req) ret(*name) params;
     CTR_WRAPPED(CTR_X_FIELD)
 #undef CTR_X_FIELD
+#define CTR_X_VFIELD(ret, field, sym, ver, params, args) ret(*field) params;
+    CTR_WRAPPED_COND(CTR_X_VFIELD)
+#undef CTR_X_VFIELD
+    /* Added in glibc 2.30, one version only. */
+    int (*cond_clockwait)(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                          const struct timespec *at);
 };
 
 extern struct ctr_real ctr__real;

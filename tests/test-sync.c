@@ -1,0 +1,377 @@
+/* test-sync.c - ground truth for the sync and blame profiles: for each kind of
+ * wait, one thread waits a known time (50 ms) in a known function, and the
+ * profile must show that delay, within 10%, under the right leaf at that
+ * function, and nothing large anywhere else. Sleeps must not appear at all.
+ *
+ * Each case is a pair of threads: the waiter says it is about to wait, the
+ * other thread then sleeps 50 ms before releasing it. */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ctrace/trace.h"
+#include "profile.h"
+#include "reader.h"
+
+#define WAIT_NS (50 * 1000 * 1000ll)
+
+static char path[64];
+static _Atomic int ready;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Waits until the waiter announced itself, then 50 ms more. */
+static void await_waiter_then_sleep(void)
+{
+    while (!atomic_load(&ready))
+        sched_yield();
+    sleep_ms(50);
+}
+
+/* ---------------------------------------------------------------------------
+ * Reading profiles
+ * ------------------------------------------------------------------------- */
+
+struct tally {
+    const char *leaf;
+    uintptr_t fn;              /* the function whose call site we look for */
+    int64_t at_site, elsewhere, elsewhere_max;
+};
+
+/* A frame's pc is inside fn if it is within fn's first bytes: the waiting
+ * functions below are small. */
+static int in_function(uint64_t pc, uintptr_t fn)
+{
+    return pc >= fn && pc < fn + 512;
+}
+
+static int tally_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, int64_t count,
+                        int64_t delay_ns)
+{
+    (void)count;
+    struct tally *t = ctx;
+    if (n >= 2 && strcmp(frames[0].function, t->leaf) == 0 && in_function(frames[1].pc, t->fn))
+        t->at_site += delay_ns;
+    else {
+        t->elsewhere += delay_ns;
+        if (delay_ns > t->elsewhere_max)
+            t->elsewhere_max = delay_ns;
+    }
+    return 0;
+}
+
+/* Stops tracing, reads the trace and checks that profile `type` has about
+ * 50 ms under `leaf` called from `fn`, and no other sample above 5 ms. */
+static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*fn)(void))
+{
+    assert_int_equal(trace_stop(), 0);
+    struct ctr_trace tr;
+    char err[256];
+    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
+    assert_string_equal(tr.damage, "");
+    struct tally t = {leaf, (uintptr_t)fn, 0, 0, 0};
+    assert_int_equal(ctr_profile_samples(&tr, type, tally_sample, &t), 0);
+    if (t.at_site < WAIT_NS * 9 / 10 || t.at_site > WAIT_NS * 11 / 10 ||
+        t.elsewhere_max > WAIT_NS / 10)
+        fail_msg("%s profile, %s: %.2f ms at the call site (want 50 +- 5), largest elsewhere "
+                 "%.2f ms (want < 5)",
+                 ctr_profile_name(type), leaf, t.at_site / 1e6, t.elsewhere_max / 1e6);
+    ctr_trace_free(&tr);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(path, sizeof(path), "/tmp/ctrace-sync-XXXXXX");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    atomic_store(&ready, 0);
+    return trace_start(path);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (trace_is_running())
+        trace_stop();
+    unlink(path);
+    return 0;
+}
+
+static void run_pair(void *(*waiter)(void *), void (*releaser)(void))
+{
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, waiter, NULL), 0);
+    releaser();
+    pthread_join(th, NULL);
+}
+
+/* ---------------------------------------------------------------------------
+ * Mutex: sync at the lock, blame at the holder's unlock
+ * ------------------------------------------------------------------------- */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static __attribute__((noinline)) void wait_mutex(void)
+{
+    atomic_store(&ready, 1);
+    pthread_mutex_lock(&mu);
+    pthread_mutex_unlock(&mu);
+}
+
+static void *mutex_waiter(void *arg)
+{
+    (void)arg;
+    wait_mutex();
+    return NULL;
+}
+
+/* Holds the mutex 50 ms after the waiter arrived, then unlocks: the unlock
+ * is the release the blame profile must point at. */
+static __attribute__((noinline)) void hold_mutex_50ms(void)
+{
+    pthread_t th;
+    pthread_mutex_lock(&mu);
+    assert_int_equal(pthread_create(&th, NULL, mutex_waiter, NULL), 0);
+    await_waiter_then_sleep();
+    pthread_mutex_unlock(&mu);
+    pthread_join(th, NULL);
+}
+
+static void test_mutex(void **state)
+{
+    (void)state;
+    hold_mutex_50ms();
+    expect_profile(CTR_PROFILE_SYNC, "pthread_mutex_lock", wait_mutex);
+}
+
+static void test_mutex_blame(void **state)
+{
+    (void)state;
+    hold_mutex_50ms();
+    expect_profile(CTR_PROFILE_BLAME, "pthread_mutex_unlock", hold_mutex_50ms);
+}
+
+/* ---------------------------------------------------------------------------
+ * Condition variable, semaphore, rwlock, barrier, join
+ * ------------------------------------------------------------------------- */
+
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int go;
+
+static __attribute__((noinline)) void wait_cond(void)
+{
+    pthread_mutex_lock(&mu);
+    atomic_store(&ready, 1); /* set under the mutex: the signaler sees us waiting */
+    while (!go)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+}
+
+static void *cond_waiter(void *arg)
+{
+    (void)arg;
+    wait_cond();
+    return NULL;
+}
+
+static void signal_after_50ms(void)
+{
+    await_waiter_then_sleep();
+    pthread_mutex_lock(&mu);
+    go = 1;
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void test_cond(void **state)
+{
+    (void)state;
+    go = 0;
+    run_pair(cond_waiter, signal_after_50ms);
+    expect_profile(CTR_PROFILE_SYNC, "pthread_cond_wait", wait_cond);
+}
+
+static sem_t sem;
+
+static __attribute__((noinline)) void wait_sem(void)
+{
+    atomic_store(&ready, 1);
+    sem_wait(&sem);
+}
+
+static void *sem_waiter(void *arg)
+{
+    (void)arg;
+    wait_sem();
+    return NULL;
+}
+
+static void post_after_50ms(void)
+{
+    await_waiter_then_sleep();
+    sem_post(&sem);
+}
+
+static void test_sem(void **state)
+{
+    (void)state;
+    sem_init(&sem, 0, 0);
+    run_pair(sem_waiter, post_after_50ms);
+    expect_profile(CTR_PROFILE_SYNC, "sem_wait", wait_sem);
+    sem_destroy(&sem);
+}
+
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+
+static __attribute__((noinline)) void wait_rdlock(void)
+{
+    atomic_store(&ready, 1);
+    pthread_rwlock_rdlock(&rw);
+    pthread_rwlock_unlock(&rw);
+}
+
+static void *rw_waiter(void *arg)
+{
+    (void)arg;
+    wait_rdlock();
+    return NULL;
+}
+
+static void write_hold_50ms(void)
+{
+    await_waiter_then_sleep();
+    pthread_rwlock_unlock(&rw);
+}
+
+static void test_rwlock(void **state)
+{
+    (void)state;
+    pthread_rwlock_wrlock(&rw);
+    run_pair(rw_waiter, write_hold_50ms);
+    expect_profile(CTR_PROFILE_SYNC, "pthread_rwlock_rdlock", wait_rdlock);
+}
+
+static pthread_barrier_t bar;
+
+static __attribute__((noinline)) void wait_barrier(void)
+{
+    atomic_store(&ready, 1);
+    pthread_barrier_wait(&bar);
+}
+
+static void *barrier_waiter(void *arg)
+{
+    (void)arg;
+    wait_barrier();
+    return NULL;
+}
+
+static void arrive_after_50ms(void)
+{
+    await_waiter_then_sleep();
+    pthread_barrier_wait(&bar);
+}
+
+static void test_barrier(void **state)
+{
+    (void)state;
+    pthread_barrier_init(&bar, NULL, 2);
+    run_pair(barrier_waiter, arrive_after_50ms);
+    expect_profile(CTR_PROFILE_SYNC, "pthread_barrier_wait", wait_barrier);
+    pthread_barrier_destroy(&bar);
+}
+
+static void *run_50ms(void *arg)
+{
+    (void)arg;
+    sleep_ms(50);
+    return NULL;
+}
+
+static __attribute__((noinline)) void wait_join(void)
+{
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, run_50ms, NULL), 0);
+    pthread_join(th, NULL);
+}
+
+static void test_join(void **state)
+{
+    (void)state;
+    wait_join();
+    expect_profile(CTR_PROFILE_SYNC, "pthread_join", wait_join);
+}
+
+/* ---------------------------------------------------------------------------
+ * Sleeps are waits, but in no profile
+ * ------------------------------------------------------------------------- */
+
+static int count_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, int64_t count,
+                        int64_t delay_ns)
+{
+    (void)frames, (void)n, (void)count;
+    *(int64_t *)ctx += delay_ns;
+    return 0;
+}
+
+static void test_sleeps_in_no_profile(void **state)
+{
+    (void)state;
+    usleep(20000);
+    sleep_ms(20);
+    struct timespec ts = {0, 20000000};
+    clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+    assert_int_equal(trace_stop(), 0);
+    struct ctr_trace tr;
+    char err[256];
+    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
+    for (int p = 1; p < CTR_PROFILE_LIMIT; p++) {
+        int64_t total = 0;
+        assert_int_equal(ctr_profile_samples(&tr, (enum ctr_profile_type)p, count_sample, &total), 0);
+        assert_true(total < 1000000); /* < 1 ms in any profile */
+    }
+    /* ...but the trace has them, as Block events of the sleep reasons. */
+    int sleeps = 0;
+    for (size_t i = 0; i < tr.nthreads; i++)
+        for (size_t k = 0; k < tr.threads[i].nevents; k++) {
+            const struct ctr_event *e = &tr.threads[i].events[k];
+            sleeps += e->type == CTR_EV_BLOCK &&
+                      ctr_reason_specs[e->args[0]].wait_class == CTR_CLASS_SLEEP;
+        }
+    assert_int_equal(sleeps, 3);
+    ctr_trace_free(&tr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_mutex, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mutex_blame, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cond, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sem, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rwlock, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_barrier, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_join, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sleeps_in_no_profile, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
