@@ -105,10 +105,16 @@ static const struct waitop mutex_timedlock = {CTR_REASON_MUTEX_TIMEDLOCK, try_mu
 static const struct waitop mutex_clocklock = {CTR_REASON_MUTEX_CLOCKLOCK, try_mutex,
                                               do_mutex_clocklock, NULL};
 
+/* The hottest wrappers try inline before taking the shared path, which
+ * then tries once more (cheap next to a wait, and the lock may be free by
+ * then): an uncontended lock costs the wrapper one trylock and no call. */
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_mutex_lock(m);
+    int rc = ctr__real.pthread_mutex_trylock(m);
+    if (CTR_LIKELY(rc != EBUSY))
+        return rc;
     return wait_traced(&mutex_lock, &(struct call){.obj = m}, m);
 }
 
@@ -180,6 +186,9 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_rwlock_rdlock(l);
+    int rc = ctr__real.pthread_rwlock_tryrdlock(l);
+    if (CTR_LIKELY(rc != EBUSY))
+        return rc;
     return wait_traced(&rw_rd, &(struct call){.obj = l}, l);
 }
 
@@ -187,6 +196,9 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_rwlock_wrlock(l);
+    int rc = ctr__real.pthread_rwlock_trywrlock(l);
+    if (CTR_LIKELY(rc != EBUSY))
+        return rc;
     return wait_traced(&rw_wr, &(struct call){.obj = l}, l);
 }
 
@@ -272,6 +284,10 @@ CTR_EXPORT CTR_WRAPPER_TEXT int sem_wait(sem_t *s)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.sem_wait(s);
+    int saved = errno;
+    if (CTR_LIKELY(ctr__real.sem_trywait(s) == 0))
+        return 0;
+    errno = saved;
     return wait_traced(&sem_wait_op, &(struct call){.obj = s}, s);
 }
 

@@ -4,13 +4,15 @@
  *      Block: three arguments more), against an empty loop and a bare rdtsc;
  *   2. an uncontended pthread_mutex_lock + unlock: the real glibc functions
  *      (through dlsym(RTLD_NEXT)), libctrace's wrappers with tracing off, and
- *      with tracing on.
+ *      with tracing on;
+ *   3. the same for an uncontended sem_post + sem_wait pair.
  * Variants are interleaved over several rounds and the median is printed, with
  * the ratio to the baseline. Prints tables; never passes or fails on timing.
  * usage: bench_hotpath [ITERATIONS (default 20000000)] [ROUNDS (default 7)]
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,30 @@ static double run_lock_wrapped(uint64_t iters)
     return (double)(now_ns() - t0) / (double)iters;
 }
 
+static int (*real_post)(sem_t *);
+static int (*real_wait)(sem_t *);
+static sem_t sem;
+
+static double run_sem_real(uint64_t iters)
+{
+    uint64_t t0 = now_ns();
+    for (uint64_t i = 0; i < iters; i++) {
+        real_post(&sem);
+        real_wait(&sem);
+    }
+    return (double)(now_ns() - t0) / (double)iters;
+}
+
+static double run_sem_wrapped(uint64_t iters)
+{
+    uint64_t t0 = now_ns();
+    for (uint64_t i = 0; i < iters; i++) {
+        sem_post(&sem);
+        sem_wait(&sem);
+    }
+    return (double)(now_ns() - t0) / (double)iters;
+}
+
 /* ---------------------------------------------------------------------------
  * Harness
  * ------------------------------------------------------------------------- */
@@ -173,6 +199,9 @@ int main(int argc, char **argv)
     close(fd);
     real_lock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
     real_unlock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+    real_post = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_post");
+    real_wait = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_wait");
+    sem_init(&sem, 0, 0);
     pthread_t idle;
     pthread_create(&idle, NULL, idle_thread, NULL);
     ctr__clock_init();
@@ -191,6 +220,13 @@ int main(int argc, char **argv)
         {"wrapped lock+unlock, tracing on", run_lock_wrapped, 1, {0}},
     };
     run_table("Uncontended pthread_mutex_lock + unlock", locks, 3, iters, rounds, path);
+
+    struct variant sems[] = {
+        {"real sem_post+sem_wait (glibc)", run_sem_real, 0, {0}},
+        {"wrapped, tracing off", run_sem_wrapped, 0, {0}},
+        {"wrapped, tracing on", run_sem_wrapped, 1, {0}},
+    };
+    run_table("Uncontended sem_post + sem_wait", sems, 3, iters, rounds, path);
     printf("\nclock: %s\n", ctr__clock_tsc ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
     unlink(path);
     return 0;
