@@ -4,9 +4,12 @@
  *
  * Exit status: 0 success; 1 an error (unreadable trace, failed write);
  * 2 a usage error; 3 the trace is damaged: the output covers the part before
- * the damage and a message on stderr says where it is.
+ * the damage and a message on stderr says where it is. `ctrace run` becomes
+ * the program it runs, whose status is then its own.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +25,14 @@
 
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [-o FILE] TRACE   delay profile (gzip'd pprof) of TRACE\n"
-    "                                             TYPE: sync, sched, net or syscall\n"
+    "                                             TYPE: sync, sched, net, syscall or blame\n"
     "       ctrace stats TRACE                    summary: threads, events, bytes, drops\n"
+    "       ctrace run [-o FILE] [FLAGS] -- CMD [ARG...]\n"
+    "                                             run CMD, unmodified, traced into FILE\n"
     "       ctrace -h | ctrace VERB -h            this help, or a verb's\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (output covers the part\n"
-    "before the damage).\n";
+    "before the damage); ctrace run exits with CMD's own status.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -146,6 +151,258 @@ static int cmd_pprof(const char *type, const char *out_path, const char *path)
     return status;
 }
 
+/* ---------------------------------------------------------------------------
+ * ctrace run: trace an unmodified program through LD_PRELOAD. This process
+ * sets the CTRACE_* variables that libctrace's autostart reads, puts
+ * libctrace.so first in LD_PRELOAD and becomes the program (execvp), so the
+ * program keeps this pid, its descriptors and its exit status.
+ * ------------------------------------------------------------------------- */
+
+static const char run_usage[] =
+    "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
+    "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
+    "exit into FILE. CMD's output and exit status are its own. Dynamically linked\n"
+    "programs only. With %p in FILE, children that exec are traced too, each into\n"
+    "its own file; without it, only CMD is (a child would overwrite its trace).\n"
+    "  -o FILE          trace file (default trace.bin); %p in it becomes the pid\n"
+    "  -flush-ms N      collector period in ms (default 100)\n"
+    "  -chunk-bytes N   per-thread buffer chunk, 4k..1M (default 64k)\n"
+    "  -pool-bytes N    buffer memory shared by all threads (default 64M)\n"
+    "  -level N         zstd level of the file, 1..22 (default 1)\n"
+    "  -stack-depth N   most frames per stack, 1..64 (default 32)\n"
+    "  -io-min-ns N     I/O calls shorter than this are not recorded (default 10000)\n"
+    "  -unwind HOW      how stacks are taken: fp (frame pointers), dwarf (libunwind)\n"
+    "                   or auto (default: fp, dwarf where frame pointers are missing)\n"
+    "Sizes take a k, M or G suffix. Each flag sets a CTRACE_* variable (see README);\n"
+    "variables already set and not overridden are kept. CTRACE_LIB names the\n"
+    "libctrace.so to preload instead of the one installed with ctrace.\n"
+    "A program that calls trace_start() itself gets -EBUSY: it is already traced.\n"
+    "Exit status: CMD's; 127 CMD not found, 126 CMD cannot run, 1 libctrace.so not\n"
+    "found, 2 usage.\n";
+
+static int run_usage_error(const char *fmt, const char *arg)
+{
+    fputs("ctrace: run: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (ctrace run -h for help)\n", stderr);
+    return EXIT_USAGE;
+}
+
+#define EXIT_NOT_FOUND 127
+#define EXIT_CANNOT_RUN 126
+
+/* A flag of `ctrace run` and the variable it sets. Values use the grammar
+ * that autostart.c parses: decimal, with a k/M/G suffix where `scaled`. */
+struct run_flag {
+    const char *name, *env, *want;
+    int scaled;
+    unsigned long long min, max; /* besides 0, which means "the default" */
+};
+
+static const struct run_flag run_flags[] = {
+    {"flush-ms", "CTRACE_FLUSH_MS", "milliseconds", 0, 1, 0xffffffffull},
+    {"chunk-bytes", "CTRACE_CHUNK_BYTES", "a size from 4k to 1M", 1, 4096, 1u << 20},
+    {"pool-bytes", "CTRACE_POOL_BYTES", "a size such as 256M", 1, 1, ~0ull},
+    {"level", "CTRACE_LEVEL", "a level from 1 to 22", 0, 1, 22},
+    {"stack-depth", "CTRACE_STACK_DEPTH", "a depth from 1 to 64", 0, 1, 64},
+    {"io-min-ns", "CTRACE_IO_MIN_NS", "nanoseconds", 0, 1, 0xffffffffull},
+    {"sched", "CTRACE_SCHED", "0 or 1 (record context switches)", 0, 0, 1},
+};
+
+static int run_number_ok(const struct run_flag *f, const char *v)
+{
+    const char *p = v;
+    unsigned long long n = 0;
+    if (*p < '0' || *p > '9')
+        return 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > (~0ull - 9) / 10)
+            return 0;
+        n = n * 10 + (unsigned)(*p - '0');
+    }
+    if (f->scaled && *p) {
+        const char *units = "kKmMgG", *u = strchr(units, *p);
+        unsigned shift = u ? 10u * (unsigned)((u - units) / 2 + 1) : 0;
+        if (!shift || n > ~0ull >> shift)
+            return 0;
+        n <<= shift;
+        p++;
+    }
+    return *p == 0 && (n == 0 || (n >= f->min && n <= f->max));
+}
+
+/* Whether path names a readable file; if so, its absolute form into out. */
+static int lib_at(const char *path, char *out)
+{
+    return access(path, R_OK) == 0 && realpath(path, out) != NULL;
+}
+
+/* Finds libctrace.so: $CTRACE_LIB, else next to this binary (the build
+ * tree's tracer/, an installation's ../lib), else the configured install
+ * directory. Prints why not and returns -1 when there is none. */
+static int find_lib(char out[PATH_MAX])
+{
+    const char *env = getenv("CTRACE_LIB");
+    if (env && *env) {
+        if (lib_at(env, out))
+            return 0;
+        fprintf(stderr, "ctrace: run: CTRACE_LIB=%s: %s\n", env, strerror(errno));
+        return -1;
+    }
+    char dir[PATH_MAX], cand[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+    if (n > 0) {
+        dir[n] = 0;
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(cand, sizeof(cand), "%s/tracer/libctrace.so", dir);
+        if (lib_at(cand, out))
+            return 0;
+        snprintf(cand, sizeof(cand), "%s/../lib/libctrace.so", dir);
+        if (lib_at(cand, out))
+            return 0;
+    }
+#ifdef CTRACE_INSTALL_LIBDIR
+    if (lib_at(CTRACE_INSTALL_LIBDIR "/libctrace.so", out))
+        return 0;
+#endif
+    fprintf(stderr, "ctrace: run: cannot find libctrace.so next to ctrace%s%s; "
+                    "set CTRACE_LIB to its path\n",
+#ifdef CTRACE_INSTALL_LIBDIR
+            " or in ", CTRACE_INSTALL_LIBDIR
+#else
+            "", ""
+#endif
+    );
+    return -1;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CTR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CTR_ASAN 1
+#endif
+#endif
+
+/* In an AddressSanitizer build (CTRACE_SANITIZE), libctrace.so is built with
+ * ASan too, and ASan's runtime must be the first library of the process: so
+ * it is preloaded ahead of libctrace. NULL if this is no such build. */
+static const char *asan_runtime(void)
+{
+#ifdef CTR_ASAN
+    Dl_info info;
+    void *sym = dlsym(RTLD_DEFAULT, "__asan_init");
+    if (sym && dladdr(sym, &info) && info.dli_fname && strstr(info.dli_fname, ".so"))
+        return info.dli_fname;
+    return "";
+#else
+    return NULL;
+#endif
+}
+
+/* Puts lib first in LD_PRELOAD, keeping what was there after it. */
+static int preload(const char *lib)
+{
+    const char *asan = asan_runtime();
+    if (asan && !*asan) {
+        fprintf(stderr, "ctrace: run: this ctrace is built with AddressSanitizer linked in "
+                        "statically: it cannot preload an ASan-built libctrace.so\n");
+        return -1;
+    }
+    if (strpbrk(lib, ": ") || (asan && strpbrk(asan, ": "))) {
+        fprintf(stderr, "ctrace: run: cannot preload %s: LD_PRELOAD cannot hold a path "
+                        "with ':' or ' '; set CTRACE_LIB to another path\n", lib);
+        return -1;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = (asan ? strlen(asan) + 1 : 0) + strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+    char *v = malloc(len);
+    if (!v)
+        return -1;
+    snprintf(v, len, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", lib,
+             old && *old ? ":" : "", old && *old ? old : "");
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *out = "trace.bin", *unwind = NULL;
+    const char *values[sizeof(run_flags) / sizeof(run_flags[0])] = {0};
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == 0)
+            break; /* the command */
+        if (is_help(a)) {
+            fputs(run_usage, stdout);
+            return 0;
+        }
+        int r = 0;
+        for (size_t k = 0; r == 0 && k < sizeof(run_flags) / sizeof(run_flags[0]); k++)
+            if ((r = flag(argc, argv, &i, run_flags[k].name, &values[k])) > 0 &&
+                !run_number_ok(&run_flags[k], values[k])) {
+                fprintf(stderr, "ctrace: run: -%s wants %s, not '%s' (ctrace run -h for help)\n",
+                        run_flags[k].name, run_flags[k].want, values[k]);
+                return EXIT_USAGE;
+            }
+        if (r == 0 && (r = flag(argc, argv, &i, "unwind", &unwind)) > 0 &&
+            strcmp(unwind, "fp") != 0 && strcmp(unwind, "dwarf") != 0 &&
+            strcmp(unwind, "auto") != 0)
+            return run_usage_error("-unwind wants fp, dwarf or auto, not '%s'", unwind);
+        if (r == 0)
+            r = flag(argc, argv, &i, "o", &out);
+        if (r < 0)
+            return run_usage_error("flag %s needs a value", a);
+        if (r == 0)
+            return run_usage_error("unknown flag %s", a);
+    }
+    if (i >= argc)
+        return run_usage_error("no command given%s", "");
+    if (!*out)
+        return run_usage_error("-o needs a file name%s", "");
+
+    char lib[PATH_MAX];
+    if (find_lib(lib) != 0 || preload(lib) != 0)
+        return 1;
+    /* An absolute path: the program or its children may change directory. */
+    char path[PATH_MAX], cwd[PATH_MAX];
+    int len = out[0] != '/' && getcwd(cwd, sizeof(cwd))
+                  ? snprintf(path, sizeof(path), "%s/%s", cwd, out)
+                  : snprintf(path, sizeof(path), "%s", out);
+    if (len < 0 || (size_t)len >= sizeof(path)) {
+        fprintf(stderr, "ctrace: run: %s: file name too long\n", out);
+        return 1;
+    }
+    char pid[24];
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid()); /* execvp keeps it */
+    int rc = setenv("CTRACE_OUTPUT", path, 1) | setenv("CTRACE_PID", pid, 1);
+    for (size_t k = 0; k < sizeof(run_flags) / sizeof(run_flags[0]); k++)
+        if (values[k])
+            rc |= setenv(run_flags[k].env, values[k], 1);
+    if (unwind)
+        rc |= setenv("CTRACE_UNWIND", unwind, 1);
+    if (rc != 0) {
+        fprintf(stderr, "ctrace: run: setting the environment: %s\n", strerror(errno));
+        return 1;
+    }
+    fflush(NULL);
+    execvp(argv[i], argv + i);
+    int err = errno;
+    if (err == ENOENT && !strchr(argv[i], '/'))
+        fprintf(stderr, "ctrace: run: %s: command not found\n", argv[i]);
+    else
+        fprintf(stderr, "ctrace: run: %s: %s\n", argv[i], strerror(err));
+    return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -156,6 +413,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "stats") == 0)
         return cmd_stats(argc - 1, argv + 1);
+    if (strcmp(argv[1], "run") == 0)
+        return cmd_run(argc - 1, argv + 1);
 
     const char *type = NULL, *out = NULL, *path = NULL;
     for (int i = 1; i < argc; i++) {

@@ -96,6 +96,15 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     if (c->rc != 0 || iv->state == CTR_STATE_RUNNING)
         return;
     uint64_t ns = iv->end_ns - iv->start_ns;
+    if (iv->state == CTR_STATE_RUNNABLE && iv->reason == 0) {
+        /* Preempted: no stack was taken, so the thread's start routine
+         * stands for where it ran. */
+        if (c->type == CTR_PROFILE_SCHED) {
+            struct ctr_pprof_frame frames[2] = {{0, "preempted"}, {iv->thread->start_pc, NULL}};
+            c->rc = c->fn(c->ctx, frames, iv->thread->start_pc ? 2 : 1, 1, (int64_t)ns);
+        }
+        return;
+    }
     const char *call = iv->reason < CTR_REASON_LIMIT ? ctr_reason_specs[iv->reason].call : NULL;
     if (!call)
         return;

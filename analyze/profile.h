@@ -5,7 +5,9 @@
  *                       start to its release (or its end, with no release),
  *                       at the stack where the wait began;
  *   sched               time runnable: from the release to the moment the
- *                       thread ran again, at the waiting stack;
+ *                       thread ran again, at the waiting stack; and, when
+ *                       the trace has context switches, time preempted,
+ *                       under "preempted" at the thread's start routine;
  *   blame               the blocked time of every released wait, at the
  *                       stack of the thread that released it: the end of
  *                       the critical section others waited for.

@@ -33,8 +33,9 @@
 #define MAX_STREAM_BYTES ((size_t)8 << 30)
 
 struct batch_ref {
-    uint64_t thread_id, base_ticks;
+    uint64_t thread_id, base;
     size_t off, len;   /* event bytes in t->stream */
+    int ns_units;      /* SWITCHES: base and deltas are CLOCK_MONOTONIC ns */
 };
 
 struct frame_ref {
@@ -275,12 +276,14 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         c->p += v[6];
         return 0;
     }
-    case CTR_REC_BATCH: {
+    case CTR_REC_BATCH:
+    case CTR_REC_SWITCHES: {
         FIELDS(2);
         struct batch_ref *b = PUSH(r->batches, r->nbatches, r->batches_cap);
         if (!b)
             return -ENOMEM;
-        *b = (struct batch_ref){v[0], v[1], (size_t)(c->p - t->stream), (size_t)(c->end - c->p)};
+        *b = (struct batch_ref){v[0], v[1], (size_t)(c->p - t->stream), (size_t)(c->end - c->p),
+                                kind == CTR_REC_SWITCHES};
         t->batch_bytes += b->len;
         c->p = c->end;
         return 0;
@@ -296,11 +299,12 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_END:
-        FIELDS(3);
+        FIELDS(4);
         t->complete = 1;
         t->end_dropped = v[0];
         t->end_stack_overflows = v[1];
         t->end_untraced = v[2];
+        t->end_sched_failed = v[3];
         return 0;
     default:
         return 0; /* unknown kinds are skipped (§3: length-delimited) */
@@ -496,7 +500,7 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
     struct ctr_trace *t = r->t;
     struct ctr_thread_info *th = ctr_trace_thread(t, b->thread_id);
     struct cur c = {t->stream + b->off, t->stream + b->off + b->len};
-    uint64_t ticks = b->base_ticks;
+    uint64_t ticks = b->base; /* or ns, in a SWITCHES record */
     while (c.p < c.end) {
         size_t off = (size_t)(c.p - t->stream);
         uint8_t type = *c.p++;
@@ -523,15 +527,25 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
             else
                 e->args[i - 1] = v;
         }
-        e->ns = ticks_to_ns(t, ticks);
-        /* A new chunk's base can sit a hair before the last event of the
-         * previous one when CPUs' TSCs disagree: keep thread time monotonic. */
-        if (th->nevents > 1 && e->ns < th->events[th->nevents - 2].ns)
-            e->ns = th->events[th->nevents - 2].ns;
         t->nevents++;
         t->events_by_type[type]++;
+        if (b->ns_units) {
+            e->ns = ticks;
+            th->nswitches++;
+            if (type == CTR_EV_LOST) /* switches the kernel dropped */
+                th->switches_lost += e->args[0];
+            continue;
+        }
+        e->ns = ticks_to_ns(t, ticks);
+        /* A new chunk's base can sit a hair before the last event of the
+         * previous one when CPUs' TSCs disagree: keep thread time monotonic.
+         * (Batches come before any switches: see decode_events.) */
+        if (th->nevents > 1 && e->ns < th->events[th->nevents - 2].ns)
+            e->ns = th->events[th->nevents - 2].ns;
         if (type == CTR_EV_LOST)
             th->lost += e->args[0];
+        if (type == CTR_EV_THREAD_START)
+            th->start_pc = e->args[1];
         if (type == CTR_EV_THREAD_NAME) {
             struct ctr_thread_info *named = ctr_trace_thread(t, e->args[0]);
             const char *n = ctr_trace_string(t, e->args[1]);
@@ -542,16 +556,61 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
     return 0;
 }
 
+/* A thread's events are its batches' in order, then its context switches
+ * (already in time order each): sort the whole by time, keeping the order
+ * of equal times (so a batch's own order wins). */
+struct keyed {
+    uint64_t ns;
+    size_t at;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    if (x->ns != y->ns)
+        return x->ns < y->ns ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static int merge_switches(struct ctr_thread_info *th)
+{
+    struct keyed *k = malloc(th->nevents * sizeof(*k));
+    struct ctr_event *sorted = malloc(th->nevents * sizeof(*sorted));
+    if (!k || !sorted) {
+        free(k);
+        free(sorted);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < th->nevents; i++)
+        k[i] = (struct keyed){th->events[i].ns, i};
+    qsort(k, th->nevents, sizeof(*k), cmp_keyed);
+    for (size_t i = 0; i < th->nevents; i++)
+        sorted[i] = th->events[k[i].at];
+    free(k);
+    free(th->events);
+    th->events = sorted;
+    th->cap = th->nevents;
+    return 0;
+}
+
 static void decode_events(struct rd *r)
 {
     struct ctr_trace *t = r->t;
-    for (size_t i = 0; i < r->nbatches; i++) {
-        int rc = decode_batch(r, &r->batches[i]);
-        if (rc == -ENOMEM) {
-            damage(r, r->batches[i].off, "out of memory");
+    for (int pass = 0; pass < 2; pass++) /* batches first, then switches */
+        for (size_t i = 0; i < r->nbatches; i++) {
+            if (r->batches[i].ns_units != pass)
+                continue;
+            int rc = decode_batch(r, &r->batches[i]);
+            if (rc == -ENOMEM) {
+                damage(r, r->batches[i].off, "out of memory");
+                return;
+            }
+        }
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (t->threads[i].nswitches && merge_switches(&t->threads[i]) != 0) {
+            damage(r, 0, "out of memory");
             return;
         }
-    }
     t->start_ns = UINT64_MAX;
     t->end_ns = 0;
     for (size_t i = 0; i < t->nclocks; i++) {

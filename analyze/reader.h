@@ -30,6 +30,9 @@ struct ctr_thread_info {
     size_t nevents, cap;
     uint64_t dropped;            /* from DROPS records */
     uint64_t lost;               /* sum of LOST events */
+    uint64_t start_pc;           /* start routine (ThreadStart), 0 if unknown */
+    uint64_t nswitches;          /* context-switch events (SWITCHES records) */
+    uint64_t switches_lost;      /* switches the kernel could not record */
 };
 
 struct ctr_stack_info {
@@ -76,7 +79,7 @@ struct ctr_trace {
     uint64_t file_bytes, stream_bytes, batch_bytes;
     uint64_t nevents, events_by_type[CTR_EV_LIMIT];
     int complete;                /* END record seen */
-    uint64_t end_dropped, end_stack_overflows, end_untraced;
+    uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;
     /* Problems: damage is set when reading stopped early (partial result). */
     char damage[256];
     char warning[256];

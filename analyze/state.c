@@ -107,6 +107,7 @@ struct walker {
     ctr_interval_fn fn;
     void *ctx;
     struct ctr_interval cur; /* the state being accumulated; state 0 = none */
+    uint64_t resume_ns;      /* last switch-in during the current wait, 0: none */
 };
 
 static void emit(struct walker *w, const struct ctr_interval *iv)
@@ -114,26 +115,38 @@ static void emit(struct walker *w, const struct ctr_interval *iv)
     w->fn(w->ctx, iv);
 }
 
-/* Ends the current interval at ns (a wait: split at its release) and starts
- * `next` there (NULL: none). */
+/* Emits the current wait, ending at ns: blocked until its release, runnable
+ * until the thread ran again (its last switch-in, when switches were
+ * recorded; else ns), then running. An open wait has no release. */
+static void end_wait(struct walker *w, uint64_t ns, int open)
+{
+    struct ctr_interval *c = &w->cur;
+    uint64_t resume = w->resume_ns >= c->start_ns && w->resume_ns && w->resume_ns <= ns
+                          ? w->resume_ns
+                          : ns;
+    c->release = open ? NULL : find_release(w->s, c->object, c->start_ns, resume);
+    c->open = open;
+    struct ctr_interval part = *c;
+    part.end_ns = c->release ? c->release->ns : resume;
+    emit(w, &part);
+    if (part.end_ns < resume) {
+        part.state = CTR_STATE_RUNNABLE;
+        part.start_ns = part.end_ns;
+        part.end_ns = resume;
+        emit(w, &part);
+    }
+    if (resume < ns)
+        emit(w, &(struct ctr_interval){.thread = w->th, .state = CTR_STATE_RUNNING,
+                                       .start_ns = resume, .end_ns = ns});
+    w->resume_ns = 0;
+}
+
+/* Ends the current interval at ns and starts `next` there (NULL: none). */
 static void transition(struct walker *w, uint64_t ns, const struct ctr_interval *next, int open)
 {
     struct ctr_interval *c = &w->cur;
     if (c->state == CTR_STATE_BLOCKED) {
-        c->release = open ? NULL : find_release(w->s, c->object, c->start_ns, ns);
-        c->open = open;
-        if (c->release && c->release->ns < ns) {
-            struct ctr_interval runnable = *c;
-            c->end_ns = c->release->ns;
-            emit(w, c);
-            runnable.state = CTR_STATE_RUNNABLE;
-            runnable.start_ns = c->release->ns;
-            runnable.end_ns = ns;
-            emit(w, &runnable);
-        } else {
-            c->end_ns = ns;
-            emit(w, c);
-        }
+        end_wait(w, ns, open);
     } else if (c->state) {
         c->end_ns = ns;
         emit(w, c);
@@ -152,8 +165,10 @@ uint64_t ctr_states_walk(const struct ctr_states *s, ctr_interval_fn fn, void *c
     const struct ctr_trace *t = s->t;
     uint64_t odd = 0;
     const struct ctr_interval running = {.state = CTR_STATE_RUNNING};
+    /* Preempted: runnable with no wait (reason 0). */
+    const struct ctr_interval preempted = {.state = CTR_STATE_RUNNABLE};
     for (size_t i = 0; i < t->nthreads; i++) {
-        struct walker w = {s, &t->threads[i], fn, ctx, {0}};
+        struct walker w = {s, &t->threads[i], fn, ctx, {0}, 0};
         const struct ctr_thread_info *th = w.th;
         if (th->nevents == 0)
             continue;
@@ -182,6 +197,19 @@ uint64_t ctr_states_walk(const struct ctr_states *s, ctr_interval_fn fn, void *c
                 if (w.cur.state != CTR_STATE_BLOCKED)
                     odd++;
                 transition(&w, e->ns, &running, 0);
+                break;
+            case CTR_EV_SWITCH_OUT:
+                /* Preempted while running: runnable until switched back in.
+                 * (A voluntary switch-out is the wait we already know of,
+                 * or one we do not trace: it stays as it is.) */
+                if (w.cur.state == CTR_STATE_RUNNING && e->args[0])
+                    transition(&w, e->ns, &preempted, 0);
+                break;
+            case CTR_EV_SWITCH_IN:
+                if (w.cur.state == CTR_STATE_BLOCKED)
+                    w.resume_ns = e->ns;
+                else if (w.cur.state == CTR_STATE_RUNNABLE)
+                    transition(&w, e->ns, &running, 0);
                 break;
             default:
                 break; /* no state change */

@@ -4,7 +4,10 @@
  *
  * States: running (alive and not waiting), blocked (in a wait, with its
  * reason, object and the stack where it began) and runnable (let go by a
- * release, not yet running again). A wait's release is the last one on its
+ * release, or preempted, and not yet running again). Preemption, and the
+ * exact moment a released waiter ran again, come from context switches when
+ * the trace recorded them (SWITCH_* events); a preempted interval has
+ * reason 0 and no wait. A wait's release is the last one on its
  * object between the wait's start and its end: a Release event (unlock,
  * post, signal), the ThreadEnd of the thread a join waits for, or, for a
  * barrier, the Block of the last thread to arrive. The blocked part lasts

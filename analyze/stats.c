@@ -33,10 +33,32 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
             (unsigned long long)t->pid);
     fprintf(out, "duration:     %.6f s in %llu generations\n", secs,
             (unsigned long long)t->generations);
+    uint64_t switches = 0, switches_lost = 0;
+    for (size_t i = 0; i < t->nthreads; i++) {
+        switches += t->threads[i].nswitches;
+        switches_lost += t->threads[i].switches_lost;
+    }
+    if (t->flags & CTR_INFO_SCHED_SWITCHES)
+        fprintf(out, "sched:        release events and %llu context switches (perf_event)\n",
+                (unsigned long long)switches);
+    else
+        fprintf(out, "sched:        release events only (context switches not recorded)\n");
+    if (t->end_sched_failed)
+        fprintf(out, "              %llu threads without context switches (perf_event refused)\n",
+                (unsigned long long)t->end_sched_failed);
+    if (switches_lost)
+        fprintf(out, "              %llu context switches lost (the kernel's ring was full)\n",
+                (unsigned long long)switches_lost);
     fprintf(out, "clock:        %s, %zu calibration points\n",
             t->tick_source == CTR_TICKS_TSC ? "tsc" : "monotonic", t->nclocks);
+    unsigned fp = !!(t->flags & CTR_INFO_STACKS_FRAME_POINTER);
+    unsigned dwarf = !!(t->flags & CTR_INFO_STACKS_DWARF);
     fprintf(out, "stacks taken: %s\n",
-            t->flags & CTR_INFO_STACKS_FRAME_POINTER ? "frame-pointer walk" : "unknown");
+            fp && dwarf ? "frame-pointer walk, and eh_frame unwinding (libunwind) where it "
+                          "fell short"
+            : fp        ? "frame-pointer walk"
+            : dwarf     ? "eh_frame unwinding (libunwind)"
+                        : "unknown");
     fprintf(out, "I/O waits:    calls shorter than %.1f us not recorded\n",
             (double)t->io_min_ns / 1e3);
     fprintf(out, "threads:      %zu (%zu with events)\n", t->nthreads, with_events);

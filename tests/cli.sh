@@ -63,5 +63,83 @@ expect "go reads the profile" 0 "pthread_mutex_lock" -- go tool pprof -top "$tmp
 expect "go reads a damaged trace's profile" 0 "Type: delay" -- go tool pprof -top "$tmp/cut.pb.gz"
 expect "empty class profile" 0 "" -- "$ctrace" --pprof net -o "$tmp/net.pb.gz" "$tmp/t.bin"
 
+# ctrace run: the program's output and exit status are its own; a problem
+# with a CTRACE_* variable is one line on stderr and never stops the program.
+# In an ASan build, `ctrace run` preloads ASan's runtime too (see main.c).
+expect_exact() { # NAME STATUS EXPECTED-OUTPUT -- command...: all of stdout+stderr
+    local name=$1 want=$2 text=$3; shift 4
+    local out status
+    out=$("$@" 2>&1); status=$?
+    if [ "$status" -eq "$want" ] && [ "$out" = "$text" ]; then
+        pass=$((pass + 1)); echo "ok   $name"
+    else
+        fail=$((fail + 1)); echo "FAIL $name: exit $status (want $want), output:"; echo "$out" | head -20
+    fi
+}
+run=("$ctrace" run -o "$tmp/run.bin" --)
+expect "run help" 0 "usage: ctrace run" -- "$ctrace" run -h
+expect "help names run and blame" 0 "ctrace run .*-- CMD" -- "$ctrace" -h
+expect "help lists blame" 0 "TYPE: .*blame" -- "$ctrace" -h
+expect_exact "run: the program's status" 1 "" -- "${run[@]}" false
+expect_exact "run: the program's output and status" 3 "out
+err" -- "${run[@]}" sh -c 'echo out; echo err >&2; exit 3'
+expect_exact "run: a missing program" 127 "ctrace: run: /nonexistent: No such file or directory" \
+    -- "${run[@]}" /nonexistent
+expect_exact "run: a command not in PATH" 127 "ctrace: run: ctrace-no-such-command: command not found" \
+    -- "${run[@]}" ctrace-no-such-command
+expect "run: not executable" 126 "Permission denied" -- "${run[@]}" "$tmp/text.bin"
+expect "run: no command" 2 "no command given" -- "$ctrace" run -o "$tmp/run.bin"
+expect "run: unknown flag" 2 "unknown flag -bogus" -- "$ctrace" run -bogus -- true
+expect "run: bad flag value" 2 "-flush-ms wants milliseconds, not 'abc'" -- "$ctrace" run -flush-ms=abc -- true
+expect "run: bad -unwind" 2 "-unwind wants fp, dwarf or auto" -- "$ctrace" run -unwind=x -- true
+expect_exact "run: bad CTRACE_FLUSH_MS warns once, the program runs" 0 \
+"ctrace: CTRACE_FLUSH_MS: not a number: 'abc'
+ran" -- env CTRACE_FLUSH_MS=abc "${run[@]}" sh -c 'echo ran'
+expect_exact "run: bad CTRACE_UNWIND warns once, the program runs" 4 \
+"ctrace: CTRACE_UNWIND: want fp, dwarf or auto: 'x'" -- env CTRACE_UNWIND=x "${run[@]}" sh -c 'exit 4'
+expect_exact "run: an unwritable trace path warns once, the program runs" 0 \
+"ctrace: not tracing: $tmp/no/such/dir/r.bin: No such file or directory
+ran" -- "$ctrace" run -o "$tmp/no/such/dir/r.bin" -- sh -c 'echo ran'
+expect "run: CTRACE_LIB that is not there" 1 "CTRACE_LIB=$tmp/nope.so" -- \
+    env CTRACE_LIB="$tmp/nope.so" "${run[@]}" true
+
+# A program that calls trace_start() itself is already being traced: it gets
+# -EBUSY (prog-contend then gives up with status 1), and the run's own trace
+# is complete.
+rm -f "$tmp/run.bin"
+expect "run: trace_start under ctrace run" 1 "trace_start" -- \
+    "$ctrace" run -o "$tmp/run.bin" -flush-ms 20 -- "$prog" exit "$tmp/self.bin"
+expect "run: ... the run's trace is complete" 0 "\(complete\)" -- "$ctrace" stats "$tmp/run.bin"
+expect "run: ... the program's own trace was not started" 1 "" -- test -e "$tmp/self.bin"
+
+# %p: each process that execs writes its own file (xargs runs true as its
+# child). Without %p only the process ctrace run started (CTRACE_PID) writes
+# the file: the child leaves alone the trace its parent is still writing.
+echo x > "$tmp/x.txt"
+expect "run: %p, a child that execs" 0 "" -- "$ctrace" run -o "$tmp/kid.%p.bin" -- \
+    xargs -a "$tmp/x.txt" /bin/true
+kids=("$tmp"/kid.*.bin)
+expect "run: %p gives each process its own file" 0 "" -- test "${#kids[@]}" -eq 2
+for k in "${kids[@]}"; do
+    expect "run: $(basename "$k") is complete" 0 "\(complete\)" -- "$ctrace" stats "$k"
+done
+expect "run: without %p" 0 "" -- "$ctrace" run -o "$tmp/one.bin" -- xargs -a "$tmp/x.txt" /bin/true
+expect "run: ... the parent's trace" 0 "program: +[^ ]*xargs " -- "$ctrace" stats "$tmp/one.bin"
+expect "run: ... complete" 0 "\(complete\)" -- "$ctrace" stats "$tmp/one.bin"
+# The shell (which ends with _exit: a header only) outlives its child, whose
+# complete trace would otherwise be all the file holds.
+expect "run: a child leaves a %p-less path alone" 0 "" -- bash -c "'$ctrace' run \
+    -o '$tmp/sh.bin' -- sh -c '/bin/true; exit 0' && test -e '$tmp/sh.bin' &&
+    ! '$ctrace' stats '$tmp/sh.bin' 2>&1 | grep true"
+
+# Stacks by eh_frame unwinding name the same code as the frame-pointer walk.
+CTRACE_UNWIND=dwarf "$prog" stop "$tmp/dwarf.bin" || { echo "prog-contend (dwarf) failed"; exit 1; }
+expect "dwarf: stats says how" 0 "stacks taken: eh_frame unwinding \(libunwind\)$" -- "$ctrace" stats "$tmp/dwarf.bin"
+expect "dwarf: the profile names the program's functions" 0 " worker$" -- bash -c \
+    "'$ctrace' -pprof=sync '$tmp/dwarf.bin' > '$tmp/dwarf.pb.gz' && go tool pprof -top '$tmp/dwarf.pb.gz'"
+CTRACE_UNWIND=fp "$prog" stop "$tmp/fp.bin" || { echo "prog-contend (fp) failed"; exit 1; }
+expect "fp: stats says how" 0 "stacks taken: frame-pointer walk$" -- "$ctrace" stats "$tmp/fp.bin"
+expect "auto: stats says how" 0 "stacks taken: frame-pointer walk, and eh_frame" -- "$ctrace" stats "$tmp/t.bin"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,11 +14,13 @@ CTRACE_DEPS=(
     build-essential cmake pkg-config        # toolchain
     libzstd-dev zstd zlib1g-dev             # trace compression, gzip'd profiles
     libdw-dev libelf-dev                    # symbolization in the analyzer
+    libunwind-dev                           # stacks through code without frame pointers
     libcmocka-dev                           # unit tests
     golang-go protobuf-compiler             # go tool pprof; protoc for profile checks
     liblttng-ust-dev lttng-tools            # LTTng-UST provider (tp/)
     libbabeltrace2-dev babeltrace2          # CTF reader in the analyzer
     clang                                   # second compiler
+    python3 xz-utils                        # real programs traced by tests/run_debian.sh
 )
 
 ctrace_missing_deps() {

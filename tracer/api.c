@@ -123,6 +123,8 @@ int trace_start_opts(const struct trace_options *o)
     s->level = o->compression_level ? o->compression_level : 1;
     s->stack_depth = o->stack_depth ? o->stack_depth : 32;
     s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
+    s->sched = o->sched_switches != 0;
+    atomic_store(&s->sched_failed, 0);
     atomic_store(&s->io_min_ticks, s->io_min_ns);
     if ((rc = write_header()) != 0 ||
         (rc = ctr__pool_init(&s->pool, pool / chunk * chunk, chunk)) != 0)

@@ -330,6 +330,55 @@ static void visit_map(void *ctx, const struct ctr_map_info *m)
     rec_end(b);
 }
 
+/* Context switches of one thread, from its ring to a SWITCHES record
+ * (FORMAT.md §3), begun at the first switch. */
+struct switch_acc {
+    uint64_t last_ns, lost;
+    size_t body; /* where the record's body starts in C.out, 0 until begun */
+    uint64_t thread_id;
+};
+
+static void switches_event(struct switch_acc *a, uint8_t type, uint64_t ns, int nargs, uint64_t arg)
+{
+    if (!a->body) {
+        a->body = rec_begin(CTR_REC_SWITCHES);
+        put_uv(a->thread_id);
+        put_uv(a->last_ns);
+    }
+    uint8_t ev[1 + 2 * CTR_VARINT_MAX], *p = ev;
+    *p++ = type;
+    p = ctr_put_uvarint(p, ns > a->last_ns ? ns - a->last_ns : 0);
+    if (nargs)
+        p = ctr_put_uvarint(p, arg);
+    put_bytes(ev, (size_t)(p - ev));
+    if (ns > a->last_ns)
+        a->last_ns = ns;
+}
+
+static void on_switch(void *ctx, uint64_t ns, int out, int preempted)
+{
+    if (out)
+        switches_event(ctx, CTR_EV_SWITCH_OUT, ns, 1, (uint64_t)preempted);
+    else
+        switches_event(ctx, CTR_EV_SWITCH_IN, ns, 0, 0);
+}
+
+static void on_switch_lost(void *ctx, uint64_t n)
+{
+    struct switch_acc *a = ctx;
+    a->lost += n;
+}
+
+static void write_switches(struct ctr_thread *t)
+{
+    struct switch_acc a = {ctr__session.start_mono, 0, 0, t->id};
+    ctr__sched_drain(t, ctr__session.start_mono, on_switch, on_switch_lost, &a);
+    if (a.lost)
+        switches_event(&a, CTR_EV_LOST, a.last_ns, 1, a.lost); /* the kernel's ring was full */
+    if (a.body)
+        rec_end(a.body);
+}
+
 static void write_clock(void)
 {
     uint64_t ticks, mono, real;
@@ -352,7 +401,8 @@ static void write_trace_info(void)
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
     REC(CTR_REC_TRACE_INFO, (uint64_t)getpid(),
         ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
-        CTR_INFO_STACKS_FRAME_POINTER, exe_id, ctr__session.io_min_ns);
+        ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
+        ctr__session.io_min_ns);
     REC(CTR_REC_CLOCK, ctr__session.start_ticks, ctr__session.start_mono, ctr__session.start_real);
 }
 
@@ -411,6 +461,11 @@ static void round_run(int final)
         }
         /* Exited with no chunk to hand over, or its last chunk belonged to
          * an earlier session (lost in a stop): nothing more will come. */
+        if (ctr__session.sched) {
+            write_switches(t);
+            if (final)
+                ctr__sched_disable(t);
+        }
         if (state == CTR_SLOT_ORPHANED || (state == CTR_SLOT_EXITED && stale_exit(t)))
             free_slot(s);
     }
@@ -427,7 +482,8 @@ static void round_run(int final)
     if (final)
         REC(CTR_REC_END, C.total_dropped,
             atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
-            atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed));
+            atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
+            atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
     flush_frame();
     C.gen++;
 
@@ -472,6 +528,7 @@ void ctr__collector_kick(void)
 
 int ctr__collector_start(uint32_t epoch)
 {
+    ctr__stack_init(); /* libunwind's costly first call, before any wait */
     if (!C.cctx && !(C.cctx = ZSTD_createCCtx()))
         return -ENOMEM;
     ZSTD_CCtx_reset(C.cctx, ZSTD_reset_session_and_parameters);

@@ -132,6 +132,12 @@ struct ctr_thread {
     uint32_t name_id;           /* string id of the name at registration */
     uint32_t slot;
     struct ctr_lfnode node;     /* free-slot list */
+
+    /* Context-switch ring (sched.c); kept across the slot's memset at
+     * registration, which first closes the previous occupant's. */
+    _Atomic(void *) perf_ring;  /* owner: release once mapped */
+    size_t perf_bytes;
+    int perf_fd;
 };
 
 /* The thread slab: slots are recycled through free_slots once the collector
@@ -205,6 +211,12 @@ extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
  * one outside the wrapper layer (CTR_WRAPPER_TEXT, see interpose.h) outward.
  * Must be called from CTR_WRAPPER_TEXT code. */
 uint32_t ctr__stack_here(struct ctr_thread *t);
+/* Chooses the session's unwinding methods (CTRACE_UNWIND) and warms up
+ * libunwind if they include it. Called at trace start, before the session is
+ * published. */
+void ctr__stack_init(void);
+/* The TRACE_INFO flags (CTR_INFO_STACKS_*) of the session's methods. */
+uint32_t ctr__stack_info(void);
 
 /* ---------------------------------------------------------------------------
  * Session state (api.c) and the collector (collector.c)
@@ -237,6 +249,8 @@ struct ctr_session {
     _Atomic uint64_t bytes_written;
     _Atomic uint64_t chunks_flushed;
     _Atomic uint64_t events_dropped;
+    int sched;                   /* record context switches (sched.c) */
+    _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
 };
 
 extern struct ctr_session ctr__session;
@@ -246,6 +260,22 @@ void ctr__collector_stop(void);
 void ctr__collector_kick(void); /* wake the collector early (queue filling) */
 /* Writes all of buf to the session's descriptor; records the first error. */
 int ctr__sink_write(const void *buf, size_t len);
+
+/* ---------------------------------------------------------------------------
+ * Context switches (sched.c)
+ * ------------------------------------------------------------------------- */
+
+/* Owner, once per session: opens (or re-enables) t's context-switch ring. */
+void ctr__sched_open(struct ctr_thread *t);
+/* Unmaps and closes t's ring, if any: only when no one can read it. */
+void ctr__sched_close(struct ctr_thread *t);
+/* Stops t's ring recording (the session ended). */
+void ctr__sched_disable(struct ctr_thread *t);
+/* Collector: reads t's ring, calling on_switch for each switch at or after
+ * since_ns and on_lost for records the kernel had to drop. */
+void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
+                      void (*on_switch)(void *ctx, uint64_t ns, int out, int preempted),
+                      void (*on_lost)(void *ctx, uint64_t n), void *ctx);
 
 /* ---------------------------------------------------------------------------
  * Writing events (emit.c, fast path inline below)
@@ -328,6 +358,54 @@ static inline struct ctr_thread *ctr__self_traced(void)
     if (t == NULL || t->nesting)
         return NULL;
     return t;
+}
+
+/* ---------------------------------------------------------------------------
+ * Descriptor classes, for the I/O wrappers (fdclass.c). One byte per
+ * descriptor says whether it is a socket, so a read or write picks its NET_
+ * or plain wait reason without a syscall. See fdclass.c for the protocol.
+ * ------------------------------------------------------------------------- */
+
+enum ctr_fd_class { CTR_FD_UNKNOWN = 0, CTR_FD_SOCKET, CTR_FD_OTHER };
+
+#define CTR_FD_TABLE_FDS (1u << 20) /* descriptors the table covers (Linux's default nr_open) */
+
+/* The table, NULL until a traced call first needs it; never unmapped. */
+extern _Atomic(_Atomic uint8_t *) ctr__fd_table;
+
+/* Maps the table and stores c for fd. Keeps errno. */
+void ctr__fd_note_slow(int fd, enum ctr_fd_class c);
+/* Whether fd is a socket: the cached class, else one fstat (whose answer is
+ * cached). For the slow path of a recorded call only; may change errno. */
+int ctr__fd_is_socket(int fd);
+
+/* ctr__fd_note() : fd (if >= 0) now has class c. Once the table exists this
+ * is a relaxed store whether tracing or not, so that it follows every
+ * descriptor the wrappers see being created or closed; before that only a
+ * traced call makes the table. Keeps errno. */
+static inline void ctr__fd_note(int fd, enum ctr_fd_class c)
+{
+    if ((unsigned)fd >= CTR_FD_TABLE_FDS)
+        return;
+    /* acquire: pairs with the release CAS that published the mapping. */
+    _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
+    if (CTR_LIKELY(tb != NULL))
+        /* relaxed: the byte is self-contained; nothing is published by it. */
+        atomic_store_explicit(&tb[fd], (uint8_t)c, memory_order_relaxed);
+    else if (c != CTR_FD_UNKNOWN && ctr__tracing())
+        ctr__fd_note_slow(fd, c);
+}
+
+/* ctr__fd_copy() : `to` is now a duplicate of `from` (dup, dup2, dup3). */
+static inline void ctr__fd_copy(int from, int to)
+{
+    _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
+    if (!tb || (unsigned)to >= CTR_FD_TABLE_FDS)
+        return;
+    uint8_t c = (unsigned)from < CTR_FD_TABLE_FDS
+                    ? atomic_load_explicit(&tb[from], memory_order_relaxed)
+                    : (uint8_t)CTR_FD_UNKNOWN;
+    atomic_store_explicit(&tb[to], c, memory_order_relaxed);
 }
 
 #endif /* CTR_INTERNAL_H */

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------
@@ -34,8 +35,10 @@ static void *resolve(const char *name, const char *version, int required)
     void *f = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
     if (!f && required) {
         /* Nothing sensible can run without the real function. */
-        static const char msg[] = "libctrace: cannot resolve a wrapped pthread function\n";
-        (void)!write(2, msg, sizeof(msg) - 1);
+        /* A raw syscall: write() itself is wrapped, and resolving it is
+         * what failed, maybe. */
+        static const char msg[] = "libctrace: cannot resolve a wrapped libc function\n";
+        syscall(SYS_write, 2, msg, sizeof(msg) - 1);
         abort();
     }
     return f ? f : (void *)no_such_function;

@@ -1,22 +1,104 @@
-/* stack.c - captures the calling thread's stack as raw PCs by walking frame
- * pointers, and interns it to a stack id.
+/* stack.c - captures the calling thread's stack as raw PCs and interns it to
+ * a stack id: by walking frame pointers, or, for code built without them, by
+ * .eh_frame unwinding with libunwind.
  *
- * The walk trusts nothing it reads: each frame pointer must lie above the
- * previous one (stacks grow down), inside [current frame, top of the thread's
- * stack), and be 8-byte aligned; a zero return address ends the walk. So a
- * caller compiled without frame pointers yields a short stack, never a crash.
- * Frames that return into the wrapper layer (CTR_WRAPPER_TEXT) are skipped
- * while they lead, so the first PC is the user's call site whether or not
- * the compiler inlined or tail-called the wrappers.
- * About 14 ns for 10 frames here; only contended waits pay it.
+ * The frame-pointer walk trusts nothing it reads: each frame pointer must lie
+ * above the previous one (stacks grow down), inside [current frame, top of
+ * the thread's stack), and be 8-byte aligned; a zero return address ends the
+ * walk. So a caller compiled without frame pointers yields a short stack,
+ * never a crash. About 14 ns for 10 frames here; only slow paths (contended
+ * waits, releases with waiters, thread creation) pay it.
+ *
+ * The method is chosen per session by CTRACE_UNWIND (read at trace start):
+ *   fp     frame pointers only;
+ *   dwarf  libunwind's unw_backtrace only (about 120 ns);
+ *   auto   (default) frame pointers, and libunwind when the walk does not get
+ *          past the first frame: the caller of the wrapper has no frame
+ *          pointer (Debian's packages, anything built with plain -O2).
+ * libunwind is dlopen'd RTLD_LOCAL, never linked: in the global scope of a
+ * preloaded program its _Unwind_* definitions would take over C++ exception
+ * handling from libgcc_s (and make each throw many times slower). Its first
+ * call costs about 1.4 ms, so ctr__stack_init() makes it before the session
+ * is published, never in a wrapper's first wait. A thread's first unwind
+ * still costs about 0.1 ms: libunwind maps and fills a 256 KiB per-thread
+ * cache. Its own calls into wrapped functions go straight to the real ones
+ * (the nesting guard).
+ *
+ * Either way the frames that lead up to the user's call site are the
+ * tracer's (CTR_WRAPPER_TEXT, which holds this file's functions too) and are
+ * skipped, so the first PC is the user's call site whether or not the
+ * compiler inlined or tail-called the wrappers. Every PC is a return
+ * address, the same from both methods for the same frame.
  */
 #include "interpose.h"
 #include "internal.h"
 
-__attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t)
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#ifndef CTR_LIBUNWIND_SONAME
+#define CTR_LIBUNWIND_SONAME "libunwind.so.8"
+#endif
+
+enum { UNWIND_FP = 1, UNWIND_DWARF = 2 }; /* bits of `methods` */
+
+typedef int (*backtrace_t)(void **buf, int size);
+_Static_assert(__builtin_types_compatible_p(backtrace_t, __typeof__(&unw_backtrace)),
+               "backtrace_t is unw_backtrace's type");
+
+/* Set by ctr__stack_init() before a session is published, read-only while it
+ * runs. Relaxed: a wrapper that reads the previous session's methods only
+ * unwinds the way that session did. */
+static _Atomic unsigned methods = UNWIND_FP;
+/* unw_backtrace, once found; never reset. Release store after its first
+ * call, acquire load before each use, so a user of it sees it warmed up. */
+static _Atomic(backtrace_t) backtrace_fn;
+
+/* Leading PCs that libunwind may report for its own frames, before ours. */
+#define DWARF_EXTRA 16
+
+static int in_tracer(uintptr_t pc)
+{
+    return pc >= (uintptr_t)__start_ctrace_text && pc < (uintptr_t)__stop_ctrace_text;
+}
+
+/* The stack by .eh_frame unwinding, for when the walk found only n < 2 PCs:
+ * replaces pcs[0..n) with up to max PCs from the first frame outside the
+ * tracer (after the leading run of CTR_WRAPPER_TEXT frames, which starts
+ * with this function) if that is more; returns the new count. */
+static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pcs, unsigned n,
+                                             unsigned max)
+{
+    void *buf[CTR_STACK_MAX + DWARF_EXTRA];
+    backtrace_t backtrace = atomic_load_explicit(&backtrace_fn, memory_order_acquire);
+    if (!backtrace)
+        return n;
+    t->nesting++; /* libunwind may lock: its calls go to the real functions */
+    int got = backtrace(buf, (int)(max + DWARF_EXTRA));
+    t->nesting--;
+    int i = 0;
+    while (i < got && !in_tracer((uintptr_t)buf[i]))
+        i++; /* libunwind's own frame, if it reports it */
+    while (i < got && in_tracer((uintptr_t)buf[i]))
+        i++;
+    if (got - i <= (int)n)
+        return n;
+    unsigned k = 0;
+    for (; i < got && k < max; i++)
+        pcs[k++] = (uintptr_t)buf[i];
+    return k;
+}
+
+CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
 {
     uintptr_t pcs[CTR_STACK_MAX];
     unsigned max = ctr__session.stack_depth;
+    unsigned how = atomic_load_explicit(&methods, memory_order_relaxed);
+    unsigned walk_max = how & UNWIND_FP ? max : 0;
     unsigned n = 0;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
     uintptr_t lo = fp;
@@ -25,16 +107,14 @@ __attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t)
     int leading = 1;
     if (hi == 0)
         return 0; /* stack bounds unknown: a stackless event beats a fault */
-    while (n < max) {
+    while (n < walk_max) {
         if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1)))
             break;
         const uintptr_t *frame = (const uintptr_t *)fp;
         uintptr_t next = frame[0], ret = frame[1];
         if (ret == 0)
             break;
-        int in_wrappers =
-            ret >= (uintptr_t)__start_ctrace_text && ret < (uintptr_t)__stop_ctrace_text;
-        if (!(leading && in_wrappers)) {
+        if (!(leading && in_tracer(ret))) {
             leading = 0;
             pcs[n++] = ret;
         }
@@ -42,7 +122,48 @@ __attribute__((noinline)) uint32_t ctr__stack_here(struct ctr_thread *t)
             break;
         fp = next;
     }
+    /* The walk stopped at the caller's own frame: it has no frame pointer. */
+    if (CTR_UNLIKELY(n < 2 && (how & UNWIND_DWARF)) && n < max)
+        n = stack_dwarf(t, pcs, n, max);
     if (n == 0)
         return 0;
     return ctr__intern(&ctr__stacks, pcs, n * (uint32_t)sizeof(uintptr_t));
+}
+
+/* Finds unw_backtrace and makes its expensive first call. */
+static int dwarf_load(void)
+{
+    if (atomic_load_explicit(&backtrace_fn, memory_order_acquire))
+        return 1;
+    void *h = dlopen(CTR_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return 0;
+    backtrace_t fn;
+    *(void **)&fn = dlsym(h, "unw_backtrace"); /* POSIX's way to a function pointer */
+    if (!fn)
+        return 0; /* the handle stays: nothing else refers to it */
+    void *warm[CTR_STACK_MAX];
+    fn(warm, CTR_STACK_MAX);
+    atomic_store_explicit(&backtrace_fn, fn, memory_order_release);
+    return 1;
+}
+
+void ctr__stack_init(void)
+{
+    const char *how = getenv("CTRACE_UNWIND");
+    unsigned want = UNWIND_FP | UNWIND_DWARF; /* auto */
+    if (how && strcmp(how, "fp") == 0)
+        want = UNWIND_FP;
+    else if (how && strcmp(how, "dwarf") == 0)
+        want = UNWIND_DWARF;
+    if ((want & UNWIND_DWARF) && !dwarf_load())
+        want = UNWIND_FP; /* no libunwind here: frame pointers it is */
+    atomic_store_explicit(&methods, want, memory_order_relaxed);
+}
+
+uint32_t ctr__stack_info(void)
+{
+    unsigned m = atomic_load_explicit(&methods, memory_order_relaxed);
+    return (m & UNWIND_FP ? CTR_INFO_STACKS_FRAME_POINTER : 0) |
+           (m & UNWIND_DWARF ? CTR_INFO_STACKS_DWARF : 0);
 }

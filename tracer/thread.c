@@ -86,6 +86,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
         return NULL; /* ctr__self stays "off": this thread is not traced */
     }
     uint32_t slot = (uint32_t)(t - ctr__threads.slab);
+    ctr__sched_close(t); /* the previous occupant's ring: nobody reads a free slot */
     memset(t, 0, offsetof(struct ctr_thread, node)); /* node: the free list's */
     t->slot = slot;
     t->id = id;
@@ -195,6 +196,8 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
         /* A new session: whatever chunk we held belongs to an old pool.
          * (trace_start reset `dropped` for every slot.) */
         t->lost_pending = 0;
+        if (ctr__session.sched)
+            ctr__sched_open(t);
         chunk_start(t, epoch, now);
     } else if (t->chunk) {
         chunk_hand_off(t, 0);

@@ -47,7 +47,10 @@
     X(9, BATCH)        /* thread id, base ticks, then events to the end     */ \
     X(10, DROPS)       /* thread id, events dropped so far (cumulative)     */ \
     X(11, END)         /* events dropped, stack-table overflows, threads   */ \
-                       /* left untraced; present only in a complete trace   */
+                       /* left untraced, threads whose context switches     */ \
+                       /* could not be recorded; only in a complete trace   */ \
+    X(12, SWITCHES)    /* thread id, base CLOCK_MONOTONIC ns, then SWITCH_* */ \
+                       /* and LOST events whose deltas are nanoseconds     */
 
 enum ctr_record_kind {
 #define CTR_X_REC(id, name) CTR_REC_##name = id,
@@ -64,6 +67,8 @@ enum ctr_tick_source {
 
 /* flags in TRACE_INFO. */
 #define CTR_INFO_STACKS_FRAME_POINTER 0x1u /* stacks by frame-pointer walk */
+#define CTR_INFO_STACKS_DWARF 0x2u /* stacks by .eh_frame unwinding (libunwind) */
+#define CTR_INFO_SCHED_SWITCHES 0x4u /* context switches recorded (SWITCHES records) */
 
 /* ---------------------------------------------------------------------------
  * Events (FORMAT.md §4): inside a BATCH body, each event is
@@ -95,7 +100,9 @@ enum ctr_arg_kind {
     X(5, BLOCK,         (CTR_ARG_TIME, CTR_ARG_REASON, CTR_ARG_OBJECT, CTR_ARG_STACK)) \
     X(6, UNBLOCK,       (CTR_ARG_TIME))                                           \
     X(7, LOST,          (CTR_ARG_TIME, CTR_ARG_COUNT))                            \
-    X(8, RELEASE,       (CTR_ARG_TIME, CTR_ARG_OBJECT, CTR_ARG_STACK))
+    X(8, RELEASE,       (CTR_ARG_TIME, CTR_ARG_OBJECT, CTR_ARG_STACK))            \
+    X(9, SWITCH_OUT,    (CTR_ARG_TIME, CTR_ARG_COUNT))                            \
+    X(10, SWITCH_IN,    (CTR_ARG_TIME))
 
 enum ctr_event_type {
 #define CTR_X_EV(id, name, args) CTR_EV_##name = id,

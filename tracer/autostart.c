@@ -1,0 +1,152 @@
+/* autostart.c - starts tracing when libctrace is loaded into a program whose
+ * environment asks for it: how `ctrace run` traces an unmodified program
+ * through LD_PRELOAD.
+ *
+ * When CTRACE_OUTPUT is set, a constructor starts a session into that path
+ * (each "%p" replaced by the pid) with the options of the other CTRACE_*
+ * variables; the destructor in api.c stops it at exit. Rules kept here:
+ *   - Never crash or change the program: a bad variable, or a session that
+ *     cannot start, prints one line on stderr and the program runs untraced.
+ *   - The variables stay in the environment, as does LD_PRELOAD, so a child
+ *     that execs is traced too, into its own file when the path has "%p".
+ *     A path without "%p" belongs to the process `ctrace run` started (its pid
+ *     is CTRACE_PID): other processes leave it alone rather than truncate it.
+ *     A forked child that does not exec does not trace (api.c's atfork).
+ *   - secure_getenv: a set-user-ID program never opens a path from its caller.
+ * This file is the only part of libctrace that prints: it speaks for the user's
+ * `ctrace run`, not for the API.
+ */
+#include "ctrace/trace.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Parses a decimal number, optionally followed by k, M or G (powers of 1024)
+ * when `scaled`, into *out: 0 (the default), or min..max. Prints why not and
+ * returns -1 on a bad value; an unset variable leaves *out alone. */
+static int env_number(const char *name, int scaled, uint64_t min, uint64_t max, uint64_t *out)
+{
+    const char *s = getenv(name);
+    if (!s)
+        return 0;
+    const char *p = s;
+    uint64_t v = 0;
+    if (*p < '0' || *p > '9')
+        goto not_a_number;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10)
+            goto too_large;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (scaled && *p) {
+        unsigned shift = *p == 'k' || *p == 'K' ? 10 : *p == 'm' || *p == 'M' ? 20
+                       : *p == 'g' || *p == 'G' ? 30 : 0;
+        if (!shift)
+            goto not_a_number;
+        if (v > UINT64_MAX >> shift)
+            goto too_large;
+        v <<= shift;
+        p++;
+    }
+    if (*p)
+        goto not_a_number;
+    if (v != 0 && (v < min || v > max))
+        goto too_large;
+    *out = v;
+    return 0;
+not_a_number:
+    fprintf(stderr, "ctrace: %s: not a number: '%s'\n", name, s);
+    return -1;
+too_large:
+    fprintf(stderr, "ctrace: %s: out of range (0, or %llu to %llu): '%s'\n", name,
+            (unsigned long long)min, (unsigned long long)max, s);
+    return -1;
+}
+
+/* Copies `pattern` to out with each "%p" replaced by the pid. 0, or -1 if it
+ * does not fit. */
+static int expand_path(const char *pattern, char *out, size_t cap)
+{
+    char pid[24];
+    int pid_len = snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        const char *piece = p;
+        size_t len = 1;
+        if (p[0] == '%' && p[1] == 'p') {
+            piece = pid, len = (size_t)pid_len;
+            p++;
+        }
+        if (n + len >= cap)
+            return -1;
+        memcpy(out + n, piece, len);
+        n += len;
+    }
+    out[n] = 0;
+    return 0;
+}
+
+/* Whether this process should leave a "%p"-less path alone: `ctrace run`
+ * named the process that owns it, and this is another one (a child that
+ * exec'd). The process that ctrace run exec'd keeps its pid through further
+ * execs (`env`, `nice`, a shell's `exec`), and so keeps tracing. */
+static int path_is_anothers(const char *pattern)
+{
+    if (strstr(pattern, "%p"))
+        return 0;
+    const char *owner = getenv("CTRACE_PID");
+    if (!owner || !*owner)
+        return 0;
+    char *end;
+    long pid = strtol(owner, &end, 10);
+    return *end == 0 && pid != (long)getpid();
+}
+
+__attribute__((constructor)) static void trace_autostart(void)
+{
+    const char *pattern = secure_getenv("CTRACE_OUTPUT");
+    if (!pattern || !*pattern || path_is_anothers(pattern))
+        return;
+    char path[PATH_MAX];
+    if (expand_path(pattern, path, sizeof(path)) != 0) {
+        fprintf(stderr, "ctrace: CTRACE_OUTPUT: path too long\n");
+        return;
+    }
+    /* Ranges are trace_start_opts()'s; checked here to name the variable. */
+    uint64_t chunk = 0, pool = 0, flush = 0, level = 0, depth = 0, io_min = 0, sched = 0;
+    if (env_number("CTRACE_CHUNK_BYTES", 1, 4096, 1u << 20, &chunk) ||
+        env_number("CTRACE_POOL_BYTES", 1, 1, SIZE_MAX, &pool) ||
+        env_number("CTRACE_FLUSH_MS", 0, 1, UINT_MAX, &flush) ||
+        env_number("CTRACE_LEVEL", 0, 1, 22, &level) ||
+        env_number("CTRACE_STACK_DEPTH", 0, 1, 64, &depth) ||
+        env_number("CTRACE_IO_MIN_NS", 0, 1, UINT_MAX, &io_min) ||
+        env_number("CTRACE_SCHED", 0, 0, 1, &sched))
+        return;
+    const char *unwind = getenv("CTRACE_UNWIND");
+    if (unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "dwarf") != 0 &&
+        strcmp(unwind, "auto") != 0) {
+        fprintf(stderr, "ctrace: CTRACE_UNWIND: want fp, dwarf or auto: '%s'\n", unwind);
+        return;
+    }
+    struct trace_options o = {
+        .path = path,
+        .chunk_bytes = (size_t)chunk,
+        .pool_bytes = (size_t)pool,
+        .flush_ms = (unsigned)flush,
+        .compression_level = (int)level,
+        .stack_depth = (unsigned)depth,
+        .io_min_ns = (unsigned)io_min,
+        .sched_switches = (int)sched,
+    };
+    int rc = trace_start_opts(&o);
+    if (rc == -EINVAL) /* the one range not checked above */
+        fprintf(stderr, "ctrace: not tracing: CTRACE_POOL_BYTES is less than 4 chunks "
+                        "(CTRACE_CHUNK_BYTES, 64k by default)\n");
+    else if (rc != 0)
+        fprintf(stderr, "ctrace: not tracing: %s: %s\n", path, strerror(-rc));
+}

@@ -1,0 +1,83 @@
+/* fdclass.c - which descriptors are sockets, so that a recorded read, write,
+ * readv or writev lands in the net profile or the syscall one without a
+ * syscall per call.
+ *
+ * The table holds one byte per descriptor below CTR_FD_TABLE_FDS: UNKNOWN (0),
+ * SOCKET or OTHER. It is an anonymous mapping (pages cost memory only once
+ * touched), made the first time a traced call needs it, published once and
+ * never unmapped, so a pointer once loaded stays valid.
+ *   - The wrappers that create descriptors store their class (socket, accept:
+ *     SOCKET; open, pipe: OTHER); close stores UNKNOWN; dup copies the class.
+ *     Once the table exists they do so whether tracing or not, so a number
+ *     reused while tracing was off is not misread in the next session.
+ *   - An UNKNOWN descriptor (opened before the table, or by a call we do not
+ *     wrap) is classified by one fstat, and the answer cached, the first time
+ *     a call on it is recorded: only calls that already waited pay it.
+ *   - Bytes are relaxed atomics: each is a value of its own, and nothing else
+ *     is published through it. A close racing with another thread's call on
+ *     the same descriptor is the program's own race; the worst it can do here
+ *     is file one wait under the other profile.
+ *   - A descriptor closed where we cannot see it (fclose, closedir,
+ *     close_range, a raw syscall) keeps its byte until it is reused by a call
+ *     we see; a reuse we do not see either may be misfiled. That is the price
+ *     of not calling fstat on every recorded wait.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+_Atomic(_Atomic uint8_t *) ctr__fd_table;
+
+/* The table, mapped on first use; NULL if the mapping fails. Keeps errno. */
+static _Atomic uint8_t *table(void)
+{
+    /* acquire: pairs with the release CAS below. */
+    _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
+    if (tb)
+        return tb;
+    int saved = errno;
+    void *m = mmap(NULL, CTR_FD_TABLE_FDS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        errno = saved;
+        return NULL;
+    }
+    /* release: the mapping (all zero: UNKNOWN) before its pointer. A loser
+     * of the race unmaps its own and uses the winner's (acquire). */
+    _Atomic uint8_t *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&ctr__fd_table, &expected, m,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        munmap(m, CTR_FD_TABLE_FDS);
+        m = (void *)expected;
+    }
+    errno = saved;
+    return m;
+}
+
+void ctr__fd_note_slow(int fd, enum ctr_fd_class c)
+{
+    _Atomic uint8_t *tb = table();
+    if (tb && (unsigned)fd < CTR_FD_TABLE_FDS)
+        atomic_store_explicit(&tb[fd], (uint8_t)c, memory_order_relaxed);
+}
+
+int ctr__fd_is_socket(int fd)
+{
+    if (fd < 0)
+        return 0;
+    _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? table() : NULL;
+    if (tb) {
+        uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
+        if (c != CTR_FD_UNKNOWN)
+            return c == CTR_FD_SOCKET;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return 0; /* not open (any more): nothing to cache */
+    uint8_t c = S_ISSOCK(st.st_mode) ? CTR_FD_SOCKET : CTR_FD_OTHER;
+    if (tb)
+        atomic_store_explicit(&tb[fd], c, memory_order_relaxed);
+    return c == CTR_FD_SOCKET;
+}

@@ -1,0 +1,307 @@
+/* interpose_io.c - libctrace's wrappers of blocking I/O calls (read, recv,
+ * poll, fsync, open, ...) and of the calls that create and close descriptors.
+ *
+ * An I/O call may or may not block, and only the kernel knows which: so a
+ * wrapper times the real call and, if it took at least the session's
+ * threshold (io_min_ns, in ticks: ctr__session.io_min_ticks), records it
+ * afterwards as Block at its start and Unblock now (ctr__wait_span), with the
+ * stack of its caller. A shorter call costs two tick reads and records
+ * nothing. With tracing off a wrapper costs one load and a branch before the
+ * real call, as in interpose.c.
+ *
+ * The reason says which delay profile counts the wait: the NET_ variant for
+ * read/write/readv/writev on a socket (fdclass.c knows which descriptors
+ * are), the plain one otherwise; recv*, send*, accept*, connect, poll, select
+ * and epoll are always net; pread/pwrite, fsync, fdatasync and open* always
+ * syscall. The BLOCK's object is a descriptor, not an address (FORMAT.md §5).
+ *
+ * Every wrapper leaves errno exactly as the real call left it: what the
+ * tracer does after the call (stack capture, fstat, mmap) runs between a save
+ * and a restore of errno, and the registration of a thread on its first
+ * traced call, before the real call, keeps errno too (a successful call does
+ * not touch errno, so the caller's value must survive it).
+ *
+ * The tracer never traces itself: the collector thread has the "off" slot,
+ * so its writes of the trace file go straight to the real function; and
+ * while a wrapper records a call (wait.c), the thread's nesting count is
+ * raised, so I/O done by the recording itself (an unwinder reading its maps)
+ * is not recorded in turn.
+ */
+/* This file defines read, open, poll, ...: it must see libc's plain
+ * declarations, not fortified inline versions or 64-bit renames. */
+#undef _FORTIFY_SOURCE
+#undef _FILE_OFFSET_BITS
+
+#include "interpose.h"
+#include "internal.h"
+
+#include <errno.h>
+
+/* ctr__self_traced(), keeping errno when it registers the thread. */
+static inline struct ctr_thread *self_traced(void)
+{
+    if (CTR_UNLIKELY(ctr__self == NULL)) {
+        int saved = errno;
+        struct ctr_thread *t = ctr__self_traced();
+        errno = saved;
+        return t;
+    }
+    return ctr__self_traced();
+}
+
+/* Whether a call that began at `start` ticks lasted long enough to record. */
+static inline int long_enough(uint64_t start)
+{
+    return ctr__ticks() - start >=
+           atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
+}
+
+#define FD_OBJ(fd) ((const void *)(intptr_t)(fd))
+
+/* CTR_IO(ret, name, params, args, object, reason, after) : the wrapper of
+ * `name` and its traced path. `object` and `reason` are expressions of the
+ * parameters, evaluated only for a call that is recorded (after the call,
+ * with errno saved). `after` is a statement run after every real call, with
+ * the result in `rc` (descriptor bookkeeping; it must keep errno). */
+#define CTR_IO(ret, name, params, args, object, reason, after)                \
+    static CTR_WRAPPER_TEXT ret name##_traced params                          \
+    {                                                                         \
+        ret rc;                                                               \
+        struct ctr_thread *t = self_traced();                                 \
+        if (!t) {                                                             \
+            rc = ctr__real.name args;                                         \
+            after;                                                            \
+            return rc;                                                        \
+        }                                                                     \
+        uint64_t start = ctr__ticks();                                        \
+        rc = ctr__real.name args;                                             \
+        after;                                                                \
+        if (long_enough(start)) {                                             \
+            int saved = errno;                                                \
+            ctr__wait_span(t, reason, FD_OBJ(object), start);                 \
+            errno = saved;                                                    \
+        }                                                                     \
+        return rc;                                                            \
+    }                                                                         \
+    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                               \
+    {                                                                         \
+        if (CTR_LIKELY(!ctr__tracing())) {                                    \
+            ret rc = ctr__real.name args;                                     \
+            after;                                                            \
+            return rc;                                                        \
+        }                                                                     \
+        return name##_traced args;                                            \
+    }
+
+#define NOTHING ((void)0)
+#define NOTE_SOCKET ctr__fd_note(rc, CTR_FD_SOCKET)
+/* The reason for a call on fd that may or may not be a socket. */
+#define BY_FD(fd, plain) (ctr__fd_is_socket(fd) ? CTR_REASON_NET_##plain : CTR_REASON_##plain)
+
+/* ---------------------------------------------------------------------------
+ * Reads and writes: net on a socket, syscall otherwise
+ * ------------------------------------------------------------------------- */
+
+CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, BY_FD(fd, READ), NOTHING)
+CTR_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, BY_FD(fd, WRITE),
+       NOTHING)
+CTR_IO(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
+       BY_FD(fd, READV), NOTHING)
+CTR_IO(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
+       BY_FD(fd, WRITEV), NOTHING)
+
+/* Positioned I/O needs a seekable file: never a socket. */
+CTR_IO(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
+       CTR_REASON_PREAD, NOTHING)
+CTR_IO(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
+       CTR_REASON_PREAD, NOTHING)
+CTR_IO(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
+       CTR_REASON_PWRITE, NOTHING)
+CTR_IO(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
+       CTR_REASON_PWRITE, NOTHING)
+
+/* ---------------------------------------------------------------------------
+ * Sockets: always net
+ * ------------------------------------------------------------------------- */
+
+CTR_IO(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
+       CTR_REASON_RECV, NOTHING)
+CTR_IO(ssize_t, recvfrom,
+       (int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
+        socklen_t *restrict addrlen),
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, NOTHING)
+CTR_IO(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags), fd,
+       CTR_REASON_RECVMSG, NOTHING)
+CTR_IO(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
+       CTR_REASON_SEND, NOTHING)
+CTR_IO(ssize_t, sendto,
+       (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
+        socklen_t addrlen),
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, NOTHING)
+CTR_IO(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), fd,
+       CTR_REASON_SENDMSG, NOTHING)
+CTR_IO(int, accept, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen),
+       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, NOTE_SOCKET)
+CTR_IO(int, accept4, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen, int flags),
+       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, NOTE_SOCKET)
+CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd, addr, addrlen),
+       fd, CTR_REASON_CONNECT, NOTHING)
+
+/* ---------------------------------------------------------------------------
+ * Readiness waits: always net. The object of poll is the first descriptor
+ * polled (-1 if none), of select the highest one it may watch (nfds - 1), of
+ * epoll the epoll descriptor.
+ * ------------------------------------------------------------------------- */
+
+#define FIRST_FD(fds, nfds) ((nfds) > 0 && (fds) ? (fds)[0].fd : -1)
+
+CTR_IO(int, poll, (struct pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout),
+       FIRST_FD(fds, nfds), CTR_REASON_POLL, NOTHING)
+CTR_IO(int, ppoll,
+       (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
+        const sigset_t *sigmask),
+       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, NOTHING)
+CTR_IO(int, select,
+       (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
+        struct timeval *restrict timeout),
+       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, NOTHING)
+CTR_IO(int, pselect,
+       (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
+        const struct timespec *restrict timeout, const sigset_t *restrict sigmask),
+       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, NOTHING)
+CTR_IO(int, epoll_wait, (int epfd, struct epoll_event *ev, int maxev, int timeout),
+       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, NOTHING)
+CTR_IO(int, epoll_pwait,
+       (int epfd, struct epoll_event *ev, int maxev, int timeout, const sigset_t *sigmask),
+       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, NOTHING)
+
+/* ---------------------------------------------------------------------------
+ * File system: always syscall
+ * ------------------------------------------------------------------------- */
+
+CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, NOTHING)
+CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, NOTHING)
+
+/* The open family is variadic: each wrapper reads the mode (only if the
+ * flags say there is one) and passes it on explicitly to the real function,
+ * held through a pointer of the variadic type. The object is the descriptor
+ * opened (-1 on failure). */
+enum open_kind { OPEN, OPEN64, OPENAT, OPENAT64 };
+
+static int open_real(enum open_kind k, int dirfd, const char *path, int flags, mode_t mode)
+{
+    int fd;
+    switch (k) {
+    case OPEN: fd = ctr__real.open(path, flags, mode); break;
+    case OPEN64: fd = ctr__real.open64(path, flags, mode); break;
+    case OPENAT: fd = ctr__real.openat(dirfd, path, flags, mode); break;
+    default: fd = ctr__real.openat64(dirfd, path, flags, mode); break;
+    }
+    ctr__fd_note(fd, CTR_FD_OTHER);
+    return fd;
+}
+
+static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char *path, int flags,
+                                        mode_t mode)
+{
+    struct ctr_thread *t = self_traced();
+    if (!t)
+        return open_real(k, dirfd, path, flags, mode);
+    uint64_t start = ctr__ticks();
+    int fd = open_real(k, dirfd, path, flags, mode);
+    if (long_enough(start)) {
+        int saved = errno;
+        ctr__wait_span(t, k == OPEN || k == OPEN64 ? CTR_REASON_OPEN : CTR_REASON_OPENAT,
+                       FD_OBJ(fd), start);
+        errno = saved;
+    }
+    return fd;
+}
+
+#define CTR_OPEN_WRAPPER(name, kind, params, dirfd)                       \
+    CTR_EXPORT CTR_WRAPPER_TEXT int name params                           \
+    {                                                                     \
+        mode_t mode = CTR_VA_MODE(flags);                                 \
+        if (CTR_LIKELY(!ctr__tracing()))                                  \
+            return open_real(kind, dirfd, path, flags, mode);             \
+        return open_traced(kind, dirfd, path, flags, mode);               \
+    }
+
+CTR_OPEN_WRAPPER(open, OPEN, (const char *path, int flags, ...), AT_FDCWD)
+CTR_OPEN_WRAPPER(open64, OPEN64, (const char *path, int flags, ...), AT_FDCWD)
+CTR_OPEN_WRAPPER(openat, OPENAT, (int dirfd, const char *path, int flags, ...), dirfd)
+CTR_OPEN_WRAPPER(openat64, OPENAT64, (int dirfd, const char *path, int flags, ...), dirfd)
+
+/* ---------------------------------------------------------------------------
+ * Descriptor bookkeeping only: these never wait long, and record nothing.
+ * ------------------------------------------------------------------------- */
+
+CTR_EXPORT int close(int fd)
+{
+    int rc = ctr__real.close(fd);
+    /* Whatever rc says, the number is free now (Linux releases it even on
+     * EINTR): it may come back as anything. */
+    ctr__fd_note(fd, CTR_FD_UNKNOWN);
+    return rc;
+}
+
+CTR_EXPORT int socket(int domain, int type, int protocol)
+{
+    int rc = ctr__real.socket(domain, type, protocol);
+    NOTE_SOCKET;
+    return rc;
+}
+
+CTR_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
+{
+    int rc = ctr__real.socketpair(domain, type, protocol, sv);
+    if (rc == 0) {
+        ctr__fd_note(sv[0], CTR_FD_SOCKET);
+        ctr__fd_note(sv[1], CTR_FD_SOCKET);
+    }
+    return rc;
+}
+
+CTR_EXPORT int pipe(int fds[2])
+{
+    int rc = ctr__real.pipe(fds);
+    if (rc == 0) {
+        ctr__fd_note(fds[0], CTR_FD_OTHER);
+        ctr__fd_note(fds[1], CTR_FD_OTHER);
+    }
+    return rc;
+}
+
+CTR_EXPORT int pipe2(int fds[2], int flags)
+{
+    int rc = ctr__real.pipe2(fds, flags);
+    if (rc == 0) {
+        ctr__fd_note(fds[0], CTR_FD_OTHER);
+        ctr__fd_note(fds[1], CTR_FD_OTHER);
+    }
+    return rc;
+}
+
+CTR_EXPORT int dup(int fd)
+{
+    int rc = ctr__real.dup(fd);
+    if (rc >= 0)
+        ctr__fd_copy(fd, rc);
+    return rc;
+}
+
+CTR_EXPORT int dup2(int fd, int fd2)
+{
+    int rc = ctr__real.dup2(fd, fd2);
+    if (rc >= 0)
+        ctr__fd_copy(fd, rc);
+    return rc;
+}
+
+CTR_EXPORT int dup3(int fd, int fd2, int flags)
+{
+    int rc = ctr__real.dup3(fd, fd2, flags);
+    if (rc >= 0)
+        ctr__fd_copy(fd, rc);
+    return rc;
+}

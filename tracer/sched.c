@@ -1,0 +1,129 @@
+/* sched.c - context switches from perf_event, the opt-in second source of the
+ * sched profile (trace_options.sched_switches).
+ *
+ * Each traced thread opens a software perf event on itself with
+ * context_switch=1 and exclude_kernel=1, which needs no privilege
+ * (perf_event_paranoid <= 2) and makes the kernel append a record to a small
+ * ring buffer at every switch out (marked when the thread was preempted) and
+ * every switch in, stamped with CLOCK_MONOTONIC. The collector drains the
+ * rings each generation (ctr__sched_drain). That adds preemption, which
+ * release events cannot see, and the exact time a released waiter ran again.
+ *
+ * Ring protocol (perf_event_open(2)): the kernel writes records and advances
+ * data_head (our acquire load pairs with its release); the collector reads
+ * up to it and stores data_tail (release), which tells the kernel the space
+ * is free. Only the collector reads a ring. A ring is unmapped only when its
+ * slot is reused by a new thread, never while the collector may read it.
+ */
+#include "internal.h"
+
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RING_DATA_PAGES 16 /* 64 KiB: about 2700 switches per thread per flush */
+
+void ctr__sched_open(struct ctr_thread *t)
+{
+    if (t->perf_ring) {
+        /* Still this thread's from an earlier session: drop what it
+         * recorded since, and record again. */
+        struct perf_event_mmap_page *meta = t->perf_ring;
+        __atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
+                         __ATOMIC_RELEASE);
+        ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+        return;
+    }
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    a.sample_id_all = 1;
+    a.context_switch = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t bytes = (1 + RING_DATA_PAGES) * page;
+    void *ring = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (ring == MAP_FAILED) {
+        if (fd >= 0)
+            close(fd);
+        atomic_fetch_add_explicit(&ctr__session.sched_failed, 1, memory_order_relaxed);
+        return;
+    }
+    t->perf_fd = fd;
+    t->perf_bytes = bytes;
+    /* release: fd and size before the collector can see the ring. */
+    atomic_store_explicit(&t->perf_ring, ring, memory_order_release);
+}
+
+void ctr__sched_close(struct ctr_thread *t)
+{
+    void *ring = atomic_load_explicit(&t->perf_ring, memory_order_acquire);
+    if (!ring)
+        return;
+    munmap(ring, t->perf_bytes);
+    close(t->perf_fd);
+    atomic_store_explicit(&t->perf_ring, NULL, memory_order_relaxed);
+}
+
+void ctr__sched_disable(struct ctr_thread *t)
+{
+    if (atomic_load_explicit(&t->perf_ring, memory_order_acquire))
+        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+/* Copies n bytes at ring offset off (which may wrap) to out. */
+static void ring_copy(const uint8_t *data, uint64_t size, uint64_t off, void *out, size_t n)
+{
+    uint64_t at = off % size;
+    size_t first = n < size - at ? n : (size_t)(size - at);
+    memcpy(out, data + at, first);
+    memcpy((uint8_t *)out + first, data, n - first);
+}
+
+void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
+                      void (*on_switch)(void *ctx, uint64_t ns, int out, int preempted),
+                      void (*on_lost)(void *ctx, uint64_t n), void *ctx)
+{
+    struct perf_event_mmap_page *meta = atomic_load_explicit(&t->perf_ring, memory_order_acquire);
+    if (!meta)
+        return;
+    const uint8_t *data = (const uint8_t *)meta + (meta->data_offset ? meta->data_offset
+                                                                      : (uint64_t)sysconf(_SC_PAGESIZE));
+    uint64_t size = meta->data_size ? meta->data_size : t->perf_bytes - (uint64_t)sysconf(_SC_PAGESIZE);
+    /* acquire: the records up to head are complete (pairs with the kernel). */
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    while (head - tail >= sizeof(struct perf_event_header)) {
+        struct perf_event_header h;
+        ring_copy(data, size, tail, &h, sizeof(h));
+        if (h.size < sizeof(h) || h.size > head - tail)
+            break;
+        /* SWITCH: header, then sample_id {u32 pid, u32 tid, u64 time}.
+         * LOST: header, u64 id, u64 lost, then sample_id. */
+        uint64_t body[4] = {0};
+        ring_copy(data, size, tail + sizeof(h), body,
+                  h.size - sizeof(h) < sizeof(body) ? h.size - sizeof(h) : sizeof(body));
+        if (h.type == PERF_RECORD_SWITCH && h.size >= sizeof(h) + 16) {
+            uint64_t ns = body[1];
+            if (ns >= since_ns)
+                on_switch(ctx, ns, (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
+                          (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0);
+        } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+            on_lost(ctx, body[1]);
+        }
+        tail += h.size;
+    }
+    /* release: we are done reading up to tail (pairs with the kernel). */
+    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
