@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # cache_profile.sh - end to end: trace examples/cache (slow version), build its
-# sync profile with `ctrace -pprof=sync`, and check with `go tool pprof` that
+# sync and blame profiles with `ctrace -pprof=...`, and check with
+# `go tool pprof` that
 #   - at least 90% of the delay is in pthread_mutex_lock called from
-#     cache_get_slow, and
-#   - `-list cache_get_slow` puts that delay on the source line of the lock.
+#     cache_get_slow,
+#   - `-list cache_get_slow` puts that delay on the source line of the lock,
+#   - the blame profile puts most of it on cache_get_slow's unlock.
 # usage: cache_profile.sh CACHE_BINARY CTRACE_BINARY CACHE_SOURCE
 set -euo pipefail
 cache=$1 ctrace=$2 src=$3
@@ -18,7 +20,8 @@ trap 'rm -rf "$tmp"' EXIT
 # -raw gives exact integers: sample lines "count delay: loc loc ...", then
 # locations "id: addr [M=n] func file:line", inline callers on the next lines.
 go tool pprof -raw "$tmp/sync.pb.gz" > "$tmp/raw.txt"
-share=$(awk '
+# Share of the delay in samples whose leaf is `leafname` called from `fn`.
+share_awk='
   /^Samples:/   { mode = "s"; next }
   /^Locations/  { mode = "l"; next }
   /^Mappings/   { mode = "m"; next }
@@ -35,12 +38,13 @@ share=$(awk '
   END {
       for (i = 1; i <= ns; i++) {
           total += delay[i]
-          if (funcs[leaf[i]] ~ / pthread_mutex_lock / && funcs[caller[i]] ~ / cache_get_slow /)
+          if (index(funcs[leaf[i]], " " leafname " ") && index(funcs[caller[i]], " " fn " "))
               hit += delay[i]
       }
       if (total == 0) { print "0"; exit }
       printf "%.4f\n", hit / total
-  }' "$tmp/raw.txt")
+  }'
+share=$(awk -v leafname=pthread_mutex_lock -v fn=cache_get_slow "$share_awk" "$tmp/raw.txt")
 echo "cache_profile: share of sync delay at pthread_mutex_lock in cache_get_slow: $share"
 awk -v s="$share" 'BEGIN { exit !(s >= 0.90) }' || {
     echo "cache_profile: FAIL: want >= 0.90" >&2; cat "$tmp/raw.txt" >&2; exit 1; }
@@ -58,4 +62,14 @@ else
     cat "$tmp/list.txt" >&2
     exit 1
 fi
-echo "1 passed, 0 failed"
+
+# The blame profile: the waiting is put on the critical section's end, the
+# unlock in cache_get_slow (the fetch inside the lock is what they waited for).
+"$ctrace" -pprof=blame -o "$tmp/blame.pb.gz" "$tmp/trace.bin"
+go tool pprof -raw "$tmp/blame.pb.gz" > "$tmp/blame.txt"
+blame=$(awk -v leafname=pthread_mutex_unlock -v fn=cache_get_slow "$share_awk" "$tmp/blame.txt")
+echo "cache_profile: share of blame at pthread_mutex_unlock in cache_get_slow: $blame"
+awk -v s="$blame" 'BEGIN { exit !(s > 0.5) }' || {
+    echo "cache_profile: FAIL: blame: want most (> 0.5) at cache_get_slow's unlock" >&2
+    cat "$tmp/blame.txt" >&2; exit 1; }
+echo "2 passed, 0 failed"
