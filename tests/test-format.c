@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "ctrace/trace.h"
 #include "internal.h"
 #include "reader.h"
@@ -92,10 +94,8 @@ static uint64_t sample_arg(uint8_t kind, int i, uint64_t stack, uint64_t str, ui
 static void test_round_trip_every_event(void **state)
 {
     (void)state;
-    char path[] = "/tmp/ctrace-format-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "format");
     assert_int_equal(trace_start(path), 0);
 
     struct ctr_thread *t = ctr__self_traced();
@@ -115,9 +115,7 @@ static void test_round_trip_every_event(void **state)
     assert_int_equal(trace_stop(), 0);
 
     struct ctr_trace tr;
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
-    assert_string_equal(tr.damage, "");
+    ctr_test_read(path, &tr);
     assert_true(tr.complete);
     struct ctr_thread_info *th = ctr_trace_thread(&tr, my_id);
     assert_non_null(th);

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "ctrace/trace.h"
 #include "internal.h"
 #include "reader.h"
@@ -23,11 +25,7 @@ static char path[64];
 static int setup(void **state)
 {
     (void)state;
-    snprintf(path, sizeof(path), "/tmp/ctrace-interpose-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    close(fd);
+    ctr_test_temp(path, sizeof(path), "interpose");
     return trace_start(path);
 }
 
@@ -38,14 +36,6 @@ static int teardown(void **state)
         trace_stop();
     unlink(path);
     return 0;
-}
-
-static void stop_and_read(struct ctr_trace *tr)
-{
-    assert_int_equal(trace_stop(), 0);
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, tr, err, sizeof(err)), 0);
-    assert_string_equal(tr->damage, "");
 }
 
 static size_t count_blocks_on(const struct ctr_trace *tr, const void *obj, uint64_t *wait_ns,
@@ -80,7 +70,7 @@ static void test_uncontended_records_nothing(void **state)
     assert_int_equal(pthread_mutex_trylock(&m), EBUSY); /* a failed trylock is no wait */
     pthread_mutex_unlock(&m);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_int_equal(count_blocks_on(&tr, &m, NULL, NULL), 0);
     ctr_trace_free(&tr);
 }
@@ -113,7 +103,7 @@ static void test_contended_wait_timed_with_stack(void **state)
     pthread_mutex_unlock(&held);
     pthread_join(th, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     uint64_t wait_ns = 0, stack = 0;
     assert_int_equal(count_blocks_on(&tr, &held, &wait_ns, &stack), 1);
     /* Started within the 50 ms, so it waited at most that; thread start-up
@@ -179,7 +169,7 @@ static void test_semantics_kept(void **state)
     pthread_mutex_unlock(&m);
     pthread_join(th, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_int_equal(count_blocks_on(&tr, &ec, NULL, NULL), 0);
     assert_int_equal(count_blocks_on(&tr, &rec, NULL, NULL), 0);
     assert_int_equal(count_blocks_on(&tr, &m, NULL, NULL), 2);
@@ -211,7 +201,7 @@ static void test_threads_and_names(void **state)
     pthread_join(a, NULL);
     pthread_join(b, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     int self_named = 0, other_named = 0, started = 0, ended = 0;
     for (size_t i = 0; i < tr.nthreads; i++) {
         const struct ctr_thread_info *th = &tr.threads[i];

@@ -28,6 +28,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "ctrace/trace.h"
 #include "internal.h"
 #include "profile.h"
@@ -41,14 +43,6 @@
 static char path[64];  /* the trace */
 static char fpath[64]; /* a scratch regular file */
 
-static void make_temp(char *buf, size_t cap, const char *pattern)
-{
-    snprintf(buf, cap, "%s", pattern);
-    int fd = mkstemp(buf);
-    assert_true(fd >= 0);
-    close(fd);
-}
-
 static void start(unsigned io_min_ns)
 {
     struct trace_options o = {.path = path, .io_min_ns = io_min_ns};
@@ -58,8 +52,8 @@ static void start(unsigned io_min_ns)
 static int setup(void **state)
 {
     (void)state;
-    make_temp(path, sizeof(path), "/tmp/ctrace-io-XXXXXX");
-    make_temp(fpath, sizeof(fpath), "/tmp/ctrace-io-file-XXXXXX");
+    ctr_test_temp(path, sizeof(path), "io");
+    ctr_test_temp(fpath, sizeof(fpath), "io-file");
     return 0;
 }
 
@@ -71,21 +65,6 @@ static int teardown(void **state)
     unlink(path);
     unlink(fpath);
     return 0;
-}
-
-static void stop_and_read(struct ctr_trace *tr)
-{
-    assert_int_equal(trace_stop(), 0);
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, tr, err, sizeof(err)), 0);
-    assert_string_equal(tr->damage, "");
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The Block events on descriptor fd (any reason if reason is 0): how many,
@@ -189,17 +168,17 @@ static int sock_read_line, pipe_read_line;
 static NOINLINE uint64_t read_socket(int fd)
 {
     char c;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ctr_test_now_ns();
     assert_int_equal(read(fd, &c, 1), 1); sock_read_line = __LINE__;
-    return now_ns() - t0;
+    return ctr_test_now_ns() - t0;
 }
 
 static NOINLINE uint64_t read_pipe(int fd)
 {
     char c;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ctr_test_now_ns();
     assert_int_equal(read(fd, &c, 1), 1); pipe_read_line = __LINE__;
-    return now_ns() - t0;
+    return ctr_test_now_ns() - t0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -217,7 +196,7 @@ static void test_socket_read_is_net(void **state)
     uint64_t took = read_socket(sv[0]);
     pthread_join(w.th, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     struct block b = blocks_on(&tr, sv[0], 0);
     assert_int_equal(b.n, 1);
     assert_int_equal(b.reason, CTR_REASON_NET_READ);
@@ -240,7 +219,7 @@ static void test_pipe_read_is_syscall(void **state)
     uint64_t took = read_pipe(p[0]);
     pthread_join(w.th, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     struct block b = blocks_on(&tr, p[0], 0);
     assert_int_equal(b.n, 1);
     assert_int_equal(b.reason, CTR_REASON_READ);
@@ -268,7 +247,7 @@ static void test_socket_classified_without_seeing_it_made(void **state)
     assert_int_equal(read(sv[0], &c, 1), 1);
     assert_int_equal(read(d, &c, 1), 1);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_int_equal(blocks_on(&tr, sv[1], CTR_REASON_NET_WRITE).n, 2);
     assert_int_equal(blocks_on(&tr, sv[0], CTR_REASON_NET_READ).n, 1);
     assert_int_equal(blocks_on(&tr, d, CTR_REASON_NET_READ).n, 1);
@@ -302,7 +281,7 @@ static void test_fsync_and_open(void **state)
     int fd2 = openat(AT_FDCWD, fpath, O_RDONLY);
     assert_true(fd2 >= 0);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     struct stat st;
     assert_int_equal(fstat(fd, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
@@ -351,7 +330,7 @@ static void test_fast_read_records_nothing(void **state)
     start(1000 * 1000);
     read_file_100_times(fd);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_int_equal(tr.io_min_ns, 1000 * 1000);
     assert_int_equal(blocks_on(&tr, fd, 0).n, 0);
     ctr_trace_free(&tr);
@@ -365,7 +344,7 @@ static void test_every_call_recorded_at_1ns(void **state)
     start(1);
     read_file_100_times(fd);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_int_equal(tr.io_min_ns, 1);
     assert_int_equal(blocks_on(&tr, fd, CTR_REASON_READ).n, 100);
     assert_int_equal(blocks_on(&tr, fd, CTR_REASON_PREAD).n, 100);
@@ -390,7 +369,7 @@ static void test_collector_not_traced(void **state)
     }
     assert_true(k.chunks_flushed >= 3); /* the collector wrote while tracing */
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_true(blocks_on(&tr, fd, CTR_REASON_READ).n >= 100);
     assert_int_equal(blocks_on(&tr, trace_fd, 0).n, 0);
     ctr_trace_free(&tr);
@@ -427,7 +406,7 @@ static void test_reasons_by_call(void **state)
     assert_int_equal(dup2(p[1], 100), 100); /* and now a pipe */
     assert_int_equal(write(d, buf, 1), 1);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     assert_int_equal(blocks_on(&tr, sv[1], CTR_REASON_NET_WRITEV).n, 1);
     assert_int_equal(blocks_on(&tr, sv[0], CTR_REASON_NET_READV).n, 1);
     assert_int_equal(blocks_on(&tr, sv[1], CTR_REASON_SEND).n, 1);
@@ -522,7 +501,7 @@ static void test_errno_kept(void **state)
     atomic_store(&go, 1);
     pthread_join(th, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     ctr_trace_free(&tr);
 }
 
@@ -696,7 +675,7 @@ static void test_profiles_split_net_and_syscall(void **state)
     uint64_t took_pipe = read_pipe(p[0]);
     pthread_join(w.th, NULL);
     struct ctr_trace tr;
-    stop_and_read(&tr);
+    ctr_test_stop_and_read(path, &tr);
     /* Apart by more than the 10% tolerances, even on a loaded machine. */
     assert_true(took_pipe > took_sock + took_sock / 4);
 

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "ctrace/trace.h"
 #include "profile.h"
 #include "reader.h"
@@ -67,10 +69,8 @@ static void test_preemption_matches_wall_minus_cpu(void **state)
 {
     (void)state;
     enum { THREADS = 4 }; /* twice the cores of the machines this runs on */
-    char path[] = "/tmp/ctrace-sched-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "sched");
     struct trace_options o = {.path = path, .sched_switches = 1};
     assert_int_equal(trace_start_opts(&o), 0);
     struct spinner s[THREADS];
@@ -84,9 +84,7 @@ static void test_preemption_matches_wall_minus_cpu(void **state)
     for (int i = 0; i < THREADS; i++)
         expect += s[i].wall - s[i].cpu;
     struct ctr_trace tr;
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
-    assert_string_equal(tr.damage, "");
+    ctr_test_read(path, &tr);
     if (!(tr.flags & CTR_INFO_SCHED_SWITCHES) || tr.events_by_type[CTR_EV_SWITCH_OUT] == 0)
         fail_msg("no context switches recorded (perf_event_open refused?)");
     struct tally t = {0, 0};

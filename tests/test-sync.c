@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "ctrace/trace.h"
 #include "profile.h"
 #include "reader.h"
@@ -80,11 +82,8 @@ static int tally_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t 
  * 50 ms under `leaf` called from `fn`, and no other sample above 5 ms. */
 static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*fn)(void))
 {
-    assert_int_equal(trace_stop(), 0);
     struct ctr_trace tr;
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
-    assert_string_equal(tr.damage, "");
+    ctr_test_stop_and_read(path, &tr);
     struct tally t = {leaf, (uintptr_t)fn, 0, 0, 0};
     assert_int_equal(ctr_profile_samples(&tr, type, tally_sample, &t), 0);
     if (t.at_site < WAIT_NS * 9 / 10 || t.at_site > WAIT_NS * 11 / 10 ||
@@ -98,11 +97,7 @@ static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*
 static int setup(void **state)
 {
     (void)state;
-    snprintf(path, sizeof(path), "/tmp/ctrace-sync-XXXXXX");
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return -1;
-    close(fd);
+    ctr_test_temp(path, sizeof(path), "sync");
     atomic_store(&ready, 0);
     return trace_start(path);
 }
@@ -340,10 +335,8 @@ static void test_sleeps_in_no_profile(void **state)
     sleep_ms(20);
     struct timespec ts = {0, 20000000};
     clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-    assert_int_equal(trace_stop(), 0);
     struct ctr_trace tr;
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, &tr, err, sizeof(err)), 0);
+    ctr_test_stop_and_read(path, &tr);
     for (int p = 1; p < CTR_PROFILE_LIMIT; p++) {
         int64_t total = 0;
         assert_int_equal(ctr_profile_samples(&tr, (enum ctr_profile_type)p, count_sample, &total), 0);

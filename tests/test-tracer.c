@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "ctrace/trace.h"
 #include "internal.h"
 #include "reader.h"
@@ -30,18 +32,8 @@
 static char *temp_path(void)
 {
     static char path[64];
-    snprintf(path, sizeof(path), "/tmp/ctrace-tracer-XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    ctr_test_temp(path, sizeof(path), "tracer");
     return path;
-}
-
-static void read_trace(const char *path, struct ctr_trace *tr)
-{
-    char err[256];
-    assert_int_equal(ctr_trace_read(path, tr, err, sizeof(err)), 0);
-    assert_string_equal(tr->damage, "");
 }
 
 /* Each writer emits Block events whose object is its sequence number. */
@@ -124,7 +116,7 @@ static void test_handoff_no_loss(void **state)
     assert_true(c.chunks_flushed > WRITERS * 10);
 
     struct ctr_trace tr;
-    read_trace(path, &tr);
+    ctr_test_read(path, &tr);
     for (int i = 0; i < WRITERS; i++)
         assert_int_equal(check_sequence(&tr, &w[i]), EVENTS);
     ctr_trace_free(&tr);
@@ -144,7 +136,7 @@ static void test_drops_are_counted_exactly(void **state)
     assert_true(c.events_dropped > 0);
 
     struct ctr_trace tr;
-    read_trace(path, &tr);
+    ctr_test_read(path, &tr);
     uint64_t total_dropped = 0;
     for (int i = 0; i < WRITERS; i++) {
         uint64_t got = check_sequence(&tr, &w[i]);
@@ -205,7 +197,7 @@ static void test_drops_not_carried_over(void **state)
     trace_get_counters(&c);
     assert_int_equal(c.events_dropped, 0);
     struct ctr_trace tr;
-    read_trace(path, &tr);
+    ctr_test_read(path, &tr);
     assert_int_equal(tr.end_dropped, 0);
     ctr_trace_free(&tr);
     unlink(path);
@@ -271,7 +263,7 @@ static void test_idle_threads_flushed_at_stop(void **state)
     pthread_join(locker, NULL);
 
     struct ctr_trace tr;
-    read_trace(path, &tr);
+    ctr_test_read(path, &tr);
     assert_int_equal(check_sequence(&tr, &w), 10);
     /* The locker's Block on `held` is in the file, its wait still open. */
     int found = 0;

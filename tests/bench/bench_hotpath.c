@@ -19,29 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "ctrace/trace.h"
 #include "internal.h"
-
-#define MAX_ROUNDS 31
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* ---------------------------------------------------------------------------
  * Variants: each runs `iters` operations and returns ns per operation.
@@ -51,19 +31,19 @@ static volatile uint64_t sink;
 
 static double run_empty(uint64_t iters)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++)
         __asm__ volatile("" ::: "memory");
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static double run_ticks(uint64_t iters)
 {
-    uint64_t t0 = now_ns(), acc = 0;
+    uint64_t t0 = bench_now_ns(), acc = 0;
     for (uint64_t i = 0; i < iters; i++)
         acc += ctr__ticks();
     sink = acc;
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static double run_emit_unblock(uint64_t iters)
@@ -71,10 +51,10 @@ static double run_emit_unblock(uint64_t iters)
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return -1;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++)
         ctr__emit(t, CTR_EV_UNBLOCK, NULL);
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static double run_emit_block(uint64_t iters)
@@ -82,12 +62,12 @@ static double run_emit_block(uint64_t iters)
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return -1;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
         uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, 0x7ffd00001000ull + (i & 0xff), 17};
         ctr__emit(t, CTR_EV_BLOCK, args);
     }
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static int (*real_lock)(pthread_mutex_t *);
@@ -96,22 +76,22 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static double run_lock_real(uint64_t iters)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
         real_lock(&mu);
         real_unlock(&mu);
     }
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static double run_lock_wrapped(uint64_t iters)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
         pthread_mutex_lock(&mu);
         pthread_mutex_unlock(&mu);
     }
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static int (*real_post)(sem_t *);
@@ -120,78 +100,30 @@ static sem_t sem;
 
 static double run_sem_real(uint64_t iters)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
         real_post(&sem);
         real_wait(&sem);
     }
-    return (double)(now_ns() - t0) / (double)iters;
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 static double run_sem_wrapped(uint64_t iters)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
         sem_post(&sem);
         sem_wait(&sem);
     }
-    return (double)(now_ns() - t0) / (double)iters;
-}
-
-/* ---------------------------------------------------------------------------
- * Harness
- * ------------------------------------------------------------------------- */
-
-struct variant {
-    const char *name;
-    double (*run)(uint64_t);
-    int traced; /* run while a trace is running */
-    double samples[MAX_ROUNDS];
-};
-
-static void *idle_thread(void *arg)
-{
-    (void)arg;
-    pause(); /* makes the process multi-threaded, as real servers are */
-    return NULL;
-}
-
-static void run_table(const char *title, struct variant *v, int nv, uint64_t iters, int rounds,
-                      const char *trace_path)
-{
-    for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < nv; i++) {
-            if (v[i].traced) {
-                /* A pool large enough that the run measures writing, not
-                 * dropping (the collector shares the machine's 2 cores). */
-                struct trace_options o = {.path = trace_path, .pool_bytes = 1u << 30};
-                if (trace_start_opts(&o) != 0) {
-                    fprintf(stderr, "bench: trace_start failed\n");
-                    exit(1);
-                }
-            }
-            v[i].samples[r] = v[i].run(iters);
-            if (v[i].traced)
-                trace_stop();
-        }
-    double base = median(v[0].samples, rounds);
-    printf("\n%s (%llu iterations x %d interleaved rounds, median)\n", title,
-           (unsigned long long)iters, rounds);
-    printf("  %-34s %10s %10s %12s\n", "variant", "ns/op", "vs first", "added ns/op");
-    for (int i = 0; i < nv; i++) {
-        double m = median(v[i].samples, rounds);
-        printf("  %-34s %10.2f %9.2fx %12.2f\n", v[i].name, m, m / base, m - base);
-    }
+    return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
 int main(int argc, char **argv)
 {
-    uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 20000000;
-    int rounds = argc > 2 ? atoi(argv[2]) : 7;
-    if (iters == 0 || rounds < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "usage: bench_hotpath [ITERATIONS] [ROUNDS <= %d]\n", MAX_ROUNDS);
+    uint64_t iters = 20000000;
+    int rounds = 7;
+    if (bench_args(argc, argv, "bench_hotpath", &iters, &rounds))
         return 2;
-    }
     char path[] = "/tmp/ctrace-bench-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)
@@ -202,31 +134,30 @@ int main(int argc, char **argv)
     real_post = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_post");
     real_wait = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_wait");
     sem_init(&sem, 0, 0);
-    pthread_t idle;
-    pthread_create(&idle, NULL, idle_thread, NULL);
+    bench_go_multithreaded();
     ctr__clock_init();
 
-    struct variant events[] = {
-        {"empty loop", run_empty, 0, {0}},
-        {"tick read (rdtsc)", run_ticks, 0, {0}},
-        {"event: Unblock (time only)", run_emit_unblock, 1, {0}},
-        {"event: Block (3 args)", run_emit_block, 1, {0}},
+    struct bench_variant events[] = {
+        {"empty loop", run_empty, 0, 0, {0}},
+        {"tick read (rdtsc)", run_ticks, 0, 0, {0}},
+        {"event: Unblock (time only)", run_emit_unblock, 1, 0, {0}},
+        {"event: Block (3 args)", run_emit_block, 1, 0, {0}},
     };
-    run_table("Cost of writing one event, per event", events, 4, iters, rounds, path);
+    bench_table("Cost of writing one event, per event", events, 4, iters, rounds, path);
 
-    struct variant locks[] = {
-        {"real lock+unlock (glibc)", run_lock_real, 0, {0}},
-        {"wrapped lock+unlock, tracing off", run_lock_wrapped, 0, {0}},
-        {"wrapped lock+unlock, tracing on", run_lock_wrapped, 1, {0}},
+    struct bench_variant locks[] = {
+        {"real lock+unlock (glibc)", run_lock_real, 0, 0, {0}},
+        {"wrapped lock+unlock, tracing off", run_lock_wrapped, 0, 0, {0}},
+        {"wrapped lock+unlock, tracing on", run_lock_wrapped, 1, 0, {0}},
     };
-    run_table("Uncontended pthread_mutex_lock + unlock", locks, 3, iters, rounds, path);
+    bench_table("Uncontended pthread_mutex_lock + unlock", locks, 3, iters, rounds, path);
 
-    struct variant sems[] = {
-        {"real sem_post+sem_wait (glibc)", run_sem_real, 0, {0}},
-        {"wrapped, tracing off", run_sem_wrapped, 0, {0}},
-        {"wrapped, tracing on", run_sem_wrapped, 1, {0}},
+    struct bench_variant sems[] = {
+        {"real sem_post+sem_wait (glibc)", run_sem_real, 0, 0, {0}},
+        {"wrapped, tracing off", run_sem_wrapped, 0, 0, {0}},
+        {"wrapped, tracing on", run_sem_wrapped, 1, 0, {0}},
     };
-    run_table("Uncontended sem_post + sem_wait", sems, 3, iters, rounds, path);
+    bench_table("Uncontended sem_post + sem_wait", sems, 3, iters, rounds, path);
     printf("\nclock: %s\n", ctr__clock_tsc ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
     unlink(path);
     return 0;

@@ -18,29 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "ctrace/trace.h"
 #include "internal.h"
-
-#define MAX_ROUNDS 31
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static ssize_t (*real_read)(int, void *, size_t);
 static ssize_t (*real_write)(int, const void *, size_t);
@@ -70,13 +50,13 @@ static double run_reads(ssize_t (*rd)(int, void *, size_t), uint64_t iters)
     while (iters > 0) {
         size_t n = iters < batch ? (size_t)iters : batch;
         refill(n);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = bench_now_ns();
         for (size_t i = 0; i < n; i++)
             if (rd(pfd[0], &c, 1) != 1) {
                 perror("bench: read");
                 exit(1);
             }
-        spent += now_ns() - t0;
+        spent += bench_now_ns() - t0;
         iters -= n;
     }
     return (double)spent;
@@ -92,28 +72,12 @@ static double run_wrapped(uint64_t iters)
     return run_reads(read, iters) / (double)iters; /* libctrace's read */
 }
 
-struct variant {
-    const char *name;
-    double (*run)(uint64_t);
-    unsigned io_min_ns; /* run while a trace with this threshold is running; 0: not */
-    double samples[MAX_ROUNDS];
-};
-
-static void *idle_thread(void *arg)
-{
-    (void)arg;
-    pause(); /* makes the process multi-threaded, as real servers are */
-    return NULL;
-}
-
 int main(int argc, char **argv)
 {
-    uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 10) : 500000;
-    int rounds = argc > 2 ? atoi(argv[2]) : 7;
-    if (iters == 0 || rounds < 1 || rounds > MAX_ROUNDS) {
-        fprintf(stderr, "usage: bench_io [ITERATIONS] [ROUNDS <= %d]\n", MAX_ROUNDS);
+    uint64_t iters = 500000;
+    int rounds = 7;
+    if (bench_args(argc, argv, "bench_io", &iters, &rounds))
         return 2;
-    }
     char path[] = "/tmp/ctrace-bench-io-XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0)
@@ -131,41 +95,16 @@ int main(int argc, char **argv)
     if (batch > sizeof(fill))
         batch = sizeof(fill);
     memset(fill, 'b', sizeof(fill));
-    pthread_t idle;
-    pthread_create(&idle, NULL, idle_thread, NULL);
+    bench_go_multithreaded();
     ctr__clock_init();
 
-    struct variant v[] = {
-        {"real read (glibc)", run_real, 0, {0}},
-        {"wrapped read, tracing off", run_wrapped, 0, {0}},
-        {"wrapped read, tracing on", run_wrapped, 10000, {0}},
-        {"wrapped read, on, io_min_ns=1", run_wrapped, 1, {0}},
+    struct bench_variant v[] = {
+        {"real read (glibc)", run_real, 0, 0, {0}},
+        {"wrapped read, tracing off", run_wrapped, 0, 0, {0}},
+        {"wrapped read, tracing on", run_wrapped, 1, 10000, {0}},
+        {"wrapped read, on, io_min_ns=1", run_wrapped, 1, 1, {0}},
     };
-    int nv = (int)(sizeof(v) / sizeof(v[0]));
-    for (int r = 0; r < rounds; r++)
-        for (int i = 0; i < nv; i++) {
-            if (v[i].io_min_ns) {
-                /* A pool large enough that the recording run measures
-                 * writing, not dropping. */
-                struct trace_options o = {
-                    .path = path, .pool_bytes = 1u << 30, .io_min_ns = v[i].io_min_ns};
-                if (trace_start_opts(&o) != 0) {
-                    fprintf(stderr, "bench: trace_start failed\n");
-                    return 1;
-                }
-            }
-            v[i].samples[r] = v[i].run(iters);
-            if (v[i].io_min_ns)
-                trace_stop();
-        }
-    double base = median(v[0].samples, rounds);
-    printf("\n1-byte read from a filled pipe (%llu iterations x %d interleaved rounds, median)\n",
-           (unsigned long long)iters, rounds);
-    printf("  %-34s %10s %10s %12s\n", "variant", "ns/op", "vs first", "added ns/op");
-    for (int i = 0; i < nv; i++) {
-        double m = median(v[i].samples, rounds);
-        printf("  %-34s %10.2f %9.2fx %12.2f\n", v[i].name, m, m / base, m - base);
-    }
+    bench_table("1-byte read from a filled pipe", v, 4, iters, rounds, path);
     printf("\nclock: %s; pipe batch: %zu bytes\n",
            ctr__clock_tsc ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)", batch);
     unlink(path);

@@ -1,0 +1,48 @@
+/* testutil.h - what the cmocka tests of ctrace share: temporary files, and
+ * reading back the trace a test just wrote. Include after <cmocka.h>. */
+#ifndef CTR_TESTUTIL_H
+#define CTR_TESTUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctrace/trace.h"
+#include "reader.h"
+
+/* Creates an empty file /tmp/ctrace-STEM-XXXXXX and puts its name in buf. */
+static inline void ctr_test_temp(char *buf, size_t cap, const char *stem)
+{
+    snprintf(buf, cap, "/tmp/ctrace-%s-XXXXXX", stem);
+    int fd = mkstemp(buf);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* Reads the trace at path into *tr: it must read whole, with no damage. */
+static inline void ctr_test_read(const char *path, struct ctr_trace *tr)
+{
+    char err[256];
+    int rc = ctr_trace_read(path, tr, err, sizeof(err));
+    if (rc != 0)
+        fail_msg("reading %s: %s", path, err);
+    assert_string_equal(tr->damage, "");
+}
+
+/* Stops tracing (which must succeed) and reads the trace at path. */
+static inline void ctr_test_stop_and_read(const char *path, struct ctr_trace *tr)
+{
+    assert_int_equal(trace_stop(), 0);
+    ctr_test_read(path, tr);
+}
+
+static inline uint64_t ctr_test_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#endif
