@@ -171,6 +171,8 @@ static const char run_usage[] =
     "  -level N         zstd level of the file, 1..22 (default 1)\n"
     "  -stack-depth N   most frames per stack, 1..64 (default 32)\n"
     "  -io-min-ns N     I/O calls shorter than this are not recorded (default 10000)\n"
+    "  -sched 1         also record context switches (perf_event), for preemption\n"
+    "                   in the sched profile (default 0)\n"
     "  -unwind HOW      how stacks are taken: fp (frame pointers), dwarf (libunwind)\n"
     "                   or auto (default: fp, dwarf where frame pointers are missing)\n"
     "Sizes take a k, M or G suffix. Each flag sets a CTRACE_* variable (see README);\n"
