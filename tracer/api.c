@@ -131,7 +131,7 @@ int trace_start_opts(const struct trace_options *o)
         goto fail;
     ctr_lfstack_init(&s->full, s->pool.base, chunk, offsetof(struct ctr_chunk, node));
     atomic_store(&s->full_count, 0);
-    ctr__threads_reset_drops();
+    ctr__threads_reset_session();
     uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
     ctr__clock_sample(&s->start_ticks, &s->start_mono, &s->start_real);
     if ((rc = ctr__collector_start(epoch)) != 0)

@@ -261,15 +261,6 @@ static void free_slot(uint32_t slot)
     ctr__thread_free_slot(&ctr__threads.slab[slot]);
 }
 
-/* An EXITED slot whose last chunk is not of this session: its final chunk
- * was handed over as a session stopped and will never be written. (Within a
- * session the owner's last chunk, still in cur, always has this epoch.) */
-static int stale_exit(struct ctr_thread *t)
-{
-    struct ctr_chunk *c = atomic_load_explicit(&t->cur, memory_order_acquire);
-    return !c || c->epoch != C.epoch;
-}
-
 static void write_thread_record(uint32_t slot)
 {
     struct ctr_thread *t = &ctr__threads.slab[slot];
@@ -459,14 +450,13 @@ static void round_run(int final)
             C.reported[s] = d;
             REC(CTR_REC_DROPS, t->id, d);
         }
-        /* Exited with no chunk to hand over, or its last chunk belonged to
-         * an earlier session (lost in a stop): nothing more will come. */
         if (ctr__session.sched) {
             write_switches(t);
             if (final)
                 ctr__sched_disable(t);
         }
-        if (state == CTR_SLOT_ORPHANED || (state == CTR_SLOT_EXITED && stale_exit(t)))
+        /* Exited with no chunk to hand over: nothing more will come. */
+        if (state == CTR_SLOT_ORPHANED)
             free_slot(s);
     }
     uint64_t mv = ctr__maps_version();

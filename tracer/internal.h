@@ -162,9 +162,10 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id);
 uint64_t ctr__thread_new_id(void);
 struct ctr_thread *ctr__thread_find(pthread_t handle); /* live slot or NULL */
 void ctr__thread_free_slot(struct ctr_thread *t);
-/* Zeroes every slot's drop count; trace_start calls it before a session is
- * published, so a thread's drops from an earlier session are not reported. */
-void ctr__threads_reset_drops(void);
+/* Before a session is published (trace_start): zeroes every slot's drop
+ * count and current chunk, so nothing of an earlier session is reported or
+ * read, and frees the slots of threads that exited as a session stopped. */
+void ctr__threads_reset_session(void);
 void ctr__threads_init(void);
 
 /* ---------------------------------------------------------------------------

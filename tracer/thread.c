@@ -119,11 +119,21 @@ struct ctr_thread *ctr__thread_find(pthread_t handle)
     return NULL;
 }
 
-void ctr__threads_reset_drops(void)
+void ctr__threads_reset_session(void)
 {
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
-    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
-        atomic_store_explicit(&ctr__threads.slab[i].dropped, 0, memory_order_relaxed);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
+        struct ctr_thread *t = &ctr__threads.slab[i];
+        atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+        /* A chunk from an earlier session may belong to another thread by
+         * now (the pool is reused): forget it. */
+        atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+        int state = atomic_load_explicit(&t->state, memory_order_acquire);
+        /* Exited while a session stopped: its last chunk went to a queue
+         * that no collector will read again. */
+        if (state == CTR_SLOT_EXITED || state == CTR_SLOT_ORPHANED)
+            ctr__thread_free_slot(t);
+    }
 }
 
 void ctr__thread_free_slot(struct ctr_thread *t)
@@ -168,6 +178,11 @@ static void chunk_hand_off(struct ctr_thread *t, int final)
 {
     struct ctr_chunk *c = t->chunk;
     c->final = (uint8_t)final;
+    /* Unpublish before the push (release, pairs with the collector's
+     * acquire in its snapshot): once the collector has the chunk from the
+     * queue it may write it out and recycle it to another thread, and no
+     * slot may still point at it then. */
+    atomic_store_explicit(&t->cur, NULL, memory_order_release);
     ctr_lfstack_push(&ctr__session.full, c);
     uint32_t queued = atomic_fetch_add_explicit(&ctr__session.full_count, 1, memory_order_relaxed);
     /* Wake the collector early only when a good part of the pool waits for
