@@ -38,6 +38,8 @@ static void unlock_api(void)
 static void atfork_child(void)
 {
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.file_want, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.fr_want, 0, memory_order_relaxed);
     atomic_flag_clear(&api_lock);
 }
 
@@ -49,14 +51,20 @@ static size_t round_pow2(size_t v)
     return p;
 }
 
-static int write_header(void)
+void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN])
 {
-    uint8_t h[CTR_FILE_HEADER_LEN] = {0};
+    memset(h, 0, CTR_FILE_HEADER_LEN);
     memcpy(h, CTR_FILE_MAGIC, CTR_FILE_MAGIC_LEN);
     h[8] = CTR_VERSION_MAJOR & 0xff;
     h[9] = CTR_VERSION_MAJOR >> 8;
     h[10] = CTR_VERSION_MINOR & 0xff;
     h[11] = CTR_VERSION_MINOR >> 8;
+}
+
+static int write_header(void)
+{
+    uint8_t h[CTR_FILE_HEADER_LEN];
+    ctr__file_header(h);
     return ctr__sink_write(h, sizeof(h));
 }
 
@@ -77,6 +85,65 @@ static int init_once(void)
     return rc;
 }
 
+int ctr__options_check(const struct trace_options *o)
+{
+    size_t chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : (64u << 10);
+    size_t pool = o->pool_bytes ? o->pool_bytes : (64u << 20);
+    if (chunk < (4u << 10) || chunk > (1u << 20) || pool < 4 * chunk ||
+        o->stack_depth > CTR_STACK_MAX || o->compression_level < 0 || o->compression_level > 22)
+        return -EINVAL;
+    return 0;
+}
+
+void ctr__api_lock(void)
+{
+    lock_api();
+}
+
+void ctr__api_unlock(void)
+{
+    unlock_api();
+}
+
+int ctr__session_begin(const struct trace_options *o)
+{
+    int rc = init_once();
+    if (rc != 0)
+        return rc;
+    struct ctr_session *s = &ctr__session;
+    size_t chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : (64u << 10);
+    size_t pool = o->pool_bytes ? o->pool_bytes : (64u << 20);
+    atomic_store(&s->chunks_flushed, 0);
+    atomic_store(&s->events_dropped, 0);
+    s->flush_ms = o->flush_ms ? o->flush_ms : 100;
+    s->level = o->compression_level ? o->compression_level : 1;
+    s->stack_depth = o->stack_depth ? o->stack_depth : 32;
+    s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
+    s->sched = o->sched_switches != 0;
+    atomic_store(&s->sched_failed, 0);
+    atomic_store(&s->io_min_ticks, s->io_min_ns);
+    atomic_store(&s->dump_fd, -1);
+    if ((rc = ctr__pool_init(&s->pool, pool / chunk * chunk, chunk)) != 0)
+        return rc;
+    ctr_lfstack_init(&s->full, s->pool.base, chunk, offsetof(struct ctr_chunk, node));
+    atomic_store(&s->full_count, 0);
+    ctr__threads_reset_session();
+    uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
+    ctr__clock_sample(&s->start_ticks, &s->start_mono, &s->start_real);
+    if ((rc = ctr__collector_start(epoch)) != 0)
+        return rc;
+    /* release: the session fields above before any thread sees it on. */
+    atomic_store_explicit(&s->epoch, epoch, memory_order_release);
+    return 0;
+}
+
+void ctr__session_end(void)
+{
+    atomic_store_explicit(&ctr__session.epoch, 0, memory_order_release);
+    ctr__collector_stop();
+    ctr__pool_reset(&ctr__session.pool);
+}
+
 int trace_start(const char *path)
 {
     if (!path)
@@ -87,23 +154,15 @@ int trace_start(const char *path)
 
 int trace_start_opts(const struct trace_options *o)
 {
-    if (!o || (!o->path && o->fd < 1))
+    if (!o || (!o->path && o->fd < 1) || ctr__options_check(o) != 0)
         return -EINVAL;
-    size_t chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : (64u << 10);
-    size_t pool = o->pool_bytes ? o->pool_bytes : (64u << 20);
-    if (chunk < (4u << 10) || chunk > (1u << 20) || pool < 4 * chunk || o->stack_depth > CTR_STACK_MAX ||
-        o->compression_level < 0 || o->compression_level > 22)
-        return -EINVAL;
-
     lock_api();
+    struct ctr_session *s = &ctr__session;
     int rc = 0;
-    if (atomic_load(&ctr__session.epoch) != 0) {
+    if (atomic_load(&s->file_want)) {
         rc = -EBUSY;
         goto out;
     }
-    if ((rc = init_once()) != 0)
-        goto out;
-    struct ctr_session *s = &ctr__session;
     if (o->path) {
         s->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (s->fd < 0) {
@@ -117,28 +176,17 @@ int trace_start_opts(const struct trace_options *o)
     }
     atomic_store(&s->write_error, 0);
     atomic_store(&s->bytes_written, 0);
-    atomic_store(&s->chunks_flushed, 0);
-    atomic_store(&s->events_dropped, 0);
-    s->flush_ms = o->flush_ms ? o->flush_ms : 100;
-    s->level = o->compression_level ? o->compression_level : 1;
-    s->stack_depth = o->stack_depth ? o->stack_depth : 32;
-    s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
-    s->sched = o->sched_switches != 0;
-    atomic_store(&s->sched_failed, 0);
-    atomic_store(&s->io_min_ticks, s->io_min_ns);
-    if ((rc = write_header()) != 0 ||
-        (rc = ctr__pool_init(&s->pool, pool / chunk * chunk, chunk)) != 0)
+    if ((rc = write_header()) != 0)
         goto fail;
-    ctr_lfstack_init(&s->full, s->pool.base, chunk, offsetof(struct ctr_chunk, node));
-    atomic_store(&s->full_count, 0);
-    ctr__threads_reset_session();
-    uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
-    ctr__clock_sample(&s->start_ticks, &s->start_mono, &s->start_real);
-    if ((rc = ctr__collector_start(epoch)) != 0)
-        goto fail;
-    /* release: the session fields above before any thread sees it on. */
-    atomic_store_explicit(&s->epoch, epoch, memory_order_release);
-    goto out;
+    /* release: the file's fields before the collector acts on the wish. */
+    atomic_store_explicit(&s->file_want, 1, memory_order_release);
+    if (atomic_load(&s->epoch) != 0) {
+        ctr__collector_kick(); /* a session runs (the flight recorder's): join it */
+        goto out;
+    }
+    if ((rc = ctr__session_begin(o)) == 0)
+        goto out;
+    atomic_store(&s->file_want, 0);
 fail:
     if (s->close_fd)
         close(s->fd);
@@ -151,23 +199,28 @@ int trace_stop(void)
 {
     lock_api();
     struct ctr_session *s = &ctr__session;
-    if (atomic_load(&s->epoch) == 0) {
+    if (!atomic_load(&s->file_want)) {
         unlock_api();
         return -ENOENT;
     }
-    atomic_store_explicit(&s->epoch, 0, memory_order_release);
-    ctr__collector_stop();
+    if (atomic_load(&s->fr_want)) {
+        /* The recorder goes on: wait for the round that ends the file. */
+        atomic_store_explicit(&s->file_want, 0, memory_order_release);
+        ctr__collector_sync();
+    } else {
+        ctr__session_end(); /* its final round ends the file */
+        atomic_store_explicit(&s->file_want, 0, memory_order_release);
+    }
     int rc = atomic_load(&s->write_error);
     if (s->close_fd && close(s->fd) != 0 && rc == 0)
         rc = -errno;
-    ctr__pool_reset(&s->pool);
     unlock_api();
     return rc;
 }
 
 int trace_is_running(void)
 {
-    return atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
+    return atomic_load_explicit(&ctr__session.file_want, memory_order_relaxed) != 0;
 }
 
 int trace_get_counters(struct trace_counters *out)

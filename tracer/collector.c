@@ -24,10 +24,13 @@
 #include "internal.h"
 #include "interpose.h"
 #include "maps.h"
+#include "record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -39,17 +42,14 @@
  * a burst never needs the whole pool twice over in memory. */
 #define FRAME_TARGET (4u << 20)
 
-struct outbuf {
-    uint8_t *p;
-    size_t len, cap;
-};
-
 struct emitted_map {
     uint64_t start, limit;
 };
 
 static struct collector {
-    struct outbuf out;
+    struct ctr_outbuf ev;  /* this generation's events: for every sink */
+    struct ctr_outbuf tab; /* its table records: for the file only */
+    struct ctr_outbuf *dst; /* where put_uv and friends write */
     uint8_t *zbuf;
     size_t zcap;
     ZSTD_CCtx *cctx;
@@ -68,125 +68,108 @@ static struct collector {
     struct emitted_map *maps;
     size_t nmaps, maps_cap;
     uint64_t total_dropped;
+    /* Sinks as this thread runs them (the API's wishes are in ctr__session). */
+    int file_on, file_first, fr_on;
+    struct ctr_clock_sample last_clock; /* the previous generation's end */
 } C;
 
 /* ---------------------------------------------------------------------------
- * Output buffer and records (FORMAT.md §3)
+ * Records into the current buffer (record.h)
  * ------------------------------------------------------------------------- */
 
-static int out_reserve(size_t n)
-{
-    if (C.out.len + n <= C.out.cap)
-        return 0;
-    size_t cap = C.out.cap ? C.out.cap : (1u << 16);
-    while (cap < C.out.len + n)
-        cap *= 2;
-    uint8_t *p = realloc(C.out.p, cap);
-    if (!p)
-        return -ENOMEM;
-    C.out.p = p;
-    C.out.cap = cap;
-    return 0;
-}
-
-static void put_uv(uint64_t v)
-{
-    if (out_reserve(CTR_VARINT_MAX) == 0)
-        C.out.len = (size_t)(ctr_put_uvarint(C.out.p + C.out.len, v) - C.out.p);
-}
-
-static void put_bytes(const void *b, size_t n)
-{
-    if (out_reserve(n) == 0) {
-        memcpy(C.out.p + C.out.len, b, n);
-        C.out.len += n;
-    }
-}
-
-/* Record length is written as a 3-byte (possibly non-minimal) varint, so the
- * body can be written in place before its length is known. Bodies are
- * < 2 MiB: the largest is a batch of one chunk (< 1 MiB). */
-#define REC_LEN_BYTES 3
-
-static size_t rec_begin(uint8_t kind)
-{
-    uint8_t hdr[1 + REC_LEN_BYTES] = {kind};
-    put_bytes(hdr, sizeof(hdr));
-    return C.out.len;
-}
-
-static void rec_end(size_t body)
-{
-    if (body > C.out.len)
-        return; /* out of memory while writing it */
-    size_t n = C.out.len - body;
-    uint8_t *l = C.out.p + body - REC_LEN_BYTES;
-    l[0] = (uint8_t)(0x80 | (n & 0x7f));
-    l[1] = (uint8_t)(0x80 | ((n >> 7) & 0x7f));
-    l[2] = (uint8_t)((n >> 14) & 0x7f);
-}
-
-static void rec_uvs(uint8_t kind, int n, const uint64_t *v)
-{
-    size_t b = rec_begin(kind);
-    for (int i = 0; i < n; i++)
-        put_uv(v[i]);
-    rec_end(b);
-}
-
-#define REC(kind, ...) \
-    rec_uvs(kind, sizeof((uint64_t[]){__VA_ARGS__}) / 8, (uint64_t[]){__VA_ARGS__})
+static void put_uv(uint64_t v) { ctr_out_uv(C.dst, v); }
+static void put_bytes(const void *b, size_t n) { ctr_out_bytes(C.dst, b, n); }
+static size_t rec_begin(uint8_t kind) { return ctr_rec_begin(C.dst, kind); }
+static void rec_end(size_t body) { ctr_rec_end(C.dst, body); }
+#define REC(kind, ...) CTR_REC(C.dst, kind, __VA_ARGS__)
 
 /* ---------------------------------------------------------------------------
  * The sink: compressed frames to the descriptor
  * ------------------------------------------------------------------------- */
 
-int ctr__sink_write(const void *buf, size_t len)
+int ctr__write_all(int fd, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
-    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed))
-        return -EIO; /* after a failure the file ends at a frame boundary */
     while (len > 0) {
-        ssize_t n = write(ctr__session.fd, p, len);
+        ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            int err = n < 0 ? -errno : -EIO;
-            int zero = 0;
-            atomic_compare_exchange_strong(&ctr__session.write_error, &zero, err);
-            return err;
-        }
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
         p += n;
         len -= (size_t)n;
-        atomic_fetch_add_explicit(&ctr__session.bytes_written, (uint64_t)n, memory_order_relaxed);
     }
     return 0;
 }
 
-static void flush_frame(void)
+int ctr__sink_write(const void *buf, size_t len)
 {
-    if (C.out.len == 0)
-        return;
-    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed)) {
-        C.out.len = 0; /* the file is closed to us: do not compress for nothing */
-        return;
+    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed))
+        return -EIO; /* after a failure the file ends at a frame boundary */
+    int err = ctr__write_all(ctr__session.fd, buf, len);
+    if (err) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&ctr__session.write_error, &zero, err);
+        return err;
     }
-    size_t bound = ZSTD_compressBound(C.out.len);
+    atomic_fetch_add_explicit(&ctr__session.bytes_written, (uint64_t)len, memory_order_relaxed);
+    return 0;
+}
+
+int ctr__collector_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
+                            const void **z, size_t *zn)
+{
+    size_t in = a->len + (b ? b->len : 0);
+    size_t bound = ZSTD_compressBound(in);
     if (bound > C.zcap) {
-        uint8_t *z = realloc(C.zbuf, bound);
-        if (!z) {
-            int zero = 0;
-            atomic_compare_exchange_strong(&ctr__session.write_error, &zero, -ENOMEM);
-            C.out.len = 0;
-            return;
-        }
-        C.zbuf = z;
+        uint8_t *p = realloc(C.zbuf, bound);
+        if (!p)
+            return -ENOMEM;
+        C.zbuf = p;
         C.zcap = bound;
     }
-    size_t z = ZSTD_compress2(C.cctx, C.zbuf, C.zcap, C.out.p, C.out.len);
-    if (!ZSTD_isError(z))
-        ctr__sink_write(C.zbuf, z);
-    C.out.len = 0;
+    /* One frame from two buffers: stream both, then end the frame. */
+    ZSTD_outBuffer out = {C.zbuf, C.zcap, 0};
+    ZSTD_inBuffer ia = {a->p, a->len, 0};
+    size_t rc = ZSTD_compressStream2(C.cctx, &out, &ia, ZSTD_e_continue);
+    if (!ZSTD_isError(rc) && b && b->len) {
+        ZSTD_inBuffer ib = {b->p, b->len, 0};
+        rc = ZSTD_compressStream2(C.cctx, &out, &ib, ZSTD_e_continue);
+    }
+    ZSTD_inBuffer none = {NULL, 0, 0};
+    while (!ZSTD_isError(rc) && (rc = ZSTD_compressStream2(C.cctx, &out, &none, ZSTD_e_end)) > 0)
+        ;
+    if (ZSTD_isError(rc)) {
+        ZSTD_CCtx_reset(C.cctx, ZSTD_reset_session_only);
+        return -EIO;
+    }
+    *z = C.zbuf;
+    *zn = out.pos;
+    return 0;
+}
+
+/* Compresses what the round has so far and hands it to the sinks: the file
+ * gets events and tables in one frame, the flight recorder's window the
+ * events alone (dumps carry whole tables of their own). */
+static void flush_frame(void)
+{
+    const void *z;
+    size_t zn;
+    int file = C.file_on && !atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed);
+    if (C.ev.oom || C.tab.oom) {
+        int zero = 0;
+        atomic_compare_exchange_strong(&ctr__session.write_error, &zero, -ENOMEM);
+    } else if (C.fr_on && C.ev.len &&
+               ctr__collector_compress(&C.ev, NULL, &z, &zn) == 0) {
+        ctr__fr_frame(z, zn);
+        /* With no tables the same frame serves the file. */
+        if (file && C.tab.len == 0)
+            ctr__sink_write(z, zn), file = 0;
+    }
+    if (file && (C.ev.len || C.tab.len) && ctr__collector_compress(&C.ev, &C.tab, &z, &zn) == 0)
+        ctr__sink_write(z, zn);
+    C.ev.len = C.tab.len = 0;
+    C.ev.oom = C.tab.oom = 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -217,6 +200,16 @@ static int grow_slots(uint32_t n)
     return 0;
 }
 
+/* Raw bytes after which a round writes a frame before going on: small
+ * enough for the flight recorder's window to hold several, compressed. */
+static size_t frame_target(void)
+{
+    if (!C.fr_on)
+        return FRAME_TARGET;
+    size_t quarter = (size_t)(ctr__session.fr_max_bytes / 4);
+    return quarter < (64u << 10) ? (64u << 10) : quarter < FRAME_TARGET ? quarter : FRAME_TARGET;
+}
+
 /* Writes the part of c committed since the last time as a BATCH record. */
 static void write_chunk(struct ctr_chunk *c)
 {
@@ -231,10 +224,12 @@ static void write_chunk(struct ctr_chunk *c)
     put_uv(c->taken_ticks);
     put_bytes(c->data + c->taken, pos - c->taken);
     rec_end(b);
+    if (C.fr_on)
+        ctr__fr_observe(c->slot, c->thread_id, c->taken_ticks, c->data + c->taken, pos - c->taken);
     c->taken = pos;
     c->taken_ticks = c->base_ticks + (commit >> CTR_COMMIT_POS_BITS);
     atomic_fetch_add_explicit(&ctr__session.chunks_flushed, 1, memory_order_relaxed);
-    if (C.out.len >= FRAME_TARGET)
+    if (C.ev.len >= frame_target())
         flush_frame();
 }
 
@@ -256,18 +251,22 @@ static void retire_chunk(struct ctr_chunk *c)
 
 static void free_slot(uint32_t slot)
 {
+    ctr__fr_forget(slot);
     C.known_id[slot] = 0;
     C.reported[slot] = 0;
     ctr__thread_free_slot(&ctr__threads.slab[slot]);
 }
 
-static void write_thread_record(uint32_t slot)
+/* A THREAD record for the thread in slot, unless already written (force:
+ * write it anyway, e.g. at its exit, so a window holding its last events
+ * has its name). */
+static void write_thread_record(uint32_t slot, int force)
 {
     struct ctr_thread *t = &ctr__threads.slab[slot];
-    if (C.known_id[slot] == t->id)
+    if (C.known_id[slot] == t->id && !force)
         return;
-    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, t->name_id,
-        (uint64_t)t->handle);
+    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id,
+        ctr__fr_thread_name(slot, t->name_id), (uint64_t)t->handle);
     C.known_id[slot] = t->id;
 }
 
@@ -293,6 +292,22 @@ static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
     rec_end(b);
 }
 
+static void write_mapping(uint64_t id, const struct ctr_map_info *m)
+{
+    uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
+    size_t b = rec_begin(CTR_REC_MAPPING);
+    put_uv(id);
+    put_uv(m->start);
+    put_uv(m->limit);
+    put_uv(m->file_offset);
+    put_uv(m->bias);
+    put_uv(path);
+    put_uv(m->build_id_len);
+    put_bytes(m->build_id, m->build_id_len);
+    rec_end(b);
+}
+
+/* The file's mappings: each once, however often the objects are rescanned. */
 static void visit_map(void *ctx, const struct ctr_map_info *m)
 {
     (void)ctx;
@@ -308,24 +323,20 @@ static void visit_map(void *ctx, const struct ctr_map_info *m)
         C.maps_cap = cap;
     }
     C.maps[C.nmaps++] = (struct emitted_map){m->start, m->limit};
-    uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
-    size_t b = rec_begin(CTR_REC_MAPPING);
-    put_uv(C.nmaps);
-    put_uv(m->start);
-    put_uv(m->limit);
-    put_uv(m->file_offset);
-    put_uv(m->bias);
-    put_uv(path);
-    put_uv(m->build_id_len);
-    put_bytes(m->build_id, m->build_id_len);
-    rec_end(b);
+    write_mapping(C.nmaps, m);
+}
+
+/* A dump's mappings: every one loaded now, numbered from 1. */
+static void visit_map_all(void *ctx, const struct ctr_map_info *m)
+{
+    write_mapping(++*(uint64_t *)ctx, m);
 }
 
 /* Context switches of one thread, from its ring to a SWITCHES record
  * (FORMAT.md §3), begun at the first switch. */
 struct switch_acc {
     uint64_t last_ns, lost;
-    size_t body; /* where the record's body starts in C.out, 0 until begun */
+    size_t body; /* where the record's body starts in C.ev, 0 until begun */
     uint64_t thread_id;
 };
 
@@ -375,6 +386,7 @@ static void write_clock(void)
     uint64_t ticks, mono, real;
     ctr__clock_sample(&ticks, &mono, &real);
     REC(CTR_REC_CLOCK, ticks, mono, real);
+    C.last_clock = (struct ctr_clock_sample){ticks, mono, real};
     /* Now that two samples are some way apart, express the I/O threshold in
      * real ticks. */
     const struct ctr_session *s = &ctr__session;
@@ -394,14 +406,93 @@ static void write_trace_info(void)
         ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
         ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
         ctr__session.io_min_ns);
-    REC(CTR_REC_CLOCK, ctr__session.start_ticks, ctr__session.start_mono, ctr__session.start_real);
+}
+
+void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start)
+{
+    struct ctr_outbuf *saved = C.dst;
+    C.dst = o;
+    write_trace_info();
+    REC(CTR_REC_CLOCK, start->ticks, start->mono, start->real);
+    uint64_t map_id = 0;
+    ctr__maps_scan(visit_map_all, &map_id);
+    size_t strings = 0, stacks = 0;
+    ctr__intern_scan(&ctr__strings, &strings, visit_string, NULL);
+    ctr__intern_scan(&ctr__stacks, &stacks, visit_stack, NULL);
+    for (uint32_t s = 0; s < C.nslots && s < ctr__threads.capacity; s++)
+        if (atomic_load_explicit(&ctr__threads.slab[s].state, memory_order_acquire) !=
+            CTR_SLOT_FREE) {
+            uint64_t known = C.known_id[s];
+            write_thread_record(s, 1);
+            C.known_id[s] = known; /* the file's bookkeeping is not the dump's */
+        }
+    C.dst = saved;
+}
+
+/* Brings the sinks in line with what the API wants, as a round starts. */
+static void sinks_update(int final)
+{
+    int file = atomic_load_explicit(&ctr__session.file_want, memory_order_acquire);
+    int fr = atomic_load_explicit(&ctr__session.fr_want, memory_order_acquire) && !final;
+    if (file && !C.file_on) {
+        /* A new file needs every table entry and every thread again. */
+        C.file_on = C.file_first = 1;
+        C.stack_cursor = C.string_cursor = 0;
+        C.nmaps = 0;
+        if (C.nslots)
+            memset(C.known_id, 0, C.nslots * sizeof(*C.known_id));
+    }
+    if (fr && !C.fr_on)
+        C.fr_on = 1;
+    else if (!fr && C.fr_on) {
+        ctr__fr_clear();
+        C.fr_on = 0;
+    }
+}
+
+/* Dumps asked for by flightrec_dump and by the latency trigger, once the
+ * round's generation is in the window. */
+static void serve_dumps(void)
+{
+    int fd = atomic_load_explicit(&ctr__session.dump_fd, memory_order_acquire);
+    if (fd >= 0) {
+        ctr__session.dump_rc = C.fr_on ? ctr__fr_dump(fd) : -ENOENT;
+        atomic_store_explicit(&ctr__session.dump_fd, -1, memory_order_release);
+    }
+    if (atomic_exchange_explicit(&ctr__session.trigger_pending, 0, memory_order_acq_rel) &&
+        C.fr_on) {
+        char path[4096 + 64];
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        uint64_t n = atomic_load(&ctr__session.dumps_written) + atomic_load(&ctr__session.dumps_failed);
+        snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", ctr__session.trigger_dir,
+                 (int)getpid(), (long long)now.tv_sec, (unsigned long long)n);
+        int dfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int rc = dfd < 0 ? -errno : ctr__fr_dump(dfd);
+        if (dfd >= 0 && close(dfd) != 0 && rc == 0)
+            rc = -errno;
+        atomic_fetch_add(rc == 0 ? &ctr__session.dumps_written : &ctr__session.dumps_failed, 1);
+    }
 }
 
 static void round_run(int final)
 {
+    /* acquire: pairs with the release bump of a request, so this round sees
+     * what was asked (sinks, dumps). */
+    uint32_t seen = atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire);
+    sinks_update(final);
+    int file_closing = C.file_on && (final || !atomic_load(&ctr__session.file_want));
+    C.dst = &C.ev;
     REC(CTR_REC_GEN_BEGIN, C.gen);
-    if (C.gen == 0)
+    if (C.fr_on)
+        ctr__fr_gen_begin(C.gen, &C.last_clock);
+    if (C.file_first) {
+        C.dst = &C.tab;
         write_trace_info();
+        REC(CTR_REC_CLOCK, C.last_clock.ticks, C.last_clock.mono, C.last_clock.real);
+        C.dst = &C.ev;
+        C.file_first = 0;
+    }
 
     /* 1. Snapshot the chunks being filled. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
@@ -428,7 +519,7 @@ static void round_run(int final)
         atomic_fetch_sub_explicit(&ctr__session.full_count, 1, memory_order_relaxed);
         write_chunk(c);
         if (c->final && c->slot < C.nslots)
-            write_thread_record(c->slot);
+            write_thread_record(c->slot, 1);
         retire_chunk(c);
     }
 
@@ -437,13 +528,13 @@ static void round_run(int final)
         if (C.snap[s] && !C.snap[s]->done)
             write_chunk(C.snap[s]);
 
-    /* 4. Tables and counters. */
+    /* 4. Threads and counters; then, for the file, what the tables gained. */
     for (uint32_t s = 0; s < high; s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
         int state = atomic_load_explicit(&t->state, memory_order_acquire);
         if (state == CTR_SLOT_FREE)
             continue;
-        write_thread_record(s);
+        write_thread_record(s, 0);
         uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
         if (d > C.reported[s]) {
             C.total_dropped += d - C.reported[s];
@@ -459,22 +550,33 @@ static void round_run(int final)
         if (state == CTR_SLOT_ORPHANED)
             free_slot(s);
     }
-    uint64_t mv = ctr__maps_version();
-    if (C.gen == 0 || mv != C.maps_version) {
-        C.maps_version = mv;
-        ctr__maps_scan(visit_map, NULL);
+    if (C.file_on) {
+        C.dst = &C.tab;
+        uint64_t mv = ctr__maps_version();
+        if (C.nmaps == 0 || mv != C.maps_version) {
+            C.maps_version = mv;
+            ctr__maps_scan(visit_map, NULL);
+        }
+        ctr__intern_scan(&ctr__strings, &C.string_cursor, visit_string, NULL);
+        ctr__intern_scan(&ctr__stacks, &C.stack_cursor, visit_stack, NULL);
+        C.dst = &C.ev;
     }
-    ctr__intern_scan(&ctr__strings, &C.string_cursor, visit_string, NULL);
-    ctr__intern_scan(&ctr__stacks, &C.stack_cursor, visit_stack, NULL);
     write_clock();
     REC(CTR_REC_GEN_END, C.gen);
     atomic_store_explicit(&ctr__session.events_dropped, C.total_dropped, memory_order_relaxed);
-    if (final)
+    if (file_closing) {
+        C.dst = &C.tab;
         REC(CTR_REC_END, C.total_dropped,
             atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
             atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
             atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
+        C.dst = &C.ev;
+    }
     flush_frame();
+    if (C.fr_on)
+        ctr__fr_gen_end(C.last_clock.mono);
+    if (file_closing)
+        C.file_on = 0;
     C.gen++;
 
     /* 5. Recycle. A final chunk's slot is free once its last batch is out. */
@@ -485,6 +587,11 @@ static void round_run(int final)
         ctr__pool_put(&ctr__session.pool, c);
     }
     C.ndone = 0;
+
+    serve_dumps();
+    /* release: everything this round did, before the waiters see the ack. */
+    atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
+    syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* ---------------------------------------------------------------------------
@@ -510,6 +617,19 @@ static void *collector_main(void *arg)
     return NULL;
 }
 
+void ctr__collector_sync(void)
+{
+    /* release: what the caller set up before, for the round that sees it. */
+    uint32_t want = atomic_fetch_add_explicit(&ctr__session.req_seq, 1, memory_order_release) + 1;
+    ctr__collector_kick();
+    for (;;) {
+        uint32_t ack = atomic_load_explicit(&ctr__session.ack_seq, memory_order_acquire);
+        if ((int32_t)(ack - want) >= 0)
+            return;
+        syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAIT_PRIVATE, ack, NULL, NULL, 0);
+    }
+}
+
 void ctr__collector_kick(void)
 {
     atomic_store_explicit(&ctr__session.wake, 1, memory_order_release);
@@ -526,13 +646,13 @@ int ctr__collector_start(uint32_t epoch)
     ZSTD_CCtx_setParameter(C.cctx, ZSTD_c_checksumFlag, 1);
     C.epoch = epoch;
     C.gen = 0;
-    C.stack_cursor = C.string_cursor = 0; /* a new file needs every entry */
-    C.nmaps = 0;
     C.total_dropped = 0;
-    if (C.nslots) {
-        memset(C.known_id, 0, C.nslots * sizeof(*C.known_id));
+    C.file_on = C.fr_on = 0; /* the first round starts the sinks wanted */
+    C.last_clock = (struct ctr_clock_sample){ctr__session.start_ticks, ctr__session.start_mono,
+                                             ctr__session.start_real};
+    if (C.nslots)
         memset(C.reported, 0, C.nslots * sizeof(*C.reported));
-    }
+    atomic_store(&ctr__session.ack_seq, atomic_load(&ctr__session.req_seq));
     atomic_store(&ctr__session.stopping, 0);
     atomic_store(&ctr__session.wake, 0);
     int rc = ctr__real.pthread_create(&ctr__session.collector, NULL, collector_main, NULL);

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctrace/trace.h"
 #include "ctrace_format.h"
 #include "lfstack.h"
 
@@ -252,6 +253,29 @@ struct ctr_session {
     _Atomic uint64_t events_dropped;
     int sched;                   /* record context switches (sched.c) */
     _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
+
+    /* The sinks a session feeds: the file (trace_start) and the flight
+     * recorder (flightrec_start). A session runs while either is wanted.
+     * The API sets these, then makes a request; the collector acts on them
+     * at its next round. */
+    _Atomic int file_want;
+    _Atomic int fr_want;
+    uint64_t fr_min_age_ns, fr_max_bytes;
+    /* Requests: the API bumps req_seq (release) after setting what it asks
+     * for and kicks; the collector reads req_seq (acquire) as a round starts
+     * and stores it in ack_seq (release) when that round is over, waking the
+     * waiters (futex on ack_seq). */
+    _Atomic uint32_t req_seq, ack_seq;
+    /* A dump asked for by flightrec_dump: descriptor (-1 none) and result. */
+    _Atomic int dump_fd;
+    int dump_rc;
+    /* The latency trigger (flightrec_trigger_latency). */
+    char trigger_dir[4096];
+    uint64_t trigger_min_interval_ns;
+    _Atomic uint64_t trigger_latency_ns; /* 0: not armed */
+    _Atomic uint64_t trigger_last_ns;
+    _Atomic int trigger_pending;
+    _Atomic uint64_t dumps_written, dumps_failed, triggers_dropped;
 };
 
 extern struct ctr_session ctr__session;
@@ -259,6 +283,60 @@ extern struct ctr_session ctr__session;
 int ctr__collector_start(uint32_t epoch);
 void ctr__collector_stop(void);
 void ctr__collector_kick(void); /* wake the collector early (queue filling) */
+/* Makes a request (see ctr_session) and waits until the collector has run
+ * a round that saw it. Not from the collector thread. */
+void ctr__collector_sync(void);
+
+/* Session lifecycle (api.c), under the API lock: begin starts the buffers and
+ * the collector with options o; end stops them (a final round first). */
+void ctr__api_lock(void);
+void ctr__api_unlock(void);
+int ctr__session_begin(const struct trace_options *o);
+void ctr__session_end(void);
+/* Validates o, with the defaults of struct trace_options; -EINVAL if bad. */
+int ctr__options_check(const struct trace_options *o);
+
+/* The 16 bytes a trace file starts with (FORMAT.md §2). */
+void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN]);
+
+/* Writes all of buf to fd (EINTR and short writes handled). @return 0 or
+ * -errno. */
+int ctr__write_all(int fd, const void *buf, size_t len);
+
+/* ---------------------------------------------------------------------------
+ * The flight recorder's window (flightrec/window.c), collector thread only
+ * ------------------------------------------------------------------------- */
+
+struct ctr_outbuf;
+
+struct ctr_clock_sample {
+    uint64_t ticks, mono, real;
+};
+
+/* A generation starts (at clock sample `at`) / ends; frames in between are
+ * its compressed data. gen_end evicts what the window no longer needs. */
+void ctr__fr_gen_begin(uint64_t gen, const struct ctr_clock_sample *at);
+void ctr__fr_frame(const void *z, size_t n);
+void ctr__fr_gen_end(uint64_t end_mono);
+/* Follows a batch's events to know each thread's state (blocked or not). */
+void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
+                     size_t n);
+void ctr__fr_forget(uint32_t slot);
+/* The name a thread has now (string id), as far as its events said. */
+uint32_t ctr__fr_thread_name(uint32_t slot, uint32_t registered_name);
+void ctr__fr_clear(void);
+/* Writes a dump of the window to fd. @return 0 or -errno. */
+int ctr__fr_dump(int fd);
+/* The window's size and span, for flightrec_get_stats. */
+void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
+
+/* Collector services for dumps: the records that make a stream
+ * self-contained (TRACE_INFO, CLOCK at `start`, every mapping, string,
+ * stack, and THREAD record) into o; and one zstd frame of a (+ b, may be
+ * NULL) into *z / *zn (owned by the collector, valid until the next call). */
+void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start);
+int ctr__collector_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
+                            const void **z, size_t *zn);
 /* Writes all of buf to the session's descriptor; records the first error. */
 int ctr__sink_write(const void *buf, size_t len);
 
