@@ -160,8 +160,11 @@ static void publish_stats(void)
         gens++;
     atomic_store_explicit(&st_gens, gens, memory_order_relaxed);
     uint64_t span = 0;
-    if (W.oldest && W.newest && W.newest->end_mono > W.oldest->start.mono)
-        span = W.newest->end_mono - W.oldest->start.mono;
+    if (W.oldest && W.newest) {
+        /* The generation being written counts up to its start. */
+        uint64_t end = W.newest->end_mono ? W.newest->end_mono : W.newest->start.mono;
+        span = end > W.oldest->start.mono ? end - W.oldest->start.mono : 0;
+    }
     atomic_store_explicit(&st_span, span, memory_order_relaxed);
 }
 

@@ -17,8 +17,9 @@
  *     thread is still blocked in a wait (not a sleep) that began in them
  *     (the start of a slow request): up to twice min_age, and never beyond
  *     max_bytes.
- *   - The window is kept compressed (zstd), so max_bytes buys 3-10 times
- *     more history than raw events would.
+ *   - The window is kept compressed (zstd level 1): how much more history
+ *     that buys depends on the events: 54x for a synthetic storm of
+ *     similar events (tests/bench/bench_flightrec), never less than 1x.
  *   - Besides the window, tracing uses the per-thread buffer pool of
  *     trace_options (pool_bytes, default 64 MiB reserved, touched only as
  *     used: about one chunk_bytes, 64 KiB by default, per thread that wrote
