@@ -526,6 +526,17 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
                 ticks += v;
             else
                 e->args[i - 1] = v;
+            if (spec->args[i] == CTR_ARG_LENGTH) {
+                /* §4: the bytes follow the event; they must be there. */
+                if (v > CTR_MAX_EVENT_PAYLOAD || v > (uint64_t)(c.end - c.p)) {
+                    th->nevents--;
+                    damage(r, off, "event %s of thread %llu: its %llu bytes are cut",
+                           spec->name, (unsigned long long)b->thread_id, (unsigned long long)v);
+                    return -1;
+                }
+                e->payload = (uint64_t)(c.p - t->stream);
+                c.p += v;
+            }
         }
         t->nevents++;
         t->events_by_type[type]++;
@@ -710,6 +721,16 @@ int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errl
         snprintf(err, errlen, "%s", tmp);
     }
     return rc;
+}
+
+const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_event *e, size_t *len)
+{
+    const struct ctr_event_spec *spec = &ctr_event_specs[e->type];
+    *len = 0;
+    if (e->type >= CTR_EV_LIMIT || !spec->name || spec->args[spec->nargs - 1] != CTR_ARG_LENGTH)
+        return NULL;
+    *len = e->args[spec->nargs - 2];
+    return (const char *)t->stream + e->payload;
 }
 
 void ctr_trace_free(struct ctr_trace *t)

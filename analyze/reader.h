@@ -18,6 +18,8 @@ struct ctr_event {
     uint64_t ns;                        /* CLOCK_MONOTONIC nanoseconds */
     uint8_t type;                       /* enum ctr_event_type */
     uint64_t args[CTR_MAX_ARGS - 1];    /* the arguments after the time delta */
+    uint64_t payload;                   /* a LENGTH argument's bytes: offset in
+                                           ctr_trace.stream (see ctr_event_payload) */
 };
 
 struct ctr_thread_info {
@@ -99,6 +101,10 @@ int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errl
 int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, char *err, size_t errlen);
 
 void ctr_trace_free(struct ctr_trace *t);
+
+/* The raw bytes that follow event e (a LOG's message), *len of them; NULL
+ * with *len 0 for an event without. Valid until ctr_trace_free(). */
+const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_event *e, size_t *len);
 
 /* Lookups by id; NULL when absent. */
 const struct ctr_stack_info *ctr_trace_stack(const struct ctr_trace *t, uint64_t id);

@@ -106,12 +106,18 @@ void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, con
         uint8_t type = *p++;
         if (type >= CTR_EV_LIMIT || !ctr_event_specs[type].name)
             return;
+        const struct ctr_event_spec *spec = &ctr_event_specs[type];
         uint64_t a[CTR_MAX_ARGS] = {0};
-        for (int i = 0; i < ctr_event_specs[type].nargs; i++) {
+        for (int i = 0; i < spec->nargs; i++) {
             size_t used = ctr_get_uvarint(p, end, &a[i]);
             if (!used)
                 return;
             p += used;
+        }
+        if (spec->args[spec->nargs - 1] == CTR_ARG_LENGTH) {
+            if (a[spec->nargs - 1] > (uint64_t)(end - p))
+                return;
+            p += a[spec->nargs - 1]; /* the event's raw bytes (a log message) */
         }
         ticks += a[0];
         switch (type) {

@@ -35,7 +35,9 @@ static void test_event_specs(void **state)
         assert_true(s->nargs >= 1 && s->nargs <= CTR_MAX_ARGS);
         assert_int_equal(s->args[0], CTR_ARG_TIME);
         for (int i = 1; i < s->nargs; i++) {
-            assert_true(s->args[i] > CTR_ARG_TIME && s->args[i] <= CTR_ARG_COUNT);
+            assert_true(s->args[i] > CTR_ARG_TIME && s->args[i] <= CTR_ARG_LENGTH);
+            /* Raw bytes follow the last argument only. */
+            assert_true(s->args[i] != CTR_ARG_LENGTH || i == s->nargs - 1);
         }
         assert_true(1 + s->nargs * CTR_VARINT_MAX <= CTR_MAX_EVENT_BYTES);
     }
@@ -87,6 +89,8 @@ static uint64_t sample_arg(uint8_t kind, int i, uint64_t stack, uint64_t str, ui
     case CTR_ARG_REASON: return CTR_REASON_MUTEX_LOCK;
     case CTR_ARG_OBJECT: return 0x7ffd12345678ull + (uint64_t)i;
     case CTR_ARG_PC: return 0x555555554000ull + (uint64_t)i;
+    case CTR_ARG_TASK: return 1000 + (uint64_t)i;
+    case CTR_ARG_LENGTH: return 5; /* the round trip appends "hello" */
     default: return (1ull << 40) + (uint64_t)i;
     }
 }
@@ -109,7 +113,9 @@ static void test_round_trip_every_event(void **state)
             uint64_t args[CTR_MAX_ARGS] = {0};
             for (int i = 1; i < ctr_event_specs[ty].nargs; i++)
                 args[i - 1] = sample_arg(ctr_event_specs[ty].args[i], i, stack, str, t->id);
-            ctr__emit(t, (uint8_t)ty, args);
+            const struct ctr_event_spec *sp = &ctr_event_specs[ty];
+            int with_bytes = sp->args[sp->nargs - 1] == CTR_ARG_LENGTH;
+            ctr__emit_payload(t, (uint8_t)ty, ctr__ticks(), args, "hello", with_bytes ? 5 : 0);
         }
     uint64_t my_id = t->id;
     assert_int_equal(trace_stop(), 0);
@@ -130,6 +136,12 @@ static void test_round_trip_every_event(void **state)
                             sample_arg(ctr_event_specs[ty].args[i], i, stack, str, my_id));
             if (k > 0)
                 assert_true(e->ns >= th->events[k - 1].ns);
+            size_t len;
+            const char *bytes = ctr_event_payload(&tr, e, &len);
+            if (bytes) {
+                assert_int_equal(len, 5);
+                assert_memory_equal(bytes, "hello", 5);
+            }
         }
     const struct ctr_stack_info *s = ctr_trace_stack(&tr, stack);
     assert_non_null(s);

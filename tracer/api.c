@@ -38,6 +38,7 @@ static void unlock_api(void)
 static void atfork_child(void)
 {
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
+    __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
     atomic_store_explicit(&ctr__session.file_want, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.fr_want, 0, memory_order_relaxed);
     atomic_flag_clear(&api_lock);
@@ -134,11 +135,13 @@ int ctr__session_begin(const struct trace_options *o)
         return rc;
     /* release: the session fields above before any thread sees it on. */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);
+    __atomic_store_n(&trace__active, 1, __ATOMIC_RELAXED);
     return 0;
 }
 
 void ctr__session_end(void)
 {
+    __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_release);
     ctr__collector_stop();
     ctr__pool_reset(&ctr__session.pool);

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ctrace/trace.h"
 #include "ctrace_format.h"
@@ -360,7 +361,8 @@ void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
  * Writing events (emit.c, fast path inline below)
  * ------------------------------------------------------------------------- */
 
-void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args);
+void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
+                    const void *payload, size_t len);
 
 /* ---------------------------------------------------------------------------
  * Waits, for the wrappers (wait.c). Each captures the stack of the code that
@@ -378,13 +380,15 @@ void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *ob
 void ctr__release(struct ctr_thread *t, const void *obj);
 void ctr__thread_exit_flush(struct ctr_thread *t);
 
-/* ctr__emit_at() : appends event `type` at time `now` (ticks) with
+/* ctr__emit_payload() : appends event `type` at time `now` (ticks) with
  * args[0..nargs-2] (the arguments after the time delta, as many as
- * ctr_event_specs[type] says) to t's chunk. A time before the thread's last
- * event is written as that event's time. Owner thread only. With `type` a
- * constant, the loop below unrolls. */
-static inline void ctr__emit_at(struct ctr_thread *t, uint8_t type, uint64_t now,
-                                const uint64_t *args)
+ * ctr_event_specs[type] says) to t's chunk, followed by `len` raw bytes
+ * (for an event whose last argument is a LENGTH, which must equal len;
+ * len <= CTR_MAX_EVENT_PAYLOAD). A time before the thread's last event is
+ * written as that event's time. Owner thread only. With `type` a constant
+ * and no payload, the loop below unrolls and the copy disappears. */
+static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_t now,
+                                     const uint64_t *args, const void *payload, size_t len)
 {
     /* Time never runs backwards within a thread, even if the TSCs of two
      * CPUs disagree a little after a migration. This also keeps
@@ -392,9 +396,9 @@ static inline void ctr__emit_at(struct ctr_thread *t, uint8_t type, uint64_t now
     if (now < t->last_ticks)
         now = t->last_ticks;
     uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed);
-    if (CTR_UNLIKELY((size_t)(t->end - t->pos) < CTR_MAX_EVENT_BYTES ||
+    if (CTR_UNLIKELY((size_t)(t->end - t->pos) < CTR_MAX_EVENT_BYTES + len ||
                      now - t->base_ticks >= CTR_TICKS_WINDOW || t->epoch != epoch)) {
-        ctr__emit_slow(t, type, now, args);
+        ctr__emit_slow(t, type, now, args, payload, len);
         return;
     }
     uint8_t *p = t->pos;
@@ -402,6 +406,10 @@ static inline void ctr__emit_at(struct ctr_thread *t, uint8_t type, uint64_t now
     p = ctr_put_uvarint(p, now - t->last_ticks);
     for (unsigned i = 1; i < ctr_event_specs[type].nargs; i++)
         p = ctr_put_uvarint(p, args[i - 1]);
+    if (len) {
+        memcpy(p, payload, len);
+        p += len;
+    }
     t->pos = p;
     t->last_ticks = now;
     /* Release: the event bytes above are visible to the collector before it
@@ -410,6 +418,13 @@ static inline void ctr__emit_at(struct ctr_thread *t, uint8_t type, uint64_t now
                           ((now - t->base_ticks) << CTR_COMMIT_POS_BITS) |
                               (uint64_t)(p - t->chunk->data),
                           memory_order_release);
+}
+
+/* ctr__emit_at() : an event with no payload at time `now`. */
+static inline void ctr__emit_at(struct ctr_thread *t, uint8_t type, uint64_t now,
+                                const uint64_t *args)
+{
+    ctr__emit_payload(t, type, now, args, NULL, 0);
 }
 
 /* ctr__emit() : ctr__emit_at(), now. */

@@ -202,7 +202,8 @@ static void count_drop(struct ctr_thread *t)
                           memory_order_relaxed);
 }
 
-void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args)
+void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
+                    const void *payload, size_t len)
 {
     uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
     if (epoch == 0)
@@ -229,7 +230,7 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
         t->lost_pending = 0;
         ctr__emit_at(t, CTR_EV_LOST, now, &lost);
     }
-    ctr__emit_at(t, type, now, args);
+    ctr__emit_payload(t, type, now, args, payload, len);
 }
 
 void ctr__thread_exit_flush(struct ctr_thread *t)

@@ -86,8 +86,13 @@ enum ctr_arg_kind {
     CTR_ARG_REASON, /* wait reason, CTR_REASONS below */
     CTR_ARG_OBJECT, /* address of the object waited on */
     CTR_ARG_PC,     /* a code address (start routine) */
-    CTR_ARG_COUNT   /* a plain count */
+    CTR_ARG_COUNT,  /* a plain count */
+    CTR_ARG_TASK,   /* a task id (TASK_BEGIN), 0 = none */
+    CTR_ARG_LENGTH  /* a byte count: that many raw bytes follow the event */
 };
+
+/* The most raw bytes an event carries (a LOG message is cut to this). */
+#define CTR_MAX_EVENT_PAYLOAD 1024
 
 #define CTR_MAX_ARGS 5 /* including the time delta */
 
@@ -102,7 +107,12 @@ enum ctr_arg_kind {
     X(7, LOST,          (CTR_ARG_TIME, CTR_ARG_COUNT))                            \
     X(8, RELEASE,       (CTR_ARG_TIME, CTR_ARG_OBJECT, CTR_ARG_STACK))            \
     X(9, SWITCH_OUT,    (CTR_ARG_TIME, CTR_ARG_COUNT))                            \
-    X(10, SWITCH_IN,    (CTR_ARG_TIME))
+    X(10, SWITCH_IN,    (CTR_ARG_TIME))                                           \
+    X(11, TASK_BEGIN,   (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_TASK, CTR_ARG_STRING)) \
+    X(12, TASK_END,     (CTR_ARG_TIME, CTR_ARG_TASK))                             \
+    X(13, REGION_BEGIN, (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING))             \
+    X(14, REGION_END,   (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING))             \
+    X(15, LOG,          (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING, CTR_ARG_LENGTH))
 
 enum ctr_event_type {
 #define CTR_X_EV(id, name, args) CTR_EV_##name = id,

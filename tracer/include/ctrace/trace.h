@@ -109,6 +109,75 @@ struct trace_counters {
  * Thread-safe; the figures are exact after trace_stop() returns. */
 CTRACE_EXPORT int trace_get_counters(struct trace_counters *out);
 
+/* ---------------------------------------------------------------------------
+ * User annotations: tasks, regions and logs (in the spirit of Go's
+ * trace.NewTask, trace.WithRegion and trace.Log). When no trace or flight
+ * recorder runs, each call costs a load and a branch (inline below).
+ * ------------------------------------------------------------------------- */
+
+/* A task: a logical operation, such as one request, that may cross threads.
+ * 0 is "no task". */
+typedef uint64_t trace_task_t;
+
+/* Non-zero while a trace or the flight recorder runs (read-only for users). */
+CTRACE_EXPORT extern int trace__active;
+
+CTRACE_EXPORT trace_task_t trace__task_begin(const char *type, trace_task_t parent);
+CTRACE_EXPORT void trace__task_end(trace_task_t task);
+CTRACE_EXPORT void trace__region(trace_task_t task, const char *name, int begin);
+CTRACE_EXPORT void trace__log(trace_task_t task, const char *category, const char *message);
+CTRACE_EXPORT void trace__logf(trace_task_t task, const char *category, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define TRACE__ACTIVE() __builtin_expect(__atomic_load_n(&trace__active, __ATOMIC_RELAXED), 0)
+
+/* trace_task_begin() : begins a task of `type` (a short constant string such
+ * as "request"), a child of `parent` (0: none). It may be ended on any
+ * thread. @return the task, or 0 when not tracing (then every call below
+ * with it is a no-op). Thread-safe. */
+static inline trace_task_t trace_task_begin(const char *type, trace_task_t parent)
+{
+    return TRACE__ACTIVE() ? trace__task_begin(type, parent) : 0;
+}
+
+/* trace_task_end() : ends task (0: no-op). Thread-safe. */
+static inline void trace_task_end(trace_task_t task)
+{
+    if (TRACE__ACTIVE() && task)
+        trace__task_end(task);
+}
+
+/* trace_region_begin() / trace_region_end() : a named phase of task (0 for
+ * none) on the calling thread. Regions nest per thread: end the innermost
+ * first, with the same name. Thread-safe (per thread). */
+static inline void trace_region_begin(trace_task_t task, const char *name)
+{
+    if (TRACE__ACTIVE())
+        trace__region(task, name, 1);
+}
+
+static inline void trace_region_end(trace_task_t task, const char *name)
+{
+    if (TRACE__ACTIVE())
+        trace__region(task, name, 0);
+}
+
+/* trace_log() : a message (at most 1024 bytes are kept) in a category,
+ * attached to task (0: none). Thread-safe. */
+static inline void trace_log(trace_task_t task, const char *category, const char *message)
+{
+    if (TRACE__ACTIVE())
+        trace__log(task, category, message);
+}
+
+/* trace_logf() : trace_log() with printf formatting, done only while
+ * tracing. */
+#define trace_logf(task, category, ...)                    \
+    do {                                                   \
+        if (TRACE__ACTIVE())                               \
+            trace__logf(task, category, __VA_ARGS__);      \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif
