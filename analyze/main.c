@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "profile.h"
 #include "reader.h"
 #include "stats.h"
+#include "top.h"
 
 #define EXIT_USAGE 2
 #define EXIT_DAMAGED 3
@@ -26,6 +28,9 @@
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [-o FILE] TRACE   delay profile (gzip'd pprof) of TRACE\n"
     "                                             TYPE: sync, sched, net, syscall or blame\n"
+    "       ctrace -pprof=TYPE -top [-n N] [-o FILE] TRACE\n"
+    "                                             that profile's N (default 10) heaviest\n"
+    "                                             stacks, as text\n"
     "       ctrace stats TRACE                    summary: threads, events, bytes, drops\n"
     "       ctrace run [-o FILE] [FLAGS] -- CMD [ARG...]\n"
     "                                             run CMD, unmodified, traced into FILE\n"
@@ -112,12 +117,14 @@ static int cmd_stats(int argc, char **argv)
     return rc;
 }
 
-static int cmd_pprof(const char *type, const char *out_path, const char *path)
+/* -pprof=TYPE: the gzip'd profile, or with top_n > 0 (-top) its top_n
+ * heaviest stacks as text. */
+static int cmd_pprof(const char *type, size_t top_n, const char *out_path, const char *path)
 {
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
         return usage_error("unknown profile type '%s' (want sync, sched, net, syscall or blame)", type);
-    if (!out_path && isatty(1)) {
+    if (!top_n && !out_path && isatty(1)) {
         fputs("ctrace: not writing a binary profile to a terminal; use -o FILE or redirect\n",
               stderr);
         return EXIT_USAGE;
@@ -136,7 +143,8 @@ static int cmd_pprof(const char *type, const char *out_path, const char *path)
         return 1;
     }
     char err[256];
-    int rc = ctr_profile_write(&t, cls, out, stderr, err, sizeof(err));
+    int rc = top_n ? ctr_top_write(&t, cls, top_n, out, stderr, err, sizeof(err))
+                   : ctr_profile_write(&t, cls, out, stderr, err, sizeof(err));
     if (rc == 0 && fflush(out) != 0)
         rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
     if (out_path && fclose(out) != 0 && rc == 0)
@@ -418,15 +426,21 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 1, argv + 1);
 
-    const char *type = NULL, *out = NULL, *path = NULL;
+    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL;
+    int top = 0;
     for (int i = 1; i < argc; i++) {
         int r;
         if (is_help(argv[i])) {
             fputs(usage_text, stdout);
             return 0;
         }
+        if (flag(argc, argv, &i, "top", NULL) > 0) {
+            top = 1;
+            continue;
+        }
         if ((r = flag(argc, argv, &i, "pprof", &type)) != 0 ||
-            (r = flag(argc, argv, &i, "o", &out)) != 0) {
+            (r = flag(argc, argv, &i, "o", &out)) != 0 ||
+            (r = flag(argc, argv, &i, "n", &n)) != 0) {
             if (r < 0)
                 return usage_error("flag %s needs a value", argv[i]);
             continue;
@@ -441,5 +455,16 @@ int main(int argc, char **argv)
         return usage_error("nothing to do: give -pprof=TYPE or a verb such as stats%s", "");
     if (!path)
         return usage_error("no trace file given%s", "");
-    return cmd_pprof(type, out, path);
+    size_t top_n = 10;
+    if (n) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(n, &end, 10);
+        if (!top)
+            return usage_error("-n goes with -top%s", "");
+        if (*n < '0' || *n > '9' || *end || errno || v == 0 || v > SIZE_MAX)
+            return usage_error("-n wants a number of stacks >= 1, not '%s'", n);
+        top_n = (size_t)v;
+    }
+    return cmd_pprof(type, top ? top_n : 0, out, path);
 }

@@ -154,26 +154,52 @@ static int to_pprof(void *ctx, const struct ctr_pprof_frame *frames, size_t n, i
     return ctr_pprof_add(ctx, frames, n, values);
 }
 
+int ctr_profile_sym_open(const struct ctr_trace *t, struct ctr_profile_sym *ps)
+{
+    *ps = (struct ctr_profile_sym){0};
+    ps->maps = calloc(t->nmappings ? t->nmappings : 1, sizeof(*ps->maps));
+    if (!ps->maps)
+        return -ENOMEM;
+    for (size_t i = 0; i < t->nmappings; i++) {
+        const struct ctr_mapping_info *m = &t->mappings[i];
+        ps->maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias,
+                                               m->path, m->build_id_len ? m->build_id : NULL,
+                                               m->build_id_len};
+    }
+    ps->nmaps = t->nmappings;
+    ps->sym = ctr_symbolizer_new(ps->maps, ps->nmaps);
+    if (!ps->sym) {
+        free(ps->maps);
+        ps->maps = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void ctr_profile_sym_close(struct ctr_profile_sym *ps, FILE *warn)
+{
+    if (ps->sym) {
+        const char *w = ctr_symbolizer_warnings(ps->sym);
+        if (warn && w && w[0])
+            fputs(w, warn);
+        ctr_symbolizer_free(ps->sym);
+    }
+    free(ps->maps);
+    *ps = (struct ctr_profile_sym){0};
+}
+
 int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FILE *out,
                       FILE *warn, char *err, size_t errlen)
 {
-    struct ctr_sym_mapping *maps = calloc(t->nmappings ? t->nmappings : 1, sizeof(*maps));
-    if (!maps)
-        goto oom;
-    for (size_t i = 0; i < t->nmappings; i++) {
-        const struct ctr_mapping_info *m = &t->mappings[i];
-        maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias, m->path,
-                                           m->build_id_len ? m->build_id : NULL, m->build_id_len};
-    }
-    struct ctr_symbolizer *sym = ctr_symbolizer_new(maps, t->nmappings);
-    if (!sym) {
-        free(maps);
-        goto oom;
+    struct ctr_profile_sym ps;
+    if (ctr_profile_sym_open(t, &ps) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
     }
     static const struct ctr_pprof_value_type types[] = {{"contentions", "count"},
                                                         {"delay", "nanoseconds"}};
     struct ctr_pprof *p = ctr_pprof_new(types, 2, (struct ctr_pprof_value_type){"trace", "count"},
-                                        1, sym, maps, t->nmappings);
+                                        1, ps.sym, ps.maps, ps.nmaps);
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
@@ -182,15 +208,8 @@ int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FIL
             rc = ctr_pprof_write(p, out);
         ctr_pprof_free(p);
     }
-    const char *w = ctr_symbolizer_warnings(sym);
-    if (warn && w && w[0])
-        fputs(w, warn);
-    ctr_symbolizer_free(sym);
-    free(maps);
+    ctr_profile_sym_close(&ps, warn);
     if (rc != 0)
         snprintf(err, errlen, "writing the profile: %s", strerror(-rc));
     return rc;
-oom:
-    snprintf(err, errlen, "out of memory");
-    return -ENOMEM;
 }

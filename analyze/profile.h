@@ -31,7 +31,8 @@ enum ctr_profile_type {
 };
 
 /* One sample: frames innermost first (the synthetic leaf, then code PCs
- * already adjusted to the call instruction), and its two values. */
+ * already adjusted to the call instruction), and its two values. The frames
+ * array lives for the call only; synthetic names are static strings. */
 typedef int (*ctr_sample_fn)(void *ctx, const struct ctr_pprof_frame *frames, size_t n,
                              int64_t count, int64_t delay_ns);
 
@@ -46,6 +47,22 @@ int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type, c
  * @return 0, or a negative errno with a one-line reason in err. */
 int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FILE *out,
                       FILE *warn, char *err, size_t errlen);
+
+/* A symbolizer over a trace's mapping table, with the table in the form
+ * that ctr_symbolizer_new() and ctr_pprof_new() take (maps[0..nmaps-1]). */
+struct ctr_profile_sym {
+    struct ctr_symbolizer *sym;
+    struct ctr_sym_mapping *maps; /* points into the trace's strings */
+    size_t nmaps;
+};
+
+/* ctr_profile_sym_open() : sets up ps for t's code addresses; t must outlive
+ * it. @return 0, or -ENOMEM (then ps holds nothing to close). */
+int ctr_profile_sym_open(const struct ctr_trace *t, struct ctr_profile_sym *ps);
+
+/* ctr_profile_sym_close() : prints the symbolizer's warnings (missing
+ * files, build-id mismatches) to `warn` (may be NULL) and frees ps. */
+void ctr_profile_sym_close(struct ctr_profile_sym *ps, FILE *warn);
 
 /* The CLI's names of the types ("sync", ...): NULL / 0 when unknown. */
 const char *ctr_profile_name(enum ctr_profile_type type);

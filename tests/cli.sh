@@ -141,5 +141,21 @@ CTRACE_UNWIND=fp "$prog" stop "$tmp/fp.bin" || { echo "prog-contend (fp) failed"
 expect "fp: stats says how" 0 "stacks taken: frame-pointer walk$" -- "$ctrace" stats "$tmp/fp.bin"
 expect "auto: stats says how" 0 "stacks taken: frame-pointer walk, and eh_frame" -- "$ctrace" stats "$tmp/t.bin"
 
+# -top: the profile's heaviest stacks as text, symbolized, without Go. A
+# stack's first line starts with its delay; its frames follow, indented.
+stack_line='^ +[0-9.]+(ns|us|ms|s) +[0-9]+ +[0-9.]+%  '
+expect "top: the lock" 0 "${stack_line}pthread_mutex_lock$" -- "$ctrace" -pprof=sync -top "$tmp/t.bin"
+expect "top: the worker, with file and line" 0 "^ +worker \(.*prog-contend\.c:[0-9]+\)$" -- \
+    "$ctrace" -pprof=sync -top "$tmp/t.bin"
+expect "top -n 1: one stack" 0 "^1$" -- bash -c \
+    "'$ctrace' -pprof=sync -top -n 1 '$tmp/t.bin' | grep -cE '$stack_line'"
+expect_exact "top -o FILE: nothing on stdout" 0 "" -- "$ctrace" -pprof=sync -top -o "$tmp/top.txt" "$tmp/t.bin"
+expect "top -o: the text is in FILE" 0 "${stack_line}pthread_mutex_lock$" -- cat "$tmp/top.txt"
+expect "top: an empty profile" 0 "^net profile: no samples$" -- "$ctrace" -pprof=net -top "$tmp/t.bin"
+expect "top: damaged trace" 3 "file offset [0-9]+" -- "$ctrace" -pprof=sync -top "$tmp/cut.bin"
+expect "top: -n without -top" 2 "-n goes with -top" -- "$ctrace" -pprof=sync -n 3 "$tmp/t.bin"
+expect "top: bad -n" 2 "-n wants a number" -- "$ctrace" -pprof=sync -top -n 0 "$tmp/t.bin"
+expect "help names -top" 0 "-top \[-n N\]" -- "$ctrace" -h
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,252 @@
+/* top.c - the text "top" of a delay profile (see top.h).
+ *
+ * Samples are merged by their exact frames (the same PCs, the same synthetic
+ * leaf) in a hash set over a frame arena, ranked, and only the stacks that
+ * are printed are symbolized. Code frames are compared by PC, synthetic ones
+ * by name (profile.h: static strings, so the pointers are kept).
+ */
+#include "top.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize.h"
+
+#define INLINE_MAX 16 /* inline chain printed per PC */
+#define COL_FRAMES "                              " /* frames start in column 31 */
+
+struct stack {
+    size_t off, n;          /* frames[off .. off+n-1] of the arena */
+    int64_t count, delay_ns;
+    size_t seq;             /* first-seen order: the last tie-break */
+    uint64_t hash;
+};
+
+struct merge {
+    struct ctr_pprof_frame *frames; /* arena of every distinct stack's frames */
+    size_t nframes, frames_cap;
+    struct stack *stacks;
+    size_t nstacks, stacks_cap;
+    size_t *slots;          /* open addressing: stack index + 1, 0 = empty */
+    size_t nslots;          /* power of two; load kept <= 1/2 */
+    int64_t total_count, total_delay_ns;
+};
+
+/* ================================================================ merging */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t hash_frames(const struct ctr_pprof_frame *f, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].function) {
+            h = mix(h, 1);
+            for (const char *c = f[i].function; *c; c++)
+                h = mix(h, (unsigned char)*c);
+        } else {
+            h = mix(h, f[i].pc);
+        }
+    }
+    return h;
+}
+
+static int same_frames(const struct ctr_pprof_frame *a, const struct ctr_pprof_frame *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!a[i].function != !b[i].function)
+            return 0;
+        if (a[i].function ? strcmp(a[i].function, b[i].function) != 0 : a[i].pc != b[i].pc)
+            return 0;
+    }
+    return 1;
+}
+
+/* Doubles the slot table and puts every stack back in. */
+static int rehash(struct merge *m)
+{
+    size_t nslots = m->nslots ? m->nslots * 2 : 256;
+    size_t *slots = calloc(nslots, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < m->nstacks; i++) {
+        size_t j = (size_t)m->stacks[i].hash & (nslots - 1);
+        while (slots[j])
+            j = (j + 1) & (nslots - 1);
+        slots[j] = i + 1;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->nslots = nslots;
+    return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int on_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, int64_t count,
+                     int64_t delay_ns)
+{
+    struct merge *m = ctx;
+    m->total_count += count;
+    m->total_delay_ns += delay_ns;
+    if ((m->nstacks + 1) * 2 > m->nslots && rehash(m) != 0)
+        return -ENOMEM;
+    uint64_t h = hash_frames(frames, n);
+    size_t j = (size_t)h & (m->nslots - 1);
+    for (; m->slots[j]; j = (j + 1) & (m->nslots - 1)) {
+        struct stack *s = &m->stacks[m->slots[j] - 1];
+        if (s->hash == h && s->n == n && same_frames(&m->frames[s->off], frames, n)) {
+            s->count += count;
+            s->delay_ns += delay_ns;
+            return 0;
+        }
+    }
+    if (grow((void **)&m->frames, &m->frames_cap, m->nframes + n, sizeof(*m->frames)) != 0 ||
+        grow((void **)&m->stacks, &m->stacks_cap, m->nstacks + 1, sizeof(*m->stacks)) != 0)
+        return -ENOMEM;
+    memcpy(&m->frames[m->nframes], frames, n * sizeof(*frames));
+    m->stacks[m->nstacks] = (struct stack){m->nframes, n, count, delay_ns, m->nstacks, h};
+    m->nframes += n;
+    m->slots[j] = ++m->nstacks;
+    return 0;
+}
+
+/* Heaviest first: by delay, then count, then first seen. */
+static int by_weight(const void *pa, const void *pb)
+{
+    const struct stack *a = pa, *b = pb;
+    if (a->delay_ns != b->delay_ns)
+        return a->delay_ns > b->delay_ns ? -1 : 1;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* ================================================================ printing */
+
+/* ns as "812ns", "3.4us", "12.5ms" or "4.52s" into buf. */
+static const char *human_ns(int64_t ns, char *buf, size_t len)
+{
+    if (ns < 1000)
+        snprintf(buf, len, "%" PRId64 "ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+    else
+        snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+    return buf;
+}
+
+/* One code frame: its inline chain innermost first, one line each; the
+ * first line continues the current one, the rest start at the frame column. */
+static void print_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc)
+{
+    struct ctr_sym_frame chain[INLINE_MAX];
+    int k = ctr_symbolize(ps->sym, pc, chain, INLINE_MAX);
+    int mi = ctr_symbolizer_mapping(ps->sym, pc);
+    const char *module = mi >= 0 && (size_t)mi < ps->nmaps ? ps->maps[mi].path : NULL;
+    if (k <= 0) {
+        fprintf(out, "0x%" PRIx64, pc);
+        if (module)
+            fprintf(out, " [%s]", module);
+        fputc('\n', out);
+        return;
+    }
+    for (int i = 0; i < k; i++) {
+        const struct ctr_sym_frame *f = &chain[i];
+        if (i > 0)
+            fputs(COL_FRAMES, out);
+        if (f->function)
+            fputs(f->function, out);
+        else
+            fprintf(out, "0x%" PRIx64, pc);
+        if (f->file && f->line > 0)
+            fprintf(out, " (%s:%d)", f->file, f->line);
+        else if (f->file)
+            fprintf(out, " (%s)", f->file);
+        else if (module)
+            fprintf(out, " [%s]", module);
+        fputc('\n', out);
+    }
+}
+
+static void print_stack(FILE *out, struct ctr_profile_sym *ps, const struct merge *m,
+                        const struct stack *s)
+{
+    char d[32];
+    double share = m->total_delay_ns > 0 ? 100.0 * (double)s->delay_ns / (double)m->total_delay_ns
+                                         : 0.0;
+    fprintf(out, "%10s %9" PRId64 " %6.1f%%  ", human_ns(s->delay_ns, d, sizeof(d)), s->count,
+            share);
+    if (s->n == 0)
+        fputs("(no stack)\n", out);
+    for (size_t i = 0; i < s->n; i++) {
+        const struct ctr_pprof_frame *f = &m->frames[s->off + i];
+        if (i > 0)
+            fputs(COL_FRAMES, out);
+        if (f->function)
+            fprintf(out, "%s\n", f->function);
+        else
+            print_pc(out, ps, f->pc);
+    }
+}
+
+int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type, size_t n, FILE *out,
+                  FILE *warn, char *err, size_t errlen)
+{
+    struct merge m = {0};
+    int rc = ctr_profile_samples(t, type, on_sample, &m);
+    if (rc != 0)
+        goto done;
+    if (m.nstacks > 0) /* stacks is NULL when there are none: qsort wants non-NULL */
+        qsort(m.stacks, m.nstacks, sizeof(*m.stacks), by_weight);
+
+    char d[32];
+    size_t shown = n < m.nstacks ? n : m.nstacks;
+    if (shown == 0) {
+        fprintf(out, "%s profile: no samples\n", ctr_profile_name(type));
+        goto done;
+    }
+    fprintf(out, "%s profile: %s of delay in %" PRId64 " samples, %zu distinct stacks; "
+                 "the heaviest %zu:\n",
+            ctr_profile_name(type), human_ns(m.total_delay_ns, d, sizeof(d)), m.total_count,
+            m.nstacks, shown);
+    struct ctr_profile_sym ps;
+    if ((rc = ctr_profile_sym_open(t, &ps)) != 0)
+        goto done;
+    fprintf(out, "\n%10s %9s %7s  %s\n", "delay", "count", "share", "stack, innermost first");
+    for (size_t i = 0; i < shown; i++) {
+        if (i > 0)
+            fputc('\n', out);
+        print_stack(out, &ps, &m, &m.stacks[i]);
+    }
+    ctr_profile_sym_close(&ps, warn);
+done:
+    free(m.frames);
+    free(m.stacks);
+    free(m.slots);
+    if (rc != 0)
+        snprintf(err, errlen, "building the profile: %s", strerror(-rc));
+    return rc;
+}
