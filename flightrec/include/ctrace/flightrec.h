@@ -29,8 +29,10 @@
  * current names, memory mappings with build-ids), the clock calibration,
  * the window's generations in full, and the state of each thread at the
  * window's start: a thread blocked since before the window shows as blocked
- * from the window's start, with the stack where it began to wait. Events
- * older than the window are not in it.
+ * from the window's start, with the stack where it began to wait. The
+ * window starts at its oldest generation's clock point; that generation's
+ * batches may carry a few events from just before it (what threads had
+ * buffered). Older events are not in the dump.
  *
  * Errors are negative errno values. All functions are thread-safe; none is
  * async-signal-safe.
