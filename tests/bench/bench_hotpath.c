@@ -5,7 +5,8 @@
  *   2. an uncontended pthread_mutex_lock + unlock: the real glibc functions
  *      (through dlsym(RTLD_NEXT)), libctrace's wrappers with tracing off, and
  *      with tracing on;
- *   3. the same for an uncontended sem_post + sem_wait pair.
+ *   3. the same for an uncontended sem_post + sem_wait pair;
+ *   4. annotations (a task with a region and a log) with tracing off and on.
  * Variants are interleaved over several rounds and the median is printed, with
  * the ratio to the baseline. Prints tables; never passes or fails on timing.
  * usage: bench_hotpath [ITERATIONS (default 20000000)] [ROUNDS (default 7)]
@@ -118,6 +119,19 @@ static double run_sem_wrapped(uint64_t iters)
     return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
+static double run_annotations(uint64_t iters)
+{
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < iters; i++) {
+        trace_task_t task = trace_task_begin("request", 0);
+        trace_region_begin(task, "phase");
+        trace_log(task, "bench", "message");
+        trace_region_end(task, "phase");
+        trace_task_end(task);
+    }
+    return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t iters = 20000000;
@@ -158,6 +172,14 @@ int main(int argc, char **argv)
         {"wrapped, tracing on", run_sem_wrapped, 1, 0, {0}},
     };
     bench_table("Uncontended sem_post + sem_wait", sems, 3, iters, rounds, path);
+
+    struct bench_variant notes[] = {
+        {"empty loop", run_empty, 0, 0, {0}},
+        {"task+region+log, tracing off", run_annotations, 0, 0, {0}},
+        {"task+region+log, tracing on", run_annotations, 1, 0, {0}},
+    };
+    bench_table("Annotations (5 calls: task begin/end, region begin/end, log)", notes, 3,
+                iters / 10, rounds, path);
     printf("\nclock: %s\n", ctr__clock_tsc ? "tsc" : "clock_gettime(CLOCK_MONOTONIC)");
     unlink(path);
     return 0;
