@@ -43,6 +43,8 @@
 
 #include <ctrace/trace.h>
 
+#include "../common/example.h"
+
 #define NTHREADS      64
 #define REQS_PER      200
 #define NREQS         (NTHREADS * REQS_PER)
@@ -61,21 +63,10 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t cache_keys[TABLE_SLOTS];
 static uint64_t cache_vals[TABLE_SLOTS];
 
-/* splitmix64's finalizer: spreads sequential keys over the whole table. */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
-
 /* Returns the slot holding key, or the empty slot where it would go. */
 static size_t table_slot(uint64_t key)
 {
-    size_t i = (size_t)mix64(key) & (TABLE_SLOTS - 1);
+    size_t i = (size_t)ex_mix64(key) & (TABLE_SLOTS - 1);
     while (cache_keys[i] != 0 && cache_keys[i] != key)
         i = (i + 1) & (TABLE_SLOTS - 1);
     return i;
@@ -85,23 +76,13 @@ static size_t table_slot(uint64_t key)
  * every answer the cache gives can be checked. */
 static uint64_t remote_value(uint64_t key)
 {
-    return mix64(key ^ UINT64_C(0x5eed));
+    return ex_mix64(key ^ UINT64_C(0x5eed));
 }
 
-/* Stands in for a network round trip: a real blocking wait, so the thread
- * sleeps (and holds whatever it holds) rather than burning a CPU. An absolute
- * deadline makes an EINTR restart wait only for what remains. */
+/* Stands in for a network round trip (example.h). */
 static uint64_t remote_fetch(uint64_t key)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += FETCH_NS;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec += 1;
-        until.tv_nsec -= 1000000000L;
-    }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
+    ex_sleep_ns(FETCH_NS);
     return remote_value(key);
 }
 
@@ -170,22 +151,6 @@ struct worker {
     uint64_t *lat_ns; /* this worker's REQS_PER slots of the shared array */
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -195,21 +160,21 @@ static void *worker_main(void *arg)
 
     /* mix64 of index+1 is never 0, which xorshift needs, and decorrelates the
      * streams of neighbouring threads. */
-    uint64_t rng = mix64(w->index + 1);
+    uint64_t rng = ex_mix64(w->index + 1);
     /* Fresh keys are unique per (thread, request), so none was ever seen. */
     uint64_t fresh = FRESH_BASE + (uint64_t)w->index * REQS_PER;
 
     pthread_barrier_wait(w->start); /* all threads contend from the same moment */
     for (unsigned r = 0; r < REQS_PER; r++) {
         uint64_t key;
-        if (xorshift64(&rng) % 100 < MISS_PERCENT)
+        if (ex_xorshift64(&rng) % 100 < MISS_PERCENT)
             key = fresh++;
         else
-            key = 1 + xorshift64(&rng) % NHOT;
+            key = 1 + ex_xorshift64(&rng) % NHOT;
 
-        uint64_t t0 = now_ns();
+        uint64_t t0 = ex_now_ns();
         uint64_t v = w->get(key);
-        w->lat_ns[r] = now_ns() - t0;
+        w->lat_ns[r] = ex_now_ns() - t0;
 
         if (v != remote_value(key)) {
             fprintf(stderr, "cache: wrong value for key %" PRIu64 "\n", key);
@@ -217,12 +182,6 @@ static void *worker_main(void *arg)
         }
     }
     return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Runs NTHREADS workers through one version and prints its figures. Exits on
@@ -246,16 +205,15 @@ static void run(const char *label, cache_get_fn get)
         }
     }
     pthread_barrier_wait(&start);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ex_now_ns();
     for (unsigned t = 0; t < NTHREADS; t++)
         pthread_join(workers[t].tid, NULL);
-    uint64_t total = now_ns() - t0;
+    uint64_t total = ex_now_ns() - t0;
     pthread_barrier_destroy(&start);
 
-    qsort(lat_ns, NREQS, sizeof lat_ns[0], cmp_u64);
-    /* Nearest-rank percentiles: the smallest latency >= p% of all requests. */
-    uint64_t p50 = lat_ns[(NREQS * 50 + 99) / 100 - 1];
-    uint64_t p99 = lat_ns[(NREQS * 99 + 99) / 100 - 1];
+    ex_sort_u64(lat_ns, NREQS);
+    uint64_t p50 = ex_percentile(lat_ns, NREQS, 50);
+    uint64_t p99 = ex_percentile(lat_ns, NREQS, 99);
     uint64_t max = lat_ns[NREQS - 1];
     printf("%s: requests=%d p50=%.1fus p99=%.1fus max=%.1fus total=%.1fms\n",
            label, NREQS, (double)p50 / 1e3, (double)p99 / 1e3, (double)max / 1e3,

@@ -43,6 +43,8 @@
 
 #include <ctrace/flightrec.h>
 
+#include "../common/example.h"
+
 extern char **environ;
 
 #define NTHREADS      64
@@ -63,30 +65,16 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t cache_vals[NKEYS];
 static unsigned char cache_have[NKEYS];
 
-/* splitmix64's finalizer: a value per key that every answer is checked against. */
+/* A value per key that every answer is checked against. */
 static uint64_t remote_value(uint64_t key)
 {
-    uint64_t x = key ^ UINT64_C(0x5eed);
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
+    return ex_mix64(key ^ UINT64_C(0x5eed));
 }
 
-/* A network round trip: a real blocking sleep to an absolute deadline (an
- * EINTR restart waits only for what remains). */
+/* A network round trip (example.h). */
 static uint64_t remote_fetch(uint64_t key)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += FETCH_NS;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec += 1;
-        until.tv_nsec -= 1000000000L;
-    }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
+    ex_sleep_ns(FETCH_NS);
     return remote_value(key);
 }
 
@@ -115,22 +103,6 @@ struct worker {
 /* The latency of the request that fired the trigger; 0 until one did. */
 static _Atomic uint64_t trigger_ns;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
@@ -143,11 +115,11 @@ static void *worker_main(void *arg)
 
     pthread_barrier_wait(w->start);
     for (unsigned r = 0; r < REQS_PER; r++) {
-        uint64_t key = xorshift64(&rng) % 100 < MISS_PERCENT ? fresh++
-                                                             : 1 + xorshift64(&rng) % NHOT;
-        uint64_t t0 = now_ns();
+        uint64_t key = ex_xorshift64(&rng) % 100 < MISS_PERCENT ? fresh++
+                                                             : 1 + ex_xorshift64(&rng) % NHOT;
+        uint64_t t0 = ex_now_ns();
         uint64_t v = cache_get_slow(key);
-        uint64_t lat = now_ns() - t0;
+        uint64_t lat = ex_now_ns() - t0;
         w->lat_ns[r] = lat;
         if (flightrec_latency(lat) == 1) /* over 30 ms: the collector dumps */
             atomic_store(&trigger_ns, lat);
@@ -157,12 +129,6 @@ static void *worker_main(void *arg)
         }
     }
     return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Runs the workers and prints their latencies. Exits when threads cannot
@@ -188,21 +154,21 @@ static void run(void)
         }
     }
     pthread_barrier_wait(&start);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ex_now_ns();
     for (unsigned t = 0; t < NTHREADS; t++)
         pthread_join(workers[t].tid, NULL);
-    uint64_t total = now_ns() - t0;
+    uint64_t total = ex_now_ns() - t0;
     pthread_barrier_destroy(&start);
 
-    qsort(lat_ns, NREQS, sizeof lat_ns[0], cmp_u64);
+    ex_sort_u64(lat_ns, NREQS);
     unsigned slow = 0;
     for (unsigned i = 0; i < NREQS; i++)
         slow += lat_ns[i] >= SLOW_NS;
     /* Nearest-rank percentiles. */
     printf("flight: %d requests in %.1f ms: p50=%.1fus p99=%.1fms max=%.1fms, "
            "%u over %llu ms\n",
-           NREQS, (double)total / 1e6, (double)lat_ns[(NREQS * 50 + 99) / 100 - 1] / 1e3,
-           (double)lat_ns[(NREQS * 99 + 99) / 100 - 1] / 1e6, (double)lat_ns[NREQS - 1] / 1e6,
+           NREQS, (double)total / 1e6, (double)ex_percentile(lat_ns, NREQS, 50) / 1e3,
+           (double)ex_percentile(lat_ns, NREQS, 99) / 1e6, (double)lat_ns[NREQS - 1] / 1e6,
            slow, SLOW_NS / 1000000);
 }
 

@@ -1,0 +1,74 @@
+/* example.h - the small helpers the example programs share: a clock, a
+ * per-thread PRNG, a hash, a real blocking "remote" wait, and nearest-rank
+ * latency percentiles. Header-only: each example is one file plus this. */
+#ifndef CTRACE_EXAMPLE_H
+#define CTRACE_EXAMPLE_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+static inline uint64_t ex_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64: a deterministic per-thread stream (seed it non-zero). */
+static inline uint64_t ex_xorshift64(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+/* splitmix64's finalizer: spreads sequential keys, derives checkable values. */
+static inline uint64_t ex_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return x;
+}
+
+/* Stands in for a network round trip: a real blocking sleep (the thread
+ * sleeps, holding whatever it holds, rather than burning a CPU) to an
+ * absolute deadline, so an EINTR restart waits only for what remains. */
+static inline void ex_sleep_ns(long ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec += ns % 1000000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
+        ;
+}
+
+static int ex_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static inline void ex_sort_u64(uint64_t *v, size_t n)
+{
+    qsort(v, n, sizeof(*v), ex_cmp_u64);
+}
+
+/* Nearest rank: the smallest value >= p% of the n sorted values (n > 0). */
+static inline uint64_t ex_percentile(const uint64_t *sorted, size_t n, unsigned p)
+{
+    return sorted[(n * p + 99) / 100 - 1];
+}
+
+#endif
