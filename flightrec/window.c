@@ -21,7 +21,8 @@
  * A dump is a normal trace file: the header, a prologue frame made now (all
  * tables, the clock at the window's start, and a one-event batch per thread
  * that was blocked when the window starts), the window's frames as they
- * are, and an END record.
+ * are, and a last frame: a Block for each thread inside an I/O call that
+ * may never return, and an END record.
  */
 #include "internal.h"
 #include "record.h"
@@ -347,6 +348,12 @@ int ctr__fr_dump(int fd)
     if (rc)
         return rc;
 
+    /* Threads inside a call that may never return (a write nobody reads)
+     * are waiting: they go last, after all their events, but are taken
+     * first, so that the prologue has their call sites' stacks. */
+    struct ctr_outbuf pending = {0};
+    ctr__pending_io(&pending);
+
     /* The prologue: tables, the window's start, threads blocked then. */
     struct ctr_outbuf o = {0};
     struct ctr_clock_sample start = W.oldest ? W.oldest->start
@@ -376,11 +383,13 @@ int ctr__fr_dump(int fd)
 
     if (!rc) {
         o.len = 0;
+        ctr_out_bytes(&o, pending.p, pending.len);
         CTR_REC(&o, CTR_REC_END, atomic_load(&ctr__session.events_dropped),
                 atomic_load(&ctr__stacks.overflows), atomic_load(&ctr__threads.unregistered),
                 atomic_load(&ctr__session.sched_failed));
         rc = write_frame(fd, &o);
     }
     free(o.p);
+    free(pending.p);
     return rc;
 }

@@ -429,6 +429,40 @@ void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample
     C.dst = saved;
 }
 
+void ctr__pending_io(struct ctr_outbuf *o)
+{
+    uint64_t now = ctr__ticks();
+    uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
+    for (uint32_t s = 0; s < C.nslots && s < ctr__threads.capacity; s++) {
+        struct ctr_thread *t = &ctr__threads.slab[s];
+        if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
+            continue;
+        /* acquire: pairs with pending_begin's release; reading io_start
+         * again after the fields catches a call that ended meanwhile. */
+        uint64_t start = atomic_load_explicit(&t->io_start, memory_order_acquire);
+        if (!start || now - start < min)
+            continue;
+        uint64_t reason = t->io_reason, pc = t->io_pc;
+        int fd = t->io_fd, by_fd = t->io_by_fd;
+        if (atomic_load_explicit(&t->io_start, memory_order_acquire) != start)
+            continue;
+        if (by_fd && ctr__fd_is_socket(fd))
+            reason++; /* the NET_ variant (see interpose_io.c) */
+        uint64_t stack = pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
+        uint8_t ev[CTR_MAX_EVENT_BYTES], *p = ev;
+        *p++ = CTR_EV_BLOCK;
+        p = ctr_put_uvarint(p, 0);
+        p = ctr_put_uvarint(p, reason);
+        p = ctr_put_uvarint(p, (uint64_t)(int64_t)fd);
+        p = ctr_put_uvarint(p, stack);
+        size_t body = ctr_rec_begin(o, CTR_REC_BATCH);
+        ctr_out_uv(o, t->id);
+        ctr_out_uv(o, start);
+        ctr_out_bytes(o, ev, (size_t)(p - ev));
+        ctr_rec_end(o, body);
+    }
+}
+
 /* Brings the sinks in line with what the API wants, as a round starts. */
 static void sinks_update(int final)
 {
@@ -527,6 +561,11 @@ static void round_run(int final)
     for (uint32_t s = 0; s < high; s++)
         if (C.snap[s] && !C.snap[s]->done)
             write_chunk(C.snap[s]);
+
+    /* The end of the file: threads stuck in a call that may never return
+     * are waiting, not running (before the tables: their stacks are new). */
+    if (file_closing)
+        ctr__pending_io(&C.ev);
 
     /* 4. Threads and counters; then, for the file, what the tables gained. */
     for (uint32_t s = 0; s < high; s++) {

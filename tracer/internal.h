@@ -135,6 +135,14 @@ struct ctr_thread {
     uint32_t slot;
     struct ctr_lfnode node;     /* free-slot list */
 
+    /* A blocking I/O call in progress (interpose_io.c): the owner writes the
+     * fields, then io_start (release), and clears io_start after the call;
+     * the collector reads them at a trace's end (ctr__pending_io). */
+    _Atomic uint64_t io_start;  /* ticks; 0: none */
+    uint64_t io_pc;             /* the call site */
+    int32_t io_fd;
+    uint8_t io_reason, io_by_fd;
+
     /* Context-switch ring (sched.c); kept across the slot's memset at
      * registration, which first closes the previous occupant's. */
     _Atomic(void *) perf_ring;  /* owner: release once mapped */
@@ -214,6 +222,9 @@ extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
  * one outside the wrapper layer (CTR_WRAPPER_TEXT, see interpose.h) outward.
  * Must be called from CTR_WRAPPER_TEXT code. */
 uint32_t ctr__stack_here(struct ctr_thread *t);
+/* The return address of the innermost frame outside the wrapper layer: the
+ * user's call site, for a few nanoseconds (no interning). */
+uintptr_t ctr__caller_pc(void);
 /* Chooses the session's unwinding methods (CTRACE_UNWIND) and warms up
  * libunwind if they include it. Called at trace start, before the session is
  * published. */
@@ -338,6 +349,11 @@ void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
 void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start);
 int ctr__collector_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
                             const void **z, size_t *zn);
+/* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
+ * with one BLOCK at the call's start, stacked at its call site, into o. A
+ * call that never returns (a write nobody reads) is thus a wait still open
+ * at the end of a trace or dump. Collector thread only. */
+void ctr__pending_io(struct ctr_outbuf *o);
 /* Writes all of buf to the session's descriptor; records the first error. */
 int ctr__sink_write(const void *buf, size_t len);
 

@@ -58,12 +58,44 @@ static inline int long_enough(uint64_t start)
 
 #define FD_OBJ(fd) ((const void *)(intptr_t)(fd))
 
-/* CTR_IO(ret, name, params, args, object, reason, after) : the wrapper of
- * `name` and its traced path. `object` and `reason` are expressions of the
- * parameters, evaluated only for a call that is recorded (after the call,
- * with errno saved). `after` is a statement run after every real call, with
- * the result in `rc` (descriptor bookkeeping; it must keep errno). */
-#define CTR_IO(ret, name, params, args, object, reason, after)                \
+/* The reason for a call on fd, which may or may not be a socket: plain's
+ * NET_ variant is the next id (checked at build time below). */
+static inline enum ctr_reason reason_by_fd(enum ctr_reason plain, int fd)
+{
+    return ctr__fd_is_socket(fd) ? (enum ctr_reason)(plain + 1) : plain;
+}
+_Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
+                   CTR_REASON_NET_WRITE == CTR_REASON_WRITE + 1 &&
+                   CTR_REASON_NET_READV == CTR_REASON_READV + 1 &&
+                   CTR_REASON_NET_WRITEV == CTR_REASON_WRITEV + 1,
+               "each I/O reason's NET_ variant follows it");
+
+/* Marks t as inside a blocking call (fields first, then the start with a
+ * release store: pairs with the collector's acquire in ctr__pending_io). */
+static CTR_WRAPPER_TEXT void pending_begin(struct ctr_thread *t, uint64_t start,
+                                           enum ctr_reason reason, int by_fd, int fd)
+{
+    t->io_reason = (uint8_t)reason;
+    t->io_by_fd = (uint8_t)by_fd;
+    t->io_fd = fd;
+    t->io_pc = ctr__caller_pc();
+    atomic_store_explicit(&t->io_start, start, memory_order_release);
+}
+
+static inline void pending_end(struct ctr_thread *t)
+{
+    atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
+}
+
+/* CTR_IO(ret, name, params, args, object, reason, by_fd, after) : the
+ * wrapper of `name` and its traced path. `object` is the descriptor (an
+ * expression of the parameters); `reason` the wait reason, whose NET_
+ * variant is used on a socket when by_fd is 1. `after` is a statement run
+ * after every real call, with the result in `rc` (descriptor bookkeeping; it
+ * must keep errno). While the real call runs, the thread's pending-I/O slot
+ * says so (pending_begin), so that a call that never returns (a write to a
+ * pipe nobody reads) still shows at the trace's end. */
+#define CTR_IO(ret, name, params, args, object, reason, by_fd, after)         \
     static CTR_WRAPPER_TEXT ret name##_traced params                          \
     {                                                                         \
         ret rc;                                                               \
@@ -74,11 +106,14 @@ static inline int long_enough(uint64_t start)
             return rc;                                                        \
         }                                                                     \
         uint64_t start = ctr__ticks();                                        \
+        pending_begin(t, start, reason, by_fd, (int)(object));                \
         rc = ctr__real.name args;                                             \
+        pending_end(t);                                                       \
         after;                                                                \
         if (long_enough(start)) {                                             \
             int saved = errno;                                                \
-            ctr__wait_span(t, reason, FD_OBJ(object), start);                 \
+            ctr__wait_span(t, by_fd ? reason_by_fd(reason, object) : reason,  \
+                           FD_OBJ(object), start);                            \
             errno = saved;                                                    \
         }                                                                     \
         return rc;                                                            \
@@ -95,57 +130,55 @@ static inline int long_enough(uint64_t start)
 
 #define NOTHING ((void)0)
 #define NOTE_SOCKET ctr__fd_note(rc, CTR_FD_SOCKET)
-/* The reason for a call on fd that may or may not be a socket. */
-#define BY_FD(fd, plain) (ctr__fd_is_socket(fd) ? CTR_REASON_NET_##plain : CTR_REASON_##plain)
 
 /* ---------------------------------------------------------------------------
  * Reads and writes: net on a socket, syscall otherwise
  * ------------------------------------------------------------------------- */
 
-CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, BY_FD(fd, READ), NOTHING)
-CTR_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, BY_FD(fd, WRITE),
+CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING)
+CTR_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_WRITE, 1,
        NOTHING)
 CTR_IO(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
-       BY_FD(fd, READV), NOTHING)
+       CTR_REASON_READV, 1, NOTHING)
 CTR_IO(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
-       BY_FD(fd, WRITEV), NOTHING)
+       CTR_REASON_WRITEV, 1, NOTHING)
 
 /* Positioned I/O needs a seekable file: never a socket. */
 CTR_IO(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PREAD, NOTHING)
+       CTR_REASON_PREAD, 0, NOTHING)
 CTR_IO(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PREAD, NOTHING)
+       CTR_REASON_PREAD, 0, NOTHING)
 CTR_IO(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PWRITE, NOTHING)
+       CTR_REASON_PWRITE, 0, NOTHING)
 CTR_IO(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PWRITE, NOTHING)
+       CTR_REASON_PWRITE, 0, NOTHING)
 
 /* ---------------------------------------------------------------------------
  * Sockets: always net
  * ------------------------------------------------------------------------- */
 
 CTR_IO(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
-       CTR_REASON_RECV, NOTHING)
+       CTR_REASON_RECV, 0, NOTHING)
 CTR_IO(ssize_t, recvfrom,
        (int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, NOTHING)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING)
 CTR_IO(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags), fd,
-       CTR_REASON_RECVMSG, NOTHING)
+       CTR_REASON_RECVMSG, 0, NOTHING)
 CTR_IO(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
-       CTR_REASON_SEND, NOTHING)
+       CTR_REASON_SEND, 0, NOTHING)
 CTR_IO(ssize_t, sendto,
        (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
         socklen_t addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, NOTHING)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING)
 CTR_IO(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), fd,
-       CTR_REASON_SENDMSG, NOTHING)
+       CTR_REASON_SENDMSG, 0, NOTHING)
 CTR_IO(int, accept, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen),
-       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, NOTE_SOCKET)
+       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET)
 CTR_IO(int, accept4, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen, int flags),
-       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, NOTE_SOCKET)
+       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, 0, NOTE_SOCKET)
 CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd, addr, addrlen),
-       fd, CTR_REASON_CONNECT, NOTHING)
+       fd, CTR_REASON_CONNECT, 0, NOTHING)
 
 /* ---------------------------------------------------------------------------
  * Readiness waits: always net. The object of poll is the first descriptor
@@ -156,31 +189,31 @@ CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd
 #define FIRST_FD(fds, nfds) ((nfds) > 0 && (fds) ? (fds)[0].fd : -1)
 
 CTR_IO(int, poll, (struct pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout),
-       FIRST_FD(fds, nfds), CTR_REASON_POLL, NOTHING)
+       FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING)
 CTR_IO(int, ppoll,
        (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
         const sigset_t *sigmask),
-       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, NOTHING)
+       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING)
 CTR_IO(int, select,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         struct timeval *restrict timeout),
-       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, NOTHING)
+       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING)
 CTR_IO(int, pselect,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         const struct timespec *restrict timeout, const sigset_t *restrict sigmask),
-       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, NOTHING)
+       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING)
 CTR_IO(int, epoll_wait, (int epfd, struct epoll_event *ev, int maxev, int timeout),
-       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, NOTHING)
+       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING)
 CTR_IO(int, epoll_pwait,
        (int epfd, struct epoll_event *ev, int maxev, int timeout, const sigset_t *sigmask),
-       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, NOTHING)
+       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING)
 
 /* ---------------------------------------------------------------------------
  * File system: always syscall
  * ------------------------------------------------------------------------- */
 
-CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, NOTHING)
-CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, NOTHING)
+CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, 0, NOTHING)
+CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, 0, NOTHING)
 
 /* The open family is variadic: each wrapper reads the mode (only if the
  * flags say there is one) and passes it on explicitly to the real function,
@@ -208,11 +241,13 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
     if (!t)
         return open_real(k, dirfd, path, flags, mode);
     uint64_t start = ctr__ticks();
+    enum ctr_reason reason = k == OPEN || k == OPEN64 ? CTR_REASON_OPEN : CTR_REASON_OPENAT;
+    pending_begin(t, start, reason, 0, -1);
     int fd = open_real(k, dirfd, path, flags, mode);
+    pending_end(t);
     if (long_enough(start)) {
         int saved = errno;
-        ctr__wait_span(t, k == OPEN || k == OPEN64 ? CTR_REASON_OPEN : CTR_REASON_OPENAT,
-                       FD_OBJ(fd), start);
+        ctr__wait_span(t, reason, FD_OBJ(fd), start);
         errno = saved;
     }
     return fd;

@@ -167,3 +167,21 @@ uint32_t ctr__stack_info(void)
     return (m & UNWIND_FP ? CTR_INFO_STACKS_FRAME_POINTER : 0) |
            (m & UNWIND_DWARF ? CTR_INFO_STACKS_DWARF : 0);
 }
+
+CTR_WRAPPER_TEXT uintptr_t ctr__caller_pc(void)
+{
+    /* The same walk as above, to the first frame outside the wrapper layer,
+     * with the same bounds: only frames above ours, at most a few. */
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp;
+    for (int i = 0; i < 8; i++) {
+        if (fp < lo || (fp & (sizeof(uintptr_t) - 1)))
+            return 0;
+        const uintptr_t *frame = (const uintptr_t *)fp;
+        if (!in_tracer(frame[1]))
+            return frame[1];
+        if (frame[0] <= fp)
+            return 0;
+        fp = frame[0];
+    }
+    return 0;
+}
