@@ -20,21 +20,36 @@
 #include "profile.h"
 #include "reader.h"
 #include "stats.h"
+#include "tasks.h"
+#include "text.h"
+#include "threads.h"
 #include "top.h"
 
 #define EXIT_USAGE 2
 #define EXIT_DAMAGED 3
 
 static const char usage_text[] =
-    "usage: ctrace -pprof=TYPE [-o FILE] TRACE   delay profile (gzip'd pprof) of TRACE\n"
+    "usage: ctrace -pprof=TYPE [FILTERS] [-o FILE] TRACE\n"
+    "                                             delay profile (gzip'd pprof) of TRACE\n"
     "                                             TYPE: sync, sched, net, syscall or blame\n"
-    "       ctrace -pprof=TYPE -top [-n N] [-o FILE] TRACE\n"
+    "       ctrace -pprof=TYPE -top [-n N] [FILTERS] [-o FILE] TRACE\n"
     "                                             that profile's N (default 10) heaviest\n"
     "                                             stacks, as text\n"
+    "       ctrace tasks [-type T] [-latmin DURATION] [-n N] [-tsv] TRACE\n"
+    "                                             task latencies by type, the N slowest\n"
+    "                                             tasks in detail\n"
+    "       ctrace threads [-tsv] TRACE           threads by start function, and threads\n"
+    "                                             blocked at the end (leaks)\n"
     "       ctrace stats TRACE                    summary: threads, events, bytes, drops\n"
     "       ctrace run [-o FILE] [FLAGS] -- CMD [ARG...]\n"
     "                                             run CMD, unmodified, traced into FILE\n"
     "       ctrace -h | ctrace VERB -h            this help, or a verb's\n"
+    "\n"
+    "FILTERS restrict a profile to the waiting done for the program's tasks:\n"
+    "  -task T            while working for a task of type T\n"
+    "  -region NAME       inside a region named NAME\n"
+    "  -latmin DURATION   while working for a task at least DURATION long\n"
+    "DURATION as in Go: 200ns, 500us, 30ms, 1.5s, 1m30s.\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (output covers the part\n"
     "before the damage); ctrace run exits with CMD's own status.\n";
@@ -119,7 +134,8 @@ static int cmd_stats(int argc, char **argv)
 
 /* -pprof=TYPE: the gzip'd profile, or with top_n > 0 (-top) its top_n
  * heaviest stacks as text. */
-static int cmd_pprof(const char *type, size_t top_n, const char *out_path, const char *path)
+static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_filter *filter,
+                     const char *out_path, const char *path)
 {
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
@@ -143,8 +159,8 @@ static int cmd_pprof(const char *type, size_t top_n, const char *out_path, const
         return 1;
     }
     char err[256];
-    int rc = top_n ? ctr_top_write(&t, cls, top_n, out, stderr, err, sizeof(err))
-                   : ctr_profile_write(&t, cls, out, stderr, err, sizeof(err));
+    int rc = top_n ? ctr_top_write(&t, cls, filter, top_n, out, stderr, err, sizeof(err))
+                   : ctr_profile_write(&t, cls, filter, out, stderr, err, sizeof(err));
     if (rc == 0 && fflush(out) != 0)
         rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
     if (out_path && fclose(out) != 0 && rc == 0)
@@ -155,6 +171,145 @@ static int cmd_pprof(const char *type, size_t top_n, const char *out_path, const
             unlink(out_path);
     }
     int status = rc != 0 ? 1 : t.damage[0] ? EXIT_DAMAGED : 0;
+    ctr_trace_free(&t);
+    return status;
+}
+
+/* -latmin and the like: a Go-style duration into *ns (returns 1), or a
+ * usage error printed (returns 0). verb is "" for the profile flags. */
+static int duration_flag(const char *verb, const char *name, const char *v, uint64_t *ns)
+{
+    int rc = ctr_parse_duration(v, ns);
+    if (rc == 0)
+        return 1;
+    fprintf(stderr, "ctrace: %s%s-%s wants a duration such as 500us, 30ms or 1.5s, not '%s'%s "
+                    "(ctrace %s%s-h for help)\n",
+            verb, verb[0] ? ": " : "", name, v, rc == -ERANGE ? " (too long)" : "", verb,
+            verb[0] ? " " : "");
+    return 0;
+}
+
+/* Writes a text report to stdout; the exit status of a verb. */
+static int report_status(int rc, const char *err, const struct ctr_trace *t)
+{
+    if (rc == 0 && fflush(stdout) != 0) {
+        fprintf(stderr, "ctrace: writing the output: %s\n", strerror(errno));
+        return 1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "ctrace: %s\n", err);
+        return 1;
+    }
+    return t->damage[0] ? EXIT_DAMAGED : 0;
+}
+
+static const char tasks_usage[] =
+    "usage: ctrace tasks [-type T] [-latmin DURATION] [-n N] [-tsv] TRACE\n"
+    "Tasks of TRACE (trace_task_begin ... trace_task_end) by type: how many ended,\n"
+    "how many are still open, and their latency p50, p90, p99 and max; the tasks\n"
+    "still open at the end, oldest first; then the N slowest tasks (an open one by\n"
+    "its age), each with the time its threads spent running, runnable, blocked on\n"
+    "sync, net, syscall and sleep while working for it, its time per region name\n"
+    "and its logs. A thread works for a task while inside a region of the task; a\n"
+    "task with no regions counts the thread that began it, from begin to end.\n"
+    "  -type T           only tasks of type T\n"
+    "  -latmin DURATION  list only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
+    "  -n N              how many of the slowest tasks to list (default 5; 0: none)\n"
+    "  -tsv              only the table by type, as tab-separated lines:\n"
+    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' header)\n";
+
+static int cmd_tasks(int argc, char **argv)
+{
+    const char *path = NULL, *v;
+    struct ctr_tasks_opts o = {.n = 5};
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (is_help(argv[i])) {
+            fputs(tasks_usage, stdout);
+            return 0;
+        }
+        if (flag(argc, argv, &i, "tsv", NULL) > 0) {
+            o.tsv = 1;
+            continue;
+        }
+        if ((r = flag(argc, argv, &i, "type", &v)) != 0) {
+            if (r < 0 || !*v)
+                return usage_error("tasks: flag %s needs a task type", argv[i]);
+            o.type = v;
+            continue;
+        }
+        if ((r = flag(argc, argv, &i, "latmin", &v)) != 0) {
+            if (r < 0)
+                return usage_error("tasks: flag %s needs a value", argv[i]);
+            if (!duration_flag("tasks", "latmin", v, &o.latmin_ns))
+                return EXIT_USAGE;
+            continue;
+        }
+        if ((r = flag(argc, argv, &i, "n", &v)) != 0) {
+            if (r < 0)
+                return usage_error("tasks: flag %s needs a value", argv[i]);
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (*v < '0' || *v > '9' || *end || errno || n > SIZE_MAX)
+                return usage_error("tasks: -n wants a number of tasks, not '%s'", v);
+            o.n = (size_t)n;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return usage_error("tasks: unknown flag %s", argv[i]);
+        if (path)
+            return usage_error("tasks: more than one trace given (%s)", argv[i]);
+        path = argv[i];
+    }
+    if (!path)
+        return usage_error("tasks: no trace file given%s", "");
+    struct ctr_trace t;
+    if (load(path, &t))
+        return 1;
+    char err[256];
+    int rc = ctr_tasks_write(&t, &o, stdout, err, sizeof(err));
+    int status = report_status(rc, err, &t);
+    ctr_trace_free(&t);
+    return status;
+}
+
+static const char threads_usage[] =
+    "usage: ctrace threads [-tsv] TRACE\n"
+    "Threads of TRACE grouped by start function: how many, and the time they spent\n"
+    "running, runnable, and blocked on sync, net, syscall and sleep. Then the leak\n"
+    "finder: threads still alive and blocked when the trace ends, grouped by the\n"
+    "call they block in and its stack, largest group first.\n"
+    "  -tsv   only the leak finder, as tab-separated lines:\n"
+    "         count call function file:line (innermost frame; after a '#' header)\n";
+
+static int cmd_threads(int argc, char **argv)
+{
+    const char *path = NULL;
+    int tsv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(threads_usage, stdout);
+            return 0;
+        }
+        if (flag(argc, argv, &i, "tsv", NULL) > 0) {
+            tsv = 1;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return usage_error("threads: unknown flag %s", argv[i]);
+        if (path)
+            return usage_error("threads: more than one trace given (%s)", argv[i]);
+        path = argv[i];
+    }
+    if (!path)
+        return usage_error("threads: no trace file given%s", "");
+    struct ctr_trace t;
+    if (load(path, &t))
+        return 1;
+    char err[256];
+    int rc = ctr_threads_write(&t, tsv, stdout, stderr, err, sizeof(err));
+    int status = report_status(rc, err, &t);
     ctr_trace_free(&t);
     return status;
 }
@@ -425,8 +580,13 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 1, argv + 1);
     if (strcmp(argv[1], "run") == 0)
         return cmd_run(argc - 1, argv + 1);
+    if (strcmp(argv[1], "tasks") == 0)
+        return cmd_tasks(argc - 1, argv + 1);
+    if (strcmp(argv[1], "threads") == 0)
+        return cmd_threads(argc - 1, argv + 1);
 
-    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL;
+    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL;
+    struct ctr_profile_filter filter = {0};
     int top = 0;
     for (int i = 1; i < argc; i++) {
         int r;
@@ -440,7 +600,10 @@ int main(int argc, char **argv)
         }
         if ((r = flag(argc, argv, &i, "pprof", &type)) != 0 ||
             (r = flag(argc, argv, &i, "o", &out)) != 0 ||
-            (r = flag(argc, argv, &i, "n", &n)) != 0) {
+            (r = flag(argc, argv, &i, "n", &n)) != 0 ||
+            (r = flag(argc, argv, &i, "task", &filter.task)) != 0 ||
+            (r = flag(argc, argv, &i, "region", &filter.region)) != 0 ||
+            (r = flag(argc, argv, &i, "latmin", &latmin)) != 0) {
             if (r < 0)
                 return usage_error("flag %s needs a value", argv[i]);
             continue;
@@ -455,6 +618,10 @@ int main(int argc, char **argv)
         return usage_error("nothing to do: give -pprof=TYPE or a verb such as stats%s", "");
     if (!path)
         return usage_error("no trace file given%s", "");
+    if (latmin && !duration_flag("", "latmin", latmin, &filter.latmin_ns))
+        return EXIT_USAGE;
+    if ((filter.task && !*filter.task) || (filter.region && !*filter.region))
+        return usage_error("-%s needs a name", filter.task && !*filter.task ? "task" : "region");
     size_t top_n = 10;
     if (n) {
         char *end;
@@ -466,5 +633,5 @@ int main(int argc, char **argv)
             return usage_error("-n wants a number of stacks >= 1, not '%s'", n);
         top_n = (size_t)v;
     }
-    return cmd_pprof(type, top ? top_n : 0, out, path);
+    return cmd_pprof(type, top ? top_n : 0, &filter, out, path);
 }

@@ -8,6 +8,8 @@
 
 #include "state.h"
 #include "symbolize.h"
+#include "tasks.h"
+#include "text.h"
 
 static const char *const names[CTR_PROFILE_LIMIT] = {
     [CTR_PROFILE_SYNC] = "sync",
@@ -75,6 +77,7 @@ struct collect {
     ctr_sample_fn fn;
     void *ctx;
     int rc;
+    const struct ctr_windows *keep; /* the filter's windows; NULL: keep all */
 };
 
 /* Builds the sample's frames: `leaf`, then stack_id's PCs. */
@@ -96,6 +99,12 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     if (c->rc != 0 || iv->state == CTR_STATE_RUNNING)
         return;
     uint64_t ns = iv->end_ns - iv->start_ns;
+    if (c->keep) {
+        ns = ctr_windows_overlap(c->keep, (uint32_t)(iv->thread - c->t->threads), iv->start_ns,
+                                 iv->end_ns);
+        if (ns == 0)
+            return; /* outside the filter (or an empty interval: no wait to count) */
+    }
     if (iv->state == CTR_STATE_RUNNABLE && iv->reason == 0) {
         /* Preempted: no stack was taken, so the thread's start routine
          * stands for where it ran. */
@@ -134,12 +143,95 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     }
 }
 
-int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type, ctr_sample_fn fn,
-                        void *ctx)
+/* ---------------------------------------------------------------------------
+ * Filters
+ * ------------------------------------------------------------------------- */
+
+static int filter_is_set(const struct ctr_profile_filter *f)
 {
-    struct collect c = {t, type, fn, ctx, 0};
+    return f && (f->task || f->region || f->latmin_ns);
+}
+
+/* The windows that filter f keeps, into *keep; *ntasks and *nregions (may
+ * be NULL) get how many tasks and regions matched. */
+static int filter_windows(const struct ctr_trace *t, const struct ctr_profile_filter *f,
+                          struct ctr_windows *keep, size_t *ntasks, size_t *nregions)
+{
+    struct ctr_tasks ts;
+    struct ctr_windows bytask = {0}, byregion = {0};
+    int rc = ctr_tasks_build(t, &ts);
+    if (rc)
+        return rc;
+    int want_tasks = f->task || f->latmin_ns;
+    if (want_tasks)
+        rc = ctr_tasks_windows(t, &ts, f->task, f->latmin_ns, &bytask, ntasks);
+    if (rc == 0 && f->region)
+        rc = ctr_region_windows(t, &ts, f->region, &byregion, nregions);
+    if (rc == 0) {
+        if (want_tasks && f->region) {
+            rc = ctr_windows_intersect(&bytask, &byregion, keep);
+        } else if (want_tasks) {
+            *keep = bytask;
+            bytask = (struct ctr_windows){0};
+        } else {
+            *keep = byregion;
+            byregion = (struct ctr_windows){0};
+        }
+    }
+    ctr_windows_free(&bytask);
+    ctr_windows_free(&byregion);
+    ctr_tasks_free(&ts);
+    return rc;
+}
+
+int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile_filter *filter,
+                             FILE *warn)
+{
+    if (!filter_is_set(filter))
+        return 0;
+    struct ctr_windows keep;
+    size_t ntasks = 0, nregions = 0;
+    int rc = filter_windows(t, filter, &keep, &ntasks, &nregions);
+    if (rc)
+        return rc;
+    ctr_windows_free(&keep);
+    int problems = 0;
+    char d[32];
+    if ((filter->task || filter->latmin_ns) && ntasks == 0) {
+        problems++;
+        if (warn) {
+            fputs("ctrace: no task", warn);
+            if (filter->task)
+                fprintf(warn, " of type '%s'", filter->task);
+            if (filter->latmin_ns)
+                fprintf(warn, " at least %s long",
+                        ctr_text_ns((int64_t)filter->latmin_ns, d, sizeof(d)));
+            fputs(" in the trace: the profile is empty\n", warn);
+        }
+    }
+    if (filter->region && nregions == 0) {
+        problems++;
+        if (warn)
+            fprintf(warn, "ctrace: no region named '%s' in the trace: the profile is empty\n",
+                    filter->region);
+    }
+    return problems;
+}
+
+int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type,
+                        const struct ctr_profile_filter *filter, ctr_sample_fn fn, void *ctx)
+{
+    struct collect c = {t, type, fn, ctx, 0, NULL};
+    struct ctr_windows keep = {0};
+    if (filter_is_set(filter)) {
+        int rc = filter_windows(t, filter, &keep, NULL, NULL);
+        if (rc)
+            return rc;
+        c.keep = &keep;
+    }
     if (ctr_state_walk(t, on_interval, &c) == UINT64_MAX)
-        return -ENOMEM;
+        c.rc = -ENOMEM;
+    ctr_windows_free(&keep);
     return c.rc;
 }
 
@@ -188,8 +280,9 @@ void ctr_profile_sym_close(struct ctr_profile_sym *ps, FILE *warn)
     *ps = (struct ctr_profile_sym){0};
 }
 
-int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FILE *out,
-                      FILE *warn, char *err, size_t errlen)
+int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
+                      const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
+                      size_t errlen)
 {
     struct ctr_profile_sym ps;
     if (ctr_profile_sym_open(t, &ps) != 0) {
@@ -203,7 +296,9 @@ int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FIL
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
-        rc = ctr_profile_samples(t, type, to_pprof, p);
+        rc = ctr_profile_filter_check(t, filter, warn);
+        if (rc >= 0)
+            rc = ctr_profile_samples(t, type, filter, to_pprof, p);
         if (rc == 0)
             rc = ctr_pprof_write(p, out);
         ctr_pprof_free(p);

@@ -12,10 +12,18 @@
  *                       stack of the thread that released it: the end of
  *                       the critical section others waited for.
  * Each sample's leaf frame names the call (e.g. pthread_mutex_lock, or for
- * blame pthread_mutex_unlock) above the recorded stack. */
+ * blame pthread_mutex_unlock) above the recorded stack.
+ *
+ * A filter restricts a profile to the user's terms: to the time that threads
+ * worked for tasks of a type, or for tasks slower than a latency (tasks.h
+ * says when a thread works for a task), and/or to the time they spent inside
+ * regions of a name. Each interval is clipped to the windows its thread has
+ * in the filter: a wait counts once, with the part of its time inside them
+ * (a blame sample with the part of the waiter's time). */
 #ifndef CTR_PROFILE_H
 #define CTR_PROFILE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "pprof.h"
@@ -36,17 +44,36 @@ enum ctr_profile_type {
 typedef int (*ctr_sample_fn)(void *ctx, const struct ctr_pprof_frame *frames, size_t n,
                              int64_t count, int64_t delay_ns);
 
-/* ctr_profile_samples() : calls fn once per wait that profile `type` counts.
- * Stops at fn's first non-zero return and returns it; 0 when done, -ENOMEM. */
-int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type, ctr_sample_fn fn,
-                        void *ctx);
+/* What a profile is restricted to. The zero value (or a NULL pointer)
+ * keeps everything; set fields combine (the time that all of them keep). */
+struct ctr_profile_filter {
+    const char *task;     /* worked for a task of this type; NULL: no restriction */
+    const char *region;   /* inside a region of this name (any task); NULL: none */
+    uint64_t latmin_ns;   /* worked for a task (of `task`'s type, if set) whose
+                             latency, or age if still open, is at least this; 0: none */
+};
 
-/* ctr_profile_write() : writes profile `type` of t to out as gzip'd
- * profile.proto, samples typed contentions/count and delay/nanoseconds.
- * Symbolization problems are printed to `warn` (may be NULL).
+/* ctr_profile_samples() : calls fn once per wait that profile `type` counts
+ * and that `filter` (NULL: none) keeps, with the delay it keeps.
+ * Stops at fn's first non-zero return and returns it; 0 when done, -ENOMEM. */
+int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type,
+                        const struct ctr_profile_filter *filter, ctr_sample_fn fn, void *ctx);
+
+/* ctr_profile_filter_check() : when filter names a task type or region that
+ * t does not have, or no task passes its latency, says so in one line on
+ * `warn` (may be NULL): the profile will be empty.
+ * @return how many of those problems there are (0: none), or -ENOMEM. */
+int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile_filter *filter,
+                             FILE *warn);
+
+/* ctr_profile_write() : writes profile `type` of t, restricted by filter
+ * (NULL: none), to out as gzip'd profile.proto, samples typed
+ * contentions/count and delay/nanoseconds. Symbolization problems, and a
+ * filter that matches nothing, are printed to `warn` (may be NULL).
  * @return 0, or a negative errno with a one-line reason in err. */
-int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type, FILE *out,
-                      FILE *warn, char *err, size_t errlen);
+int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
+                      const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
+                      size_t errlen);
 
 /* A symbolizer over a trace's mapping table, with the table in the form
  * that ctr_symbolizer_new() and ctr_pprof_new() take (maps[0..nmaps-1]). */

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "symbolize.h"
+#include "text.h"
 
-#define INLINE_MAX 16 /* inline chain printed per PC */
 #define COL_FRAMES "                              " /* frames start in column 31 */
 
 struct stack {
@@ -144,60 +144,13 @@ static int by_weight(const void *pa, const void *pb)
 
 /* ================================================================ printing */
 
-/* ns as "812ns", "3.4us", "12.5ms" or "4.52s" into buf. */
-static const char *human_ns(int64_t ns, char *buf, size_t len)
-{
-    if (ns < 1000)
-        snprintf(buf, len, "%" PRId64 "ns", ns);
-    else if (ns < 1000000)
-        snprintf(buf, len, "%.1fus", (double)ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(buf, len, "%.1fms", (double)ns / 1e6);
-    else
-        snprintf(buf, len, "%.2fs", (double)ns / 1e9);
-    return buf;
-}
-
-/* One code frame: its inline chain innermost first, one line each; the
- * first line continues the current one, the rest start at the frame column. */
-static void print_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc)
-{
-    struct ctr_sym_frame chain[INLINE_MAX];
-    int k = ctr_symbolize(ps->sym, pc, chain, INLINE_MAX);
-    int mi = ctr_symbolizer_mapping(ps->sym, pc);
-    const char *module = mi >= 0 && (size_t)mi < ps->nmaps ? ps->maps[mi].path : NULL;
-    if (k <= 0) {
-        fprintf(out, "0x%" PRIx64, pc);
-        if (module)
-            fprintf(out, " [%s]", module);
-        fputc('\n', out);
-        return;
-    }
-    for (int i = 0; i < k; i++) {
-        const struct ctr_sym_frame *f = &chain[i];
-        if (i > 0)
-            fputs(COL_FRAMES, out);
-        if (f->function)
-            fputs(f->function, out);
-        else
-            fprintf(out, "0x%" PRIx64, pc);
-        if (f->file && f->line > 0)
-            fprintf(out, " (%s:%d)", f->file, f->line);
-        else if (f->file)
-            fprintf(out, " (%s)", f->file);
-        else if (module)
-            fprintf(out, " [%s]", module);
-        fputc('\n', out);
-    }
-}
-
 static void print_stack(FILE *out, struct ctr_profile_sym *ps, const struct merge *m,
                         const struct stack *s)
 {
     char d[32];
     double share = m->total_delay_ns > 0 ? 100.0 * (double)s->delay_ns / (double)m->total_delay_ns
                                          : 0.0;
-    fprintf(out, "%10s %9" PRId64 " %6.1f%%  ", human_ns(s->delay_ns, d, sizeof(d)), s->count,
+    fprintf(out, "%10s %9" PRId64 " %6.1f%%  ", ctr_text_ns(s->delay_ns, d, sizeof(d)), s->count,
             share);
     if (s->n == 0)
         fputs("(no stack)\n", out);
@@ -208,15 +161,41 @@ static void print_stack(FILE *out, struct ctr_profile_sym *ps, const struct merg
         if (f->function)
             fprintf(out, "%s\n", f->function);
         else
-            print_pc(out, ps, f->pc);
+            ctr_text_pc(out, ps, f->pc, COL_FRAMES);
     }
 }
 
-int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type, size_t n, FILE *out,
-                  FILE *warn, char *err, size_t errlen)
+/* "sync profile", and what the filter keeps: "(tasks of type T, regions
+ * named R, tasks at least D long)". */
+static void put_name(FILE *out, enum ctr_profile_type type, const struct ctr_profile_filter *f)
+{
+    fprintf(out, "%s profile", ctr_profile_name(type));
+    if (!f || !(f->task || f->region || f->latmin_ns))
+        return;
+    const char *sep = " (";
+    if (f->task) {
+        fprintf(out, "%stasks of type %s", sep, f->task);
+        sep = ", ";
+    }
+    if (f->latmin_ns) {
+        char d[32];
+        fprintf(out, "%stasks at least %s long", sep,
+                ctr_text_ns((int64_t)f->latmin_ns, d, sizeof(d)));
+        sep = ", ";
+    }
+    if (f->region)
+        fprintf(out, "%sregions named %s", sep, f->region);
+    fputc(')', out);
+}
+
+int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type,
+                  const struct ctr_profile_filter *filter, size_t n, FILE *out, FILE *warn,
+                  char *err, size_t errlen)
 {
     struct merge m = {0};
-    int rc = ctr_profile_samples(t, type, on_sample, &m);
+    int rc = ctr_profile_filter_check(t, filter, warn);
+    if (rc >= 0)
+        rc = ctr_profile_samples(t, type, filter, on_sample, &m);
     if (rc != 0)
         goto done;
     if (m.nstacks > 0) /* stacks is NULL when there are none: qsort wants non-NULL */
@@ -225,12 +204,14 @@ int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type, size_t 
     char d[32];
     size_t shown = n < m.nstacks ? n : m.nstacks;
     if (shown == 0) {
-        fprintf(out, "%s profile: no samples\n", ctr_profile_name(type));
+        put_name(out, type, filter);
+        fputs(": no samples\n", out);
         goto done;
     }
-    fprintf(out, "%s profile: %s of delay in %" PRId64 " samples, %zu distinct stacks; "
+    put_name(out, type, filter);
+    fprintf(out, ": %s of delay in %" PRId64 " samples, %zu distinct stacks; "
                  "the heaviest %zu:\n",
-            ctr_profile_name(type), human_ns(m.total_delay_ns, d, sizeof(d)), m.total_count,
+            ctr_text_ns(m.total_delay_ns, d, sizeof(d)), m.total_count,
             m.nstacks, shown);
     struct ctr_profile_sym ps;
     if ((rc = ctr_profile_sym_open(t, &ps)) != 0)

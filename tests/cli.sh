@@ -157,5 +157,42 @@ expect "top: -n without -top" 2 "-n goes with -top" -- "$ctrace" -pprof=sync -n 
 expect "top: bad -n" 2 "-n wants a number" -- "$ctrace" -pprof=sync -top -n 0 "$tmp/t.bin"
 expect "help names -top" 0 "-top \[-n N\]" -- "$ctrace" -h
 
+# tasks and threads: help, usage errors, both verbs on a trace without tasks,
+# the -tsv headers, and the profile filters' flags.
+expect "tasks help" 0 "usage: ctrace tasks" -- "$ctrace" tasks -h
+expect "threads help" 0 "usage: ctrace threads" -- "$ctrace" threads -h
+expect "help names tasks and threads" 0 "ctrace threads \[-tsv\] TRACE" -- "$ctrace" -h
+expect "help names the filters" 0 "-region NAME" -- "$ctrace" -h
+expect "tasks: bad DURATION" 2 "tasks: -latmin wants a duration .* not '5x'" -- \
+    "$ctrace" tasks -latmin 5x "$tmp/t.bin"
+expect "tasks: DURATION without a unit" 2 "-latmin wants a duration" -- \
+    "$ctrace" tasks -latmin=30 "$tmp/t.bin"
+expect "profile: bad DURATION" 2 "^ctrace: -latmin wants a duration" -- \
+    "$ctrace" -pprof=sync -latmin=fast -o "$tmp/f.pb.gz" "$tmp/t.bin"
+expect "tasks: bad -n" 2 "-n wants a number" -- "$ctrace" tasks -n x "$tmp/t.bin"
+expect "tasks: unknown flag" 2 "tasks: unknown flag -bogus" -- "$ctrace" tasks -bogus "$tmp/t.bin"
+expect "threads: unknown flag" 2 "threads: unknown flag -bogus" -- "$ctrace" threads -bogus "$tmp/t.bin"
+expect "tasks: no trace" 2 "tasks: no trace file" -- "$ctrace" tasks
+expect "threads: missing file" 1 "No such file" -- "$ctrace" threads "$tmp/nope.bin"
+expect "tasks on prog-contend" 0 "^no tasks in the trace$" -- "$ctrace" tasks "$tmp/t.bin"
+expect "tasks -tsv: the header alone" 0 "^# type	count	p50_ns	p90_ns	p99_ns	max_ns$" -- \
+    "$ctrace" tasks -tsv -latmin 1ms -type x "$tmp/t.bin"
+# The 4 workers under their start routine. (In an ASan build, ASan's own
+# pthread_create runs before libctrace.so's and hands it asan_thread_start.)
+expect "threads on prog-contend" 0 \
+    "^ +4 .*  (worker \(.*prog-contend\.c:[0-9]+\)|asan_thread_start .*)$" -- \
+    "$ctrace" threads "$tmp/t.bin"
+expect "threads: no leaks" 0 "blocked at the end of the trace: no thread" -- "$ctrace" threads "$tmp/t.bin"
+expect_exact "threads -tsv: the header alone" 0 "# count	call	function	file:line" -- \
+    "$ctrace" threads -tsv "$tmp/t.bin"
+expect "tasks: damaged trace" 3 "file offset [0-9]+" -- "$ctrace" tasks "$tmp/cut.bin"
+expect "threads: damaged trace" 3 "file offset [0-9]+" -- "$ctrace" threads "$tmp/cut.bin"
+expect "profile -task: none such" 0 "no task of type 'nope' in the trace" -- \
+    "$ctrace" -pprof=sync -top -task nope "$tmp/t.bin"
+expect "profile -region: empty" 0 "^sync profile \(regions named r\): no samples$" -- \
+    "$ctrace" -pprof=sync -top -region r "$tmp/t.bin"
+expect "profile -latmin: a pprof file" 0 "" -- \
+    "$ctrace" -pprof=sync -latmin 1.5s -o "$tmp/lat.pb.gz" "$tmp/t.bin"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

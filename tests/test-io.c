@@ -599,7 +599,7 @@ static struct delays profile_delays(const struct ctr_trace *tr, int cls)
     FILE *f = tmpfile();
     assert_non_null(f);
     char err[256];
-    assert_int_equal(ctr_profile_write(tr, cls, f, NULL, err, sizeof(err)), 0);
+    assert_int_equal(ctr_profile_write(tr, cls, NULL, f, NULL, err, sizeof(err)), 0);
     long gz_len = ftell(f);
     assert_true(gz_len > 0);
     rewind(f);

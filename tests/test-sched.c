@@ -88,7 +88,7 @@ static void test_preemption_matches_wall_minus_cpu(void **state)
     if (!(tr.flags & CTR_INFO_SCHED_SWITCHES) || tr.events_by_type[CTR_EV_SWITCH_OUT] == 0)
         fail_msg("no context switches recorded (perf_event_open refused?)");
     struct tally t = {0, 0};
-    assert_int_equal(ctr_profile_samples(&tr, CTR_PROFILE_SCHED, tally, &t), 0);
+    assert_int_equal(ctr_profile_samples(&tr, CTR_PROFILE_SCHED, NULL, tally, &t), 0);
     print_message("expected runnable %.1f ms, profile %.1f ms preempted, %.1f ms other\n",
                   expect / 1e6, t.preempted_at_worker / 1e6, t.other / 1e6);
     /* The threads do not fit the cores: a good share of the time is spent

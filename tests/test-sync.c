@@ -85,7 +85,7 @@ static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*
     struct ctr_trace tr;
     ctr_test_stop_and_read(path, &tr);
     struct tally t = {leaf, (uintptr_t)fn, 0, 0, 0};
-    assert_int_equal(ctr_profile_samples(&tr, type, tally_sample, &t), 0);
+    assert_int_equal(ctr_profile_samples(&tr, type, NULL, tally_sample, &t), 0);
     if (t.at_site < WAIT_NS * 9 / 10 || t.at_site > WAIT_NS * 11 / 10 ||
         t.elsewhere_max > WAIT_NS / 10)
         fail_msg("%s profile, %s: %.2f ms at the call site (want 50 +- 5), largest elsewhere "
@@ -339,7 +339,8 @@ static void test_sleeps_in_no_profile(void **state)
     ctr_test_stop_and_read(path, &tr);
     for (int p = 1; p < CTR_PROFILE_LIMIT; p++) {
         int64_t total = 0;
-        assert_int_equal(ctr_profile_samples(&tr, (enum ctr_profile_type)p, count_sample, &total), 0);
+        assert_int_equal(
+            ctr_profile_samples(&tr, (enum ctr_profile_type)p, NULL, count_sample, &total), 0);
         assert_true(total < 1000000); /* < 1 ms in any profile */
     }
     /* ...but the trace has them, as Block events of the sleep reasons. */

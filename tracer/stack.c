@@ -32,6 +32,7 @@
  */
 #include "interpose.h"
 #include "internal.h"
+#include "maps.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -61,9 +62,40 @@ static _Atomic(backtrace_t) backtrace_fn;
 /* Leading PCs that libunwind may report for its own frames, before ours. */
 #define DWARF_EXTRA 16
 
+/* The text of interposers that sit between the program and our wrappers:
+ * the sanitizers' runtimes, whose interceptors catch write() and friends
+ * first. Their frames are skipped like ours, so a stack still starts at the
+ * program's call. Found once per session (ctr__stack_init), read-only while
+ * it runs. */
+#define MAX_FOREIGN 8
+static struct {
+    uintptr_t lo, hi;
+} foreign[MAX_FOREIGN];
+static int nforeign;
+
 static int in_tracer(uintptr_t pc)
 {
-    return pc >= (uintptr_t)__start_ctrace_text && pc < (uintptr_t)__stop_ctrace_text;
+    if (pc >= (uintptr_t)__start_ctrace_text && pc < (uintptr_t)__stop_ctrace_text)
+        return 1;
+    for (int i = 0; i < nforeign; i++)
+        if (pc >= foreign[i].lo && pc < foreign[i].hi)
+            return 1;
+    return 0;
+}
+
+static void note_foreign(void *ctx, const struct ctr_map_info *m)
+{
+    (void)ctx;
+    static const char *const runtimes[] = {"libasan", "libtsan", "liblsan", "libubsan",
+                                           "libhwasan", "libmsan"};
+    const char *base = strrchr(m->path, '/');
+    base = base ? base + 1 : m->path;
+    for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+        if (strncmp(base, runtimes[i], strlen(runtimes[i])) == 0 && nforeign < MAX_FOREIGN) {
+            foreign[nforeign].lo = m->start;
+            foreign[nforeign].hi = m->limit;
+            nforeign++;
+        }
 }
 
 /* The stack by .eh_frame unwinding, for when the walk found only n < 2 PCs:
@@ -159,6 +191,8 @@ void ctr__stack_init(void)
     if ((want & UNWIND_DWARF) && !dwarf_load())
         want = UNWIND_FP; /* no libunwind here: frame pointers it is */
     atomic_store_explicit(&methods, want, memory_order_relaxed);
+    nforeign = 0;
+    ctr__maps_scan(note_foreign, NULL);
 }
 
 uint32_t ctr__stack_info(void)

@@ -1,0 +1,188 @@
+/* tasks.h - the user's tasks, regions and logs as the analyses see them, the
+ * time windows they give each thread, and `ctrace tasks`.
+ *
+ * Rules (README, "Tasks, regions and logs", says the same):
+ *
+ *  - A task's latency is its TASK_END time minus its TASK_BEGIN time,
+ *    wherever each happened. A task never ended is open: its age is the end
+ *    of the trace minus its TASK_BEGIN, and it ranks among the slowest (and
+ *    passes -latmin) by that age. A TASK_END whose task has no TASK_BEGIN in
+ *    the trace (begun before the trace or the flight recorder's window) is
+ *    ignored and counted; so is a second TASK_END of one task.
+ *  - Regions nest per thread. A REGION_END ends the innermost open region of
+ *    its thread with the same task and name (else the innermost with the
+ *    same name; else it is ignored and counted). A region still open when
+ *    its thread ends is closed at the thread's end, and one open at the end
+ *    of the trace at the trace's end; both are flagged open. A region's time
+ *    is inclusive: a nested region's time counts in it and in the enclosing
+ *    one.
+ *  - "Worked for the task" (as Go's trace tool does it): a thread's time
+ *    counts for task T while the thread is inside a region of T (the union
+ *    of T's regions on that thread, nesting counted once). A task that has
+ *    no region at all counts the time of the thread that began it, from its
+ *    TASK_BEGIN to its TASK_END (even when another thread ended it; the
+ *    ending thread's time counts only inside regions of the task), or to the
+ *    end of the trace while it is open. Its breakdown is that time, summed
+ *    over the threads, split by state: running, runnable, and blocked by
+ *    the wait's class (sync, net, syscall, sleep).
+ *  - Percentiles are nearest-rank over the ended tasks of a type: p is the
+ *    smallest latency that at least p% of them do not exceed.
+ */
+#ifndef CTR_TASKS_H
+#define CTR_TASKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "reader.h"
+
+/* ---------------------------------------------------------------------------
+ * The model
+ * ------------------------------------------------------------------------- */
+
+struct ctr_task {
+    uint64_t id, parent;          /* parent 0: none */
+    const char *type;             /* "" if the string is missing */
+    uint64_t begin_ns;
+    uint64_t end_ns;              /* TASK_END; the end of the trace when open */
+    int ended;
+    uint32_t begin_thread;        /* index in ctr_trace.threads */
+    uint32_t end_thread;          /* index; UINT32_MAX when open */
+    size_t region0, nregions;     /* its regions: ctr_tasks.regions[region0 ..] */
+    size_t log0, nlogs;           /* its logs: ctr_tasks.logs[log0 ..] */
+};
+
+struct ctr_region {
+    uint64_t task;                /* 0: no task */
+    const char *name;
+    uint32_t thread;              /* index in ctr_trace.threads */
+    unsigned depth;               /* 0: outermost on its thread */
+    uint64_t start_ns, end_ns;
+    int open;                     /* never ended: closed at its thread's or the trace's end */
+};
+
+struct ctr_task_log {
+    uint64_t task, ns;
+    uint32_t thread;
+    const char *category;         /* "" if none */
+    const char *msg;              /* not NUL-terminated: len bytes */
+    size_t len;
+};
+
+struct ctr_tasks {
+    struct ctr_task *tasks;       /* sorted by id */
+    size_t ntasks;
+    struct ctr_region *regions;   /* sorted by task, thread, start */
+    size_t nregions;
+    struct ctr_task_log *logs;    /* sorted by task, time */
+    size_t nlogs;
+    uint64_t ends_without_begin;        /* TASK_END of a task not begun in the trace */
+    uint64_t region_ends_without_begin; /* REGION_END with no open region of that name */
+    uint64_t open_regions;              /* regions closed at a thread's or the trace's end */
+};
+
+/* ctr_tasks_build() : reads t's tasks, regions and logs into *ts (zeroed
+ * first); t must outlive ts (names and messages point into it).
+ * @return 0, or -ENOMEM (then ts holds nothing to free). */
+int ctr_tasks_build(const struct ctr_trace *t, struct ctr_tasks *ts);
+void ctr_tasks_free(struct ctr_tasks *ts);
+
+/* ctr_tasks_find() : @return the task with that id, or NULL. */
+const struct ctr_task *ctr_tasks_find(const struct ctr_tasks *ts, uint64_t id);
+
+/* ctr_task_latency() : @return TASK_END - TASK_BEGIN, or the age at the end
+ * of the trace of an open task (0 if the clocks disagree). */
+uint64_t ctr_task_latency(const struct ctr_task *task);
+
+/* ---------------------------------------------------------------------------
+ * Windows: per thread, the time ranges that a filter keeps
+ * ------------------------------------------------------------------------- */
+
+struct ctr_window {
+    uint32_t thread;              /* index in ctr_trace.threads */
+    uint64_t start_ns, end_ns;    /* [start, end) */
+};
+
+/* Windows sorted by thread then start, disjoint per thread once finished:
+ * thread i's are w[first[i] .. first[i+1]-1]. */
+struct ctr_windows {
+    struct ctr_window *w;
+    size_t n, cap;
+    size_t *first;                /* nthreads + 1 entries, set by ctr_windows_finish() */
+    size_t nthreads;
+};
+
+/* ctr_windows_add() : adds [start, end) on thread (empty ranges are
+ * dropped). @return 0 or -ENOMEM. */
+int ctr_windows_add(struct ctr_windows *ws, uint32_t thread, uint64_t start, uint64_t end);
+
+/* ctr_windows_finish() : sorts and merges the windows added so far and
+ * indexes them by thread (threads are 0 .. nthreads-1). @return 0 or -ENOMEM. */
+int ctr_windows_finish(struct ctr_windows *ws, size_t nthreads);
+
+/* ctr_windows_intersect() : *out (zeroed first) = the time that both
+ * finished a and b keep, finished. @return 0 or -ENOMEM. */
+int ctr_windows_intersect(const struct ctr_windows *a, const struct ctr_windows *b,
+                          struct ctr_windows *out);
+
+/* ctr_windows_overlap() : @return how much of [start, end) on thread the
+ * finished ws keep, in ns. */
+uint64_t ctr_windows_overlap(const struct ctr_windows *ws, uint32_t thread, uint64_t start,
+                             uint64_t end);
+
+void ctr_windows_free(struct ctr_windows *ws);
+
+/* ctr_task_windows() : adds the time that threads worked for `task` (the
+ * rule above) to ws. @return 0 or -ENOMEM. */
+int ctr_task_windows(const struct ctr_tasks *ts, const struct ctr_task *task,
+                     struct ctr_windows *ws);
+
+/* ctr_tasks_windows() : the finished windows of every task of `type` (NULL:
+ * any) whose latency (an open task's age) is at least latmin_ns; *matched
+ * (may be NULL) gets how many tasks that is. @return 0 or -ENOMEM. */
+int ctr_tasks_windows(const struct ctr_trace *t, const struct ctr_tasks *ts, const char *type,
+                      uint64_t latmin_ns, struct ctr_windows *ws, size_t *matched);
+
+/* ctr_region_windows() : the finished windows of every region named `name`,
+ * of any task or none; *matched (may be NULL) gets how many regions.
+ * @return 0 or -ENOMEM. */
+int ctr_region_windows(const struct ctr_trace *t, const struct ctr_tasks *ts, const char *name,
+                       struct ctr_windows *ws, size_t *matched);
+
+/* ---------------------------------------------------------------------------
+ * Breakdowns and `ctrace tasks`
+ * ------------------------------------------------------------------------- */
+
+/* Where the threads that worked for a task spent that time, in ns. */
+struct ctr_task_breakdown {
+    uint64_t running, runnable, sync, net, syscall, sleep;
+    size_t nthreads;              /* threads that worked for it */
+};
+
+/* ctr_tasks_breakdown() : out[i] = the breakdown of tasks[i], i < n, all
+ * in one walk of t's states. @return 0 or -ENOMEM. */
+int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
+                        const struct ctr_task *const *tasks, size_t n,
+                        struct ctr_task_breakdown *out);
+
+struct ctr_tasks_opts {
+    const char *type;             /* only tasks of this type; NULL: all */
+    uint64_t latmin_ns;           /* instances listed: at least this slow; 0: all */
+    size_t n;                     /* the slowest n instances are listed in full */
+    int tsv;                      /* the per-type table only, tab-separated */
+};
+
+/* ctr_tasks_write() : `ctrace tasks`: per task type the count of ended
+ * tasks and their latency p50/p90/p99/max, the tasks still open, then the
+ * o->n slowest tasks (of o->type, at least o->latmin_ns), each with its
+ * breakdown, its time per region name and its logs. With o->tsv, only the
+ * lines "type\tcount\tp50_ns\tp90_ns\tp99_ns\tmax_ns" after one header
+ * line starting with '#' (types in name order; count and percentiles of
+ * ended tasks; a type with open tasks only has count 0 and zeros).
+ * @return 0, or a negative errno with a one-line reason in err (-ENOMEM);
+ *         write errors are left in out's error flag for the caller. */
+int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
+                    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,32 @@
+/* text.h - what the text outputs of the analyzer share (-top, tasks,
+ * threads): durations as people read and write them, and symbolized code
+ * frames printed as "function (file:line)". */
+#ifndef CTR_TEXT_H
+#define CTR_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+/* ctr_text_ns() : ns as "812ns", "3.4us", "12.5ms" or "4.52s" into buf.
+ * @return buf. */
+const char *ctr_text_ns(int64_t ns, char *buf, size_t len);
+
+/* ctr_parse_duration() : parses a duration written as Go's
+ * time.ParseDuration takes it, without a sign: one or more decimal numbers,
+ * each with an optional fraction and a unit (ns, us, µs, ms, s, m, h), such
+ * as "500us", "1.5s", "1m30s"; or "0".
+ * @return 0 with *ns set; -EINVAL for anything else, -ERANGE beyond
+ *         UINT64_MAX nanoseconds. */
+int ctr_parse_duration(const char *s, uint64_t *ns);
+
+/* ctr_text_pc() : prints the code address pc (already the call instruction:
+ * a return address minus one) symbolized with ps, as its inline chain
+ * innermost first, one "function (file:line)" a line; the first line
+ * continues the current one, the others start with `indent`. An address
+ * that does not symbolize is printed as 0x... [module]. */
+void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *indent);
+
+#endif

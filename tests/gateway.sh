@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# gateway.sh - end to end: examples/gateway's three bugs, found in its trace.
+# The slow build, traced (-trace), must show
+#   - in the leak finder (ctrace threads -tsv), helpers blocked in write()
+#     in upstream_helper, as many as the example counted upstream timeouts;
+#   - at the top of the sync profile (ctrace -pprof=sync -top -n 1), the
+#     quota lock, in quota_charge;
+#   - in the task table (ctrace tasks -tsv), the "request" tasks: as many as
+#     the example made, p50 and p99 within 5% (or 20 us) of its own figures.
+# The fixed build (-fixed -trace) must end with as many threads as it began
+# with, no helper in the leak finder, and another stack than quota_charge's at
+# the top of the sync profile.
+# usage: gateway.sh GATEWAY_BINARY CTRACE_BINARY
+set -uo pipefail
+gateway=$1 ctrace=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+check() { # NAME CONDITION...: counts and reports the condition's outcome
+    local name=$1; shift
+    if "$@"; then
+        pass=$((pass + 1)); echo "ok   $name"
+    else
+        fail=$((fail + 1)); echo "FAIL $name"
+    fi
+}
+
+# field NAME LINE: the value of NAME=VALUE in the example's result line.
+field() { sed -nE "s/.*[ :]$1=([0-9.]+).*/\1/p" <<<"$2"; }
+
+# near GOT_NS WANT_US: GOT within 5% of WANT, or within 20 us of it.
+near() {
+    awk -v got="$1" -v want="$2" 'BEGIN {
+        want *= 1000; d = got - want; if (d < 0) d = -d
+        slack = want * 0.05; if (slack < 20000) slack = 20000
+        exit !(got != "" && d <= slack) }'
+}
+
+# run_traced NAME ARGS...: runs the example into $tmp/NAME.bin; sets out,
+# status and the fields of its result line.
+run_traced() {
+    local name=$1; shift
+    trace=$tmp/$name.bin
+    out=$(timeout 60 "$gateway" "$@" -trace "$trace" 2>&1); status=$?
+    echo "$out"
+    line=$(grep -E '^gateway: requests=' <<<"$out" | head -1)
+    requests=$(field requests "$line") errors=$(field errors "$line")
+    p50=$(field p50_us "$line") p99=$(field p99_us "$line")
+    timeouts=$(field timeouts "$line")
+    before=$(field threads_alive_before "$line") after=$(field threads_alive_after "$line")
+    "$ctrace" stats "$trace" | grep -E '^(threads|dropped):'
+}
+
+# tasks_check NAME: the "request" row of ctrace tasks -tsv against the
+# example's own count and percentiles.
+tasks_check() {
+    local tsv row
+    tsv=$("$ctrace" tasks -tsv "$trace"); echo "$tsv"
+    row=$(awk -F'\t' '!/^#/ && $1 == "request"' <<<"$tsv")
+    IFS=$'\t' read -r _ t_count t_p50 _ t_p99 _ <<<"$row"
+    echo "$1: tasks: count=${t_count:-none} p50_ns=${t_p50:-none} p99_ns=${t_p99:-none};" \
+         "example: requests=$requests p50_us=$p50 p99_us=$p99"
+    check "$1: tasks: one request per request the example made" test "${t_count:-x}" = "$requests"
+    check "$1: tasks: request p50 within 5% of the example's" near "${t_p50:-}" "$p50"
+    check "$1: tasks: request p99 within 5% of the example's" near "${t_p99:-}" "$p99"
+}
+
+# ------------------------------------------------------------ the slow build
+echo "== slow build =="
+run_traced slow
+check "slow: exits 0" test "$status" -eq 0
+check "slow: prints its result line" test -n "$requests" -a -n "$timeouts" -a -n "$after"
+check "slow: no request failed" test "${errors:-x}" = 0
+check "slow: some upstream calls timed out" test "${timeouts:-0}" -gt 0
+check "slow: one thread leaked per timeout" \
+    test "$((${after:-0} - ${before:-0}))" -eq "${timeouts:--1}"
+
+leaks=$("$ctrace" threads -tsv "$trace"); echo "$leaks"
+# Groups of threads blocked in write() with upstream_helper innermost.
+helper_writes=$(awk -F'\t' '!/^#/ && $2 == "write" && $3 == "upstream_helper" { n += $1 }
+                            END { print n + 0 }' <<<"$leaks")
+echo "slow: leak finder: $helper_writes threads blocked in write in upstream_helper;" \
+     "the example timed out $timeouts upstream calls"
+check "slow: leak finder: helpers blocked in write = the example's timeouts" \
+    test "$helper_writes" -eq "${timeouts:--1}"
+
+top=$("$ctrace" -pprof=sync -top -n 1 "$trace"); echo "$top"
+check "slow: sync top names pthread_mutex_lock" \
+    grep -qE '^ +[0-9.]+(ns|us|ms|s) +[0-9]+ +[0-9.]+%  pthread_mutex_lock$' <<<"$top"
+check "... in quota_charge, with its line" \
+    grep -qE '^ +quota_charge \(.*gateway\.c:[0-9]+\)$' <<<"$top"
+
+tasks_check slow
+
+# ------------------------------------------------------------ the fixed build
+echo "== fixed build =="
+run_traced fixed -fixed
+check "fixed: exits 0" test "$status" -eq 0
+check "fixed: prints its result line" test -n "$requests" -a -n "$after"
+check "fixed: no request failed" test "${errors:-x}" = 0
+check "fixed: as many threads alive after the load as before" \
+    test -n "$after" -a "$after" = "$before"
+
+leaks=$("$ctrace" threads -tsv "$trace"); echo "$leaks"
+check "fixed: leak finder: no thread blocked in upstream_helper" \
+    awk -F'\t' '!/^#/ && $3 == "upstream_helper" { found = 1 } END { exit found }' <<<"$leaks"
+
+top=$("$ctrace" -pprof=sync -top -n 1 "$trace"); echo "$top"
+check "fixed: sync top does not name quota_charge" \
+    test -n "$top" -a "$(grep -c 'quota_charge' <<<"$top")" -eq 0
+
+tasks_check fixed
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
