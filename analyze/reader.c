@@ -15,6 +15,7 @@
  * damage and where it is.
  */
 #include "reader.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,22 +58,8 @@ struct rd {
  * Helpers: growth, damage messages, a bounded cursor
  * ------------------------------------------------------------------------- */
 
-/* Makes room for one more element in *arr (of *n used, *cap allocated). */
-static int grow(void *arrp, size_t *n, size_t *cap, size_t elem)
-{
-    void **arr = arrp;
-    if (*n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, c * elem);
-    if (!p)
-        return -ENOMEM;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
-#define PUSH(arr, n, cap) (grow(&(arr), &(n), &(cap), sizeof(*(arr))) == 0 ? &(arr)[(n)++] : NULL)
+/* Room for one more element of arr (n used, cap allocated): its address, or NULL. */
+#define PUSH(arr, n, cap) (ctr_grow(&(arr), &(cap), (n) + 1, sizeof(*(arr))) == 0 ? &(arr)[(n)++] : NULL)
 
 static uint64_t file_offset_of(const struct rd *r, size_t stream_off)
 {

@@ -15,22 +15,8 @@
 #include <string.h>
 
 #include "state.h"
+#include "grow.h"
 #include "text.h"
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
 
 static const char *str(const struct ctr_trace *t, uint64_t id)
 {
@@ -104,7 +90,7 @@ struct builder {
 static int add_region(struct builder *b, uint32_t thread, size_t depth, uint64_t end_ns, int open)
 {
     struct ctr_tasks *ts = b->ts;
-    if (grow((void **)&ts->regions, &b->regions_cap, ts->nregions + 1, sizeof(*ts->regions)))
+    if (ctr_grow(&ts->regions, &b->regions_cap, ts->nregions + 1, sizeof(*ts->regions)))
         return -ENOMEM;
     const struct open_region *o = &b->open[depth];
     ts->regions[ts->nregions++] = (struct ctr_region){
@@ -179,7 +165,7 @@ static int scan_thread(struct builder *b, uint32_t i)
             break;
         }
         case CTR_EV_REGION_BEGIN:
-            if (grow((void **)&b->open, &b->open_cap, b->nopen + 1, sizeof(*b->open)))
+            if (ctr_grow(&b->open, &b->open_cap, b->nopen + 1, sizeof(*b->open)))
                 return -ENOMEM;
             b->open[b->nopen++] = (struct open_region){e->args[0], e->args[1], e->ns};
             break;
@@ -192,7 +178,7 @@ static int scan_thread(struct builder *b, uint32_t i)
                 return -ENOMEM;
             break;
         case CTR_EV_LOG: {
-            if (grow((void **)&ts->logs, &b->logs_cap, ts->nlogs + 1, sizeof(*ts->logs)))
+            if (ctr_grow(&ts->logs, &b->logs_cap, ts->nlogs + 1, sizeof(*ts->logs)))
                 return -ENOMEM;
             size_t len;
             const char *msg = ctr_event_payload(t, e, &len);
@@ -218,7 +204,7 @@ int ctr_tasks_build(const struct ctr_trace *t, struct ctr_tasks *ts)
             const struct ctr_event *e = &th->events[k];
             if (e->type != CTR_EV_TASK_BEGIN)
                 continue;
-            if (grow((void **)&ts->tasks, &b.tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))
+            if (ctr_grow(&ts->tasks, &b.tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))
                 goto fail;
             ts->tasks[ts->ntasks++] = (struct ctr_task){
                 .id = e->args[0], .parent = e->args[1], .type = str(t, e->args[2]),
@@ -280,7 +266,7 @@ int ctr_windows_add(struct ctr_windows *ws, uint32_t thread, uint64_t start, uin
 {
     if (end <= start)
         return 0;
-    if (grow((void **)&ws->w, &ws->cap, ws->n + 1, sizeof(*ws->w)))
+    if (ctr_grow(&ws->w, &ws->cap, ws->n + 1, sizeof(*ws->w)))
         return -ENOMEM;
     ws->w[ws->n++] = (struct ctr_window){thread, start, end};
     return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "symbolize.h"
+#include "grow.h"
 #include "text.h"
 
 #define COL_FRAMES "                              " /* frames start in column 31 */
@@ -88,21 +89,6 @@ static int rehash(struct merge *m)
     return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int on_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, int64_t count,
                      int64_t delay_ns)
 {
@@ -121,8 +107,8 @@ static int on_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, 
             return 0;
         }
     }
-    if (grow((void **)&m->frames, &m->frames_cap, m->nframes + n, sizeof(*m->frames)) != 0 ||
-        grow((void **)&m->stacks, &m->stacks_cap, m->nstacks + 1, sizeof(*m->stacks)) != 0)
+    if (ctr_grow(&m->frames, &m->frames_cap, m->nframes + n, sizeof(*m->frames)) != 0 ||
+        ctr_grow(&m->stacks, &m->stacks_cap, m->nstacks + 1, sizeof(*m->stacks)) != 0)
         return -ENOMEM;
     memcpy(&m->frames[m->nframes], frames, n * sizeof(*frames));
     m->stacks[m->nstacks] = (struct stack){m->nframes, n, count, delay_ns, m->nstacks, h};

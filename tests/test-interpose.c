@@ -25,17 +25,13 @@ static char path[64];
 static int setup(void **state)
 {
     (void)state;
-    ctr_test_temp(path, sizeof(path), "interpose");
-    return trace_start(path);
+    return ctr_test_trace_begin(path, sizeof(path), "interpose");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (trace_is_running())
-        trace_stop();
-    unlink(path);
-    return 0;
+    return ctr_test_trace_end(path);
 }
 
 static size_t count_blocks_on(const struct ctr_trace *tr, const void *obj, uint64_t *wait_ns,

@@ -97,18 +97,14 @@ static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*
 static int setup(void **state)
 {
     (void)state;
-    ctr_test_temp(path, sizeof(path), "sync");
     atomic_store(&ready, 0);
-    return trace_start(path);
+    return ctr_test_trace_begin(path, sizeof(path), "sync");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (trace_is_running())
-        trace_stop();
-    unlink(path);
-    return 0;
+    return ctr_test_trace_end(path);
 }
 
 static void run_pair(void *(*waiter)(void *), void (*releaser)(void))

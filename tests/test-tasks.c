@@ -60,17 +60,13 @@ static int near(uint64_t got, uint64_t want)
 static int setup(void **state)
 {
     (void)state;
-    ctr_test_temp(path, sizeof(path), "tasks");
-    return trace_start(path);
+    return ctr_test_trace_begin(path, sizeof(path), "tasks");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (trace_is_running())
-        trace_stop();
-    unlink(path);
-    return 0;
+    return ctr_test_trace_end(path);
 }
 
 /* ---------------------------------------------------------------------------

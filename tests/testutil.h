@@ -38,6 +38,24 @@ static inline void ctr_test_stop_and_read(const char *path, struct ctr_trace *tr
     ctr_test_read(path, tr);
 }
 
+/* A test's trace: a new temporary file for it, and tracing started into it
+ * (@return trace_start's result: a cmocka setup returns it). */
+static inline int ctr_test_trace_begin(char *path, size_t cap, const char *stem)
+{
+    ctr_test_temp(path, cap, stem);
+    return trace_start(path);
+}
+
+/* The end of a test's trace, passed or failed: tracing stopped (if it still
+ * runs) and the file removed. */
+static inline int ctr_test_trace_end(const char *path)
+{
+    if (trace_is_running())
+        trace_stop();
+    unlink(path);
+    return 0;
+}
+
 static inline uint64_t ctr_test_now_ns(void)
 {
     struct timespec ts;

@@ -81,6 +81,8 @@
 
 #include <ctrace/trace.h>
 
+#include "../common/example.h"
+
 #define NCLIENTS        256
 #define DEFAULT_SECONDS 2.0
 #define PROMPT_MAX      1024
@@ -107,45 +109,10 @@ static struct fixes fix;
 
 /* ================================================================ helpers */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* splitmix64's finalizer: seeds every request's PRNG from (client, seq). */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    x ^= x >> 31;
-    return x;
-}
-
-static uint64_t xorshift64(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return *s = x;
-}
-
-/* Sleeps to an absolute deadline: an EINTR restart waits only for the rest. */
+/* Sleeps us microseconds (example.h). */
 static void sleep_us(unsigned us)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += (long)us * 1000;
-    while (until.tv_nsec >= 1000000000L) {
-        until.tv_sec += 1;
-        until.tv_nsec -= 1000000000L;
-    }
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
-        ;
+    ex_sleep_ns((long)us * 1000);
 }
 
 /* The number of threads of this process: entries of /proc/self/task, or -1. */
@@ -180,7 +147,7 @@ static const char *const filler[] = {
     " Mention the warranty only if the item is less than two years old.",
 };
 
-#define PICK(rng, a) (a[xorshift64(rng) % (sizeof(a) / sizeof((a)[0]))])
+#define PICK(rng, a) (a[ex_xorshift64(rng) % (sizeof(a) / sizeof((a)[0]))])
 
 /* A prompt of 200-400 bytes into buf, from the request's PRNG: most carry an
  * e-mail address, about half a phone number, a third an SSN. */
@@ -188,17 +155,17 @@ static size_t make_prompt(uint64_t *rng, char *buf, size_t len)
 {
     size_t n = 0;
 #define ADD(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
-    ADD("%s %06u.", PICK(rng, asks), (unsigned)(xorshift64(rng) % 1000000));
-    if (xorshift64(rng) % 100 < 80)
-        ADD(" Reply to %s.%u@%s.", PICK(rng, first_names), (unsigned)(xorshift64(rng) % 100),
+    ADD("%s %06u.", PICK(rng, asks), (unsigned)(ex_xorshift64(rng) % 1000000));
+    if (ex_xorshift64(rng) % 100 < 80)
+        ADD(" Reply to %s.%u@%s.", PICK(rng, first_names), (unsigned)(ex_xorshift64(rng) % 100),
             PICK(rng, domains));
-    if (xorshift64(rng) % 100 < 50)
-        ADD(" Or call (%03u) %03u-%04u.", 200 + (unsigned)(xorshift64(rng) % 800),
-            (unsigned)(xorshift64(rng) % 1000), (unsigned)(xorshift64(rng) % 10000));
-    if (xorshift64(rng) % 100 < 33)
-        ADD(" Their SSN is %03u-%02u-%04u.", 100 + (unsigned)(xorshift64(rng) % 900),
-            (unsigned)(xorshift64(rng) % 100), (unsigned)(xorshift64(rng) % 10000));
-    for (unsigned k = 1 + (unsigned)(xorshift64(rng) % 4); k > 0; k--)
+    if (ex_xorshift64(rng) % 100 < 50)
+        ADD(" Or call (%03u) %03u-%04u.", 200 + (unsigned)(ex_xorshift64(rng) % 800),
+            (unsigned)(ex_xorshift64(rng) % 1000), (unsigned)(ex_xorshift64(rng) % 10000));
+    if (ex_xorshift64(rng) % 100 < 33)
+        ADD(" Their SSN is %03u-%02u-%04u.", 100 + (unsigned)(ex_xorshift64(rng) % 900),
+            (unsigned)(ex_xorshift64(rng) % 100), (unsigned)(ex_xorshift64(rng) % 10000));
+    for (unsigned k = 1 + (unsigned)(ex_xorshift64(rng) % 4); k > 0; k--)
         ADD("%s", PICK(rng, filler));
 #undef ADD
     return n < len ? n : len - 1;
@@ -325,7 +292,7 @@ static size_t format_audit(char *rec, unsigned client, size_t len, unsigned cost
 {
     int n = snprintf(rec, AUDIT_REC_MAX,
                      "ts=%" PRIu64 " client=%03u bytes=%zu cost=%u digest=%016" PRIx64 "\n",
-                     now_ns(), client, len, cost, digest);
+                     ex_now_ns(), client, len, cost, digest);
     return n < AUDIT_REC_MAX ? (size_t)n : AUDIT_REC_MAX - 1;
 }
 
@@ -411,13 +378,13 @@ enum { UPSTREAM_OK, UPSTREAM_TIMEOUT, UPSTREAM_ERROR };
 static int wait_readable(int fd, uint64_t deadline)
 {
     for (;;) {
-        uint64_t now = now_ns();
+        uint64_t now = ex_now_ns();
         int ms = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
         struct pollfd p = {.fd = fd, .events = POLLIN};
         int rc = poll(&p, 1, ms);
         if (rc > 0)
             return 1;
-        if (rc == 0 && now_ns() >= deadline)
+        if (rc == 0 && ex_now_ns() >= deadline)
             return 0;
         if (rc < 0 && errno != EINTR)
             return -1;
@@ -462,7 +429,7 @@ __attribute__((noinline)) static int upstream_call(unsigned latency_us)
         return UPSTREAM_ERROR;
     }
 
-    uint64_t deadline = now_ns() + (uint64_t)TIMEOUT_MS * 1000000;
+    uint64_t deadline = ex_now_ns() + (uint64_t)TIMEOUT_MS * 1000000;
     int ready = wait_readable(fds[0], deadline);
     if (ready == 0 && !fix.upstream)
         return UPSTREAM_TIMEOUT; /* the leak: fds[0] stays open, unread */
@@ -503,12 +470,12 @@ struct client {
 /* One request: redact, charge, ask upstream. @return its UPSTREAM_* result. */
 static int request(struct client *c, uint64_t seq)
 {
-    uint64_t rng = mix64(((uint64_t)c->index << 32 | seq) ^ UINT64_C(0x6a7e3a1)) | 1;
+    uint64_t rng = ex_mix64(((uint64_t)c->index << 32 | seq) ^ UINT64_C(0x6a7e3a1)) | 1;
     char prompt[PROMPT_MAX], redacted[PROMPT_MAX];
     make_prompt(&rng, prompt, sizeof prompt);
-    unsigned latency_us = xorshift64(&rng) % 100 < SLOW_PERCENT
-                              ? 8000 + (unsigned)(xorshift64(&rng) % 4001)
-                              : 1000 + (unsigned)(xorshift64(&rng) % 2001);
+    unsigned latency_us = ex_xorshift64(&rng) % 100 < SLOW_PERCENT
+                              ? 8000 + (unsigned)(ex_xorshift64(&rng) % 4001)
+                              : 1000 + (unsigned)(ex_xorshift64(&rng) % 2001);
 
     trace_task_t task = trace_task_begin("request", 0);
     trace_region_begin(task, "redact");
@@ -538,9 +505,9 @@ static int request(struct client *c, uint64_t seq)
  * in waves (the first, seq -1, is 0-1 x THINK_MS); never past the load's end. */
 static void think(const struct client *c, uint64_t seq)
 {
-    uint64_t r = mix64((uint64_t)c->index << 32 ^ seq ^ UINT64_C(0x7415));
+    uint64_t r = ex_mix64((uint64_t)c->index << 32 ^ seq ^ UINT64_C(0x7415));
     uint64_t us = (seq == UINT64_MAX ? 0 : THINK_MS * 500u) + r % (THINK_MS * 1000u);
-    uint64_t now = now_ns();
+    uint64_t now = ex_now_ns();
     if (now >= c->deadline_ns)
         return;
     if (now + us * 1000 > c->deadline_ns)
@@ -557,7 +524,7 @@ static void *client_main(void *arg)
 
     pthread_barrier_wait(c->start);
     think(c, UINT64_MAX); /* clients arrive at random moments too */
-    for (uint64_t seq = 0; now_ns() < c->deadline_ns; seq++) {
+    for (uint64_t seq = 0; ex_now_ns() < c->deadline_ns; seq++) {
         if (c->n == c->cap) {
             size_t cap = c->cap ? 2 * c->cap : 256;
             uint64_t *p = realloc(c->lat_ns, cap * sizeof *p);
@@ -568,20 +535,14 @@ static void *client_main(void *arg)
             c->lat_ns = p;
             c->cap = cap;
         }
-        uint64_t t0 = now_ns();
+        uint64_t t0 = ex_now_ns();
         int rc = request(c, seq);
-        c->lat_ns[c->n++] = now_ns() - t0;
+        c->lat_ns[c->n++] = ex_now_ns() - t0;
         c->timeouts += rc == UPSTREAM_TIMEOUT;
         c->errors += rc == UPSTREAM_ERROR;
         think(c, seq);
     }
     return NULL;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Waits (at most 2 s) until every helper has reached its write() and every
@@ -629,14 +590,14 @@ static int run(double seconds, const char *trace_path)
             exit(1); /* the created clients wait at the barrier forever */
         }
     }
-    uint64_t deadline = now_ns() + (uint64_t)(seconds * 1e9);
+    uint64_t deadline = ex_now_ns() + (uint64_t)(seconds * 1e9);
     for (unsigned i = 0; i < NCLIENTS; i++)
         clients[i].deadline_ns = deadline; /* before the barrier: it orders this */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ex_now_ns();
     pthread_barrier_wait(&start);
     for (unsigned i = 0; i < NCLIENTS; i++)
         pthread_join(clients[i].tid, NULL);
-    uint64_t wall = now_ns() - t0;
+    uint64_t wall = ex_now_ns() - t0;
     pthread_barrier_destroy(&start);
 
     int after = settle_threads(before);
@@ -659,10 +620,10 @@ static int run(double seconds, const char *trace_path)
         k += clients[i].n;
         free(clients[i].lat_ns);
     }
-    qsort(lat, total, sizeof *lat, cmp_u64);
+    ex_sort_u64(lat, total);
     /* Nearest-rank percentiles: the smallest latency >= p% of all requests. */
-    uint64_t p50 = total ? lat[(total * 50 + 99) / 100 - 1] : 0;
-    uint64_t p99 = total ? lat[(total * 99 + 99) / 100 - 1] : 0;
+    uint64_t p50 = total ? ex_percentile(lat, total, 50) : 0;
+    uint64_t p99 = total ? ex_percentile(lat, total, 99) : 0;
     free(lat);
 
     printf("gateway: requests=%zu errors=%" PRIu64 " throughput=%.0f/s p50_us=%.1f p99_us=%.1f"

@@ -1,0 +1,29 @@
+/* grow.h - growing an array as entries are decoded or collected, the one way
+ * the analyzer does it (sizes come from what was actually read, never from a
+ * count in the input). */
+#ifndef CTR_GROW_H
+#define CTR_GROW_H
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Makes *arrp (a pointer to the array's pointer, of *cap elements of elem
+ * bytes) hold at least `need` elements, doubling. @return 0 or -ENOMEM (the
+ * array is then unchanged). */
+static inline int ctr_grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+    void **arr = arrp;
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*arr, c * elem);
+    if (!p)
+        return -ENOMEM;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+#endif
