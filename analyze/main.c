@@ -330,7 +330,7 @@ static const char run_usage[] =
     "  -o FILE          trace file (default trace.bin); %p in it becomes the pid\n"
     "  -flush-ms N      collector period in ms (default 100)\n"
     "  -chunk-bytes N   per-thread buffer chunk, 4k..1M (default 64k)\n"
-    "  -pool-bytes N    buffer memory shared by all threads (default 64M)\n"
+    "  -pool-bytes N    buffer memory shared by all threads (default 256M)\n"
     "  -level N         zstd level of the file, 1..22 (default 1)\n"
     "  -stack-depth N   most frames per stack, 1..64 (default 32)\n"
     "  -io-min-ns N     I/O calls shorter than this are not recorded (default 10000)\n"

@@ -19,6 +19,12 @@
 
 struct ctr_session ctr__session;
 
+/* The defaults of struct trace_options (ctrace/trace.h). The pool is only
+ * reserved address space until used: 4096 chunks keep a few thousand live
+ * threads writing before any has to drop. */
+#define DEFAULT_CHUNK_BYTES ((size_t)64 << 10)
+#define DEFAULT_POOL_BYTES ((size_t)256 << 20)
+
 static atomic_flag api_lock = ATOMIC_FLAG_INIT;
 static int atfork_registered;
 
@@ -86,10 +92,17 @@ static int init_once(void)
     return rc;
 }
 
+/* The chunk and pool sizes o asks for, defaults applied. */
+static void buffer_sizes(const struct trace_options *o, size_t *chunk, size_t *pool)
+{
+    *chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : DEFAULT_CHUNK_BYTES;
+    *pool = o->pool_bytes ? o->pool_bytes : DEFAULT_POOL_BYTES;
+}
+
 int ctr__options_check(const struct trace_options *o)
 {
-    size_t chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : (64u << 10);
-    size_t pool = o->pool_bytes ? o->pool_bytes : (64u << 20);
+    size_t chunk, pool;
+    buffer_sizes(o, &chunk, &pool);
     if (chunk < (4u << 10) || chunk > (1u << 20) || pool < 4 * chunk ||
         o->stack_depth > CTR_STACK_MAX || o->compression_level < 0 || o->compression_level > 22)
         return -EINVAL;
@@ -112,8 +125,8 @@ int ctr__session_begin(const struct trace_options *o)
     if (rc != 0)
         return rc;
     struct ctr_session *s = &ctr__session;
-    size_t chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : (64u << 10);
-    size_t pool = o->pool_bytes ? o->pool_bytes : (64u << 20);
+    size_t chunk, pool;
+    buffer_sizes(o, &chunk, &pool);
     atomic_store(&s->chunks_flushed, 0);
     atomic_store(&s->events_dropped, 0);
     s->flush_ms = o->flush_ms ? o->flush_ms : 100;

@@ -21,7 +21,7 @@
  *     that buys depends on the events: 54x for a synthetic storm of
  *     similar events (tests/bench/bench_flightrec), never less than 1x.
  *   - Besides the window, tracing uses the per-thread buffer pool of
- *     trace_options (pool_bytes, default 64 MiB reserved, touched only as
+ *     trace_options (pool_bytes, default 256 MiB reserved, touched only as
  *     used: about one chunk_bytes, 64 KiB by default, per thread that wrote
  *     events, plus the chunks waiting for the collector) and one compressed
  *     frame of the current generation in the collector.

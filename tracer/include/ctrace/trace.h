@@ -39,7 +39,7 @@ struct trace_options {
      * rounded up to a power of two. */
     size_t chunk_bytes;
 
-    /* Bytes of buffer memory shared by all threads (the chunk pool). 0 = 64 MiB.
+    /* Bytes of buffer memory shared by all threads (the chunk pool). 0 = 256 MiB.
      * Reserved up front, touched only as used. When every chunk is waiting for
      * the collector, threads drop events and the trace says how many. */
     size_t pool_bytes;
