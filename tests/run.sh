@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # tests/run.sh - installs what ctrace needs (Debian 12), builds it and runs every
-# test suite: once in build/ (RelWithDebInfo), once in build-asan/ under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# test suite: once in build/ (gcc, RelWithDebInfo), once in build-asan/ under
+# AddressSanitizer + UndefinedBehaviorSanitizer, once in build-clang/ (clang:
+# other inlining and tail calls than gcc's).
 #
-# Usage: tests/run.sh [--no-install] [--no-asan]
+# Usage: tests/run.sh [--no-install] [--no-asan] [--no-clang]
 #   --no-install  do not check for or install packages (tests/deps.sh)
 #   --no-asan     skip the sanitizer build and its test run
+#   --no-clang    skip the clang build and its test run
 # Works from any directory. Exit status: 0 when every step passed, 1 when a
 # build or a test suite failed, 2 on a usage error. Both test suites run even
 # if the first fails; the last line says what happened.
@@ -14,18 +16,21 @@ set -euo pipefail
 prog=tests/run.sh
 usage() {
     cat <<'USAGE'
-usage: tests/run.sh [--no-install] [--no-asan]
+usage: tests/run.sh [--no-install] [--no-asan] [--no-clang]
   --no-install  do not check for or install packages (tests/deps.sh)
   --no-asan     skip the sanitizer build and its test run
+  --no-clang    skip the clang build and its test run
 USAGE
 }
 
 install=1
 asan=1
+clang=1
 for arg in "$@"; do
     case $arg in
     --no-install) install=0 ;;
     --no-asan) asan=0 ;;
+    --no-clang) clang=0 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "$prog: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
     esac
@@ -110,12 +115,16 @@ if [[ $asan -eq 1 ]]; then
     run_tests build-asan "tests under ASan+UBSan"
 fi
 
+if [[ $clang -eq 1 ]]; then
+    CC=clang configure_and_build build-clang
+    run_tests build-clang "tests built with clang"
+fi
+
 if [[ ${#failed[@]} -gt 0 ]]; then
     echo "$prog: FAILED: ${failed[*]}"
     exit 1
 fi
-if [[ $asan -eq 1 ]]; then
-    echo "$prog: all test suites passed (build/, build-asan/ under ASan+UBSan)"
-else
-    echo "$prog: all test suites passed (build/; sanitizer pass skipped with --no-asan)"
-fi
+passes="build/"
+[[ $asan -eq 1 ]] && passes+=", build-asan/ under ASan+UBSan"
+[[ $clang -eq 1 ]] && passes+=", build-clang/"
+echo "$prog: all test suites passed ($passes)"

@@ -39,10 +39,10 @@ static __attribute__((noinline)) void *spin_worker(void *arg)
 {
     struct spinner *s = arg;
     int64_t w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    volatile uint64_t x = 0;
+    uint64_t x = 0;
     while (clock_ns(CLOCK_MONOTONIC) - w0 < SPIN_NS)
         for (int i = 0; i < 1000; i++)
-            x += (uint64_t)i;
+            __asm__ volatile("" : "+r"(x) : "r"((uint64_t)i)); /* work the compiler keeps */
     s->wall = clock_ns(CLOCK_MONOTONIC) - w0;
     s->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     return NULL;

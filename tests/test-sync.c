@@ -28,6 +28,11 @@
 
 #define WAIT_NS (50 * 1000 * 1000ll)
 
+/* After a wait that ends its function: keeps the compiler from making the
+ * wait a tail call, which would take the function off the stack (clang
+ * does), so the stack could not name it. */
+#define STAY() __asm__ volatile("" ::: "memory")
+
 static char path[64];
 static _Atomic int ready;
 
@@ -207,6 +212,7 @@ static __attribute__((noinline)) void wait_sem(void)
 {
     atomic_store(&ready, 1);
     sem_wait(&sem);
+    STAY(); /* not a tail call: this function must be on the stack */
 }
 
 static void *sem_waiter(void *arg)
@@ -267,6 +273,7 @@ static __attribute__((noinline)) void wait_barrier(void)
 {
     atomic_store(&ready, 1);
     pthread_barrier_wait(&bar);
+    STAY();
 }
 
 static void *barrier_waiter(void *arg)
@@ -303,6 +310,7 @@ static __attribute__((noinline)) void wait_join(void)
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, run_50ms, NULL), 0);
     pthread_join(th, NULL);
+    STAY();
 }
 
 static void test_join(void **state)
