@@ -253,6 +253,40 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
     return fd;
 }
 
+/* ---------------------------------------------------------------------------
+ * Fortified entry points (wrapped_io.h): recorded like the plain calls
+ * ------------------------------------------------------------------------- */
+
+#define NOTE_OTHER ctr__fd_note(rc, CTR_FD_OTHER)
+
+CTR_IO(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
+       CTR_REASON_READ, 1, NOTHING)
+CTR_IO(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
+       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING)
+CTR_IO(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
+       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING)
+CTR_IO(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
+       (fd, buf, n, buflen, flags), fd, CTR_REASON_RECV, 0, NOTHING)
+CTR_IO(ssize_t, __recvfrom_chk,
+       (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
+        socklen_t *restrict addrlen),
+       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING)
+CTR_IO(int, __poll_chk, (struct pollfd * fds, nfds_t nfds, int timeout, size_t fdslen),
+       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING)
+CTR_IO(int, __ppoll_chk,
+       (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
+        const sigset_t *sigmask, size_t fdslen),
+       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING)
+/* The object of an open is the descriptor it returns, unknown before. */
+CTR_IO(int, __open_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
+       NOTE_OTHER)
+CTR_IO(int, __open64_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
+       NOTE_OTHER)
+CTR_IO(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), -1,
+       CTR_REASON_OPENAT, 0, NOTE_OTHER)
+CTR_IO(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), -1,
+       CTR_REASON_OPENAT, 0, NOTE_OTHER)
+
 #define CTR_OPEN_WRAPPER(name, kind, params, dirfd)                       \
     CTR_EXPORT CTR_WRAPPER_TEXT int name params                           \
     {                                                                     \

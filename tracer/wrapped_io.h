@@ -52,6 +52,33 @@
         ctr_mode_;                                      \
     })
 
+/* The entry points -D_FORTIFY_SOURCE builds (Debian's packages among them)
+ * call instead of the plain ones when a buffer's size is known at compile
+ * time: the same calls, with the size to check. */
+#define CTR_WRAPPED_FORTIFIED(X)                                                              \
+    X(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), \
+      1)                                                                                      \
+    X(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),          \
+      (fd, buf, n, off, buflen), 1)                                                           \
+    X(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),      \
+      (fd, buf, n, off, buflen), 1)                                                           \
+    X(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),           \
+      (fd, buf, n, buflen, flags), 1)                                                         \
+    X(ssize_t, __recvfrom_chk,                                                                \
+      (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,   \
+       socklen_t *restrict addrlen),                                                          \
+      (fd, buf, n, buflen, flags, addr, addrlen), 1)                                          \
+    X(int, __poll_chk, (struct pollfd * fds, nfds_t nfds, int timeout, size_t fdslen),        \
+      (fds, nfds, timeout, fdslen), 1)                                                        \
+    X(int, __ppoll_chk,                                                                       \
+      (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,                      \
+       const sigset_t *sigmask, size_t fdslen),                                               \
+      (fds, nfds, timeout, sigmask, fdslen), 1)                                               \
+    X(int, __open_2, (const char *path, int flags), (path, flags), 1)                         \
+    X(int, __open64_2, (const char *path, int flags), (path, flags), 1)                       \
+    X(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), 1)     \
+    X(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), 1)
+
 #define CTR_WRAPPED_IO(X)                                                                    \
     X(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), 1)                         \
     X(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), 1)                  \
@@ -98,6 +125,7 @@
     X(int, epoll_pwait,                                                                      \
       (int epfd, struct epoll_event *ev, int maxev, int timeout, const sigset_t *sigmask),   \
       (epfd, ev, maxev, timeout, sigmask), 1)                                                \
+    CTR_WRAPPED_FORTIFIED(X)                                                                 \
     X(int, fsync, (int fd), (fd), 1)                                                         \
     X(int, fdatasync, (int fd), (fd), 1)                                                     \
     X(int, open, (const char *path, int flags, ...), (path, flags, CTR_VA_MODE(flags)), 1)   \
