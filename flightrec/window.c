@@ -336,7 +336,7 @@ static int write_frame(int fd, const struct ctr_outbuf *o)
     size_t zn;
     if (o->oom)
         return -ENOMEM;
-    int rc = ctr__collector_compress(o, NULL, &z, &zn);
+    int rc = ctr__sink_compress(o, NULL, &z, &zn);
     return rc ? rc : ctr__write_all(fd, z, zn);
 }
 

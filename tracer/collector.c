@@ -36,7 +36,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 /* Above this much buffered output a round writes a frame before going on, so
  * a burst never needs the whole pool twice over in memory. */
@@ -50,9 +49,6 @@ static struct collector {
     struct ctr_outbuf ev;  /* this generation's events: for every sink */
     struct ctr_outbuf tab; /* its table records: for the file only */
     struct ctr_outbuf *dst; /* where put_uv and friends write */
-    uint8_t *zbuf;
-    size_t zcap;
-    ZSTD_CCtx *cctx;
     uint32_t epoch;
     uint64_t gen;
     size_t stack_cursor, string_cursor;
@@ -84,69 +80,8 @@ static void rec_end(size_t body) { ctr_rec_end(C.dst, body); }
 #define REC(kind, ...) CTR_REC(C.dst, kind, __VA_ARGS__)
 
 /* ---------------------------------------------------------------------------
- * The sink: compressed frames to the descriptor
+ * Frames to the sinks (the writing and compressing are sink.c's)
  * ------------------------------------------------------------------------- */
-
-int ctr__write_all(int fd, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EIO;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-int ctr__sink_write(const void *buf, size_t len)
-{
-    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed))
-        return -EIO; /* after a failure the file ends at a frame boundary */
-    int err = ctr__write_all(ctr__session.fd, buf, len);
-    if (err) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&ctr__session.write_error, &zero, err);
-        return err;
-    }
-    atomic_fetch_add_explicit(&ctr__session.bytes_written, (uint64_t)len, memory_order_relaxed);
-    return 0;
-}
-
-int ctr__collector_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
-                            const void **z, size_t *zn)
-{
-    size_t in = a->len + (b ? b->len : 0);
-    size_t bound = ZSTD_compressBound(in);
-    if (bound > C.zcap) {
-        uint8_t *p = realloc(C.zbuf, bound);
-        if (!p)
-            return -ENOMEM;
-        C.zbuf = p;
-        C.zcap = bound;
-    }
-    /* One frame from two buffers: stream both, then end the frame. */
-    ZSTD_outBuffer out = {C.zbuf, C.zcap, 0};
-    ZSTD_inBuffer ia = {a->p, a->len, 0};
-    size_t rc = ZSTD_compressStream2(C.cctx, &out, &ia, ZSTD_e_continue);
-    if (!ZSTD_isError(rc) && b && b->len) {
-        ZSTD_inBuffer ib = {b->p, b->len, 0};
-        rc = ZSTD_compressStream2(C.cctx, &out, &ib, ZSTD_e_continue);
-    }
-    ZSTD_inBuffer none = {NULL, 0, 0};
-    while (!ZSTD_isError(rc) && (rc = ZSTD_compressStream2(C.cctx, &out, &none, ZSTD_e_end)) > 0)
-        ;
-    if (ZSTD_isError(rc)) {
-        ZSTD_CCtx_reset(C.cctx, ZSTD_reset_session_only);
-        return -EIO;
-    }
-    *z = C.zbuf;
-    *zn = out.pos;
-    return 0;
-}
 
 /* Compresses what the round has so far and hands it to the sinks: the file
  * gets events and tables in one frame, the flight recorder's window the
@@ -160,13 +95,13 @@ static void flush_frame(void)
         int zero = 0;
         atomic_compare_exchange_strong(&ctr__session.write_error, &zero, -ENOMEM);
     } else if (C.fr_on && C.ev.len &&
-               ctr__collector_compress(&C.ev, NULL, &z, &zn) == 0) {
+               ctr__sink_compress(&C.ev, NULL, &z, &zn) == 0) {
         ctr__fr_frame(z, zn);
         /* With no tables the same frame serves the file. */
         if (file && C.tab.len == 0)
             ctr__sink_write(z, zn), file = 0;
     }
-    if (file && (C.ev.len || C.tab.len) && ctr__collector_compress(&C.ev, &C.tab, &z, &zn) == 0)
+    if (file && (C.ev.len || C.tab.len) && ctr__sink_compress(&C.ev, &C.tab, &z, &zn) == 0)
         ctr__sink_write(z, zn);
     C.ev.len = C.tab.len = 0;
     C.ev.oom = C.tab.oom = 0;
@@ -678,11 +613,8 @@ void ctr__collector_kick(void)
 int ctr__collector_start(uint32_t epoch)
 {
     ctr__stack_init(); /* libunwind's costly first call, before any wait */
-    if (!C.cctx && !(C.cctx = ZSTD_createCCtx()))
+    if (ctr__sink_begin(ctr__session.level) != 0)
         return -ENOMEM;
-    ZSTD_CCtx_reset(C.cctx, ZSTD_reset_session_and_parameters);
-    ZSTD_CCtx_setParameter(C.cctx, ZSTD_c_compressionLevel, ctr__session.level);
-    ZSTD_CCtx_setParameter(C.cctx, ZSTD_c_checksumFlag, 1);
     C.epoch = epoch;
     C.gen = 0;
     C.total_dropped = 0;

@@ -311,6 +311,10 @@ int ctr__options_check(const struct trace_options *o);
 /* The 16 bytes a trace file starts with (FORMAT.md §2). */
 void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN]);
 
+/* Prepares the compression context of sink.c for a session. @return 0 or
+ * -ENOMEM. */
+int ctr__sink_begin(int level);
+
 /* Writes all of buf to fd (EINTR and short writes handled). @return 0 or
  * -errno. */
 int ctr__write_all(int fd, const void *buf, size_t len);
@@ -347,7 +351,7 @@ void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
  * stack, and THREAD record) into o; and one zstd frame of a (+ b, may be
  * NULL) into *z / *zn (owned by the collector, valid until the next call). */
 void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start);
-int ctr__collector_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
+int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
                             const void **z, size_t *zn);
 /* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
  * with one BLOCK at the call's start, stacked at its call site, into o. A
