@@ -346,13 +346,15 @@ int ctr__fr_dump(int fd);
 /* The window's size and span, for flightrec_get_stats. */
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
 
-/* Collector services for dumps: the records that make a stream
- * self-contained (TRACE_INFO, CLOCK at `start`, every mapping, string,
- * stack, and THREAD record) into o; and one zstd frame of a (+ b, may be
- * NULL) into *z / *zn (owned by the collector, valid until the next call). */
+/* The records that make a stream self-contained (TRACE_INFO, CLOCK at
+ * `start`, every mapping, string, stack, and THREAD record), into o: the
+ * start of a dump. Collector thread only. */
 void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start);
-int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
-                            const void **z, size_t *zn);
+/* One zstd frame of a (then b, which may be NULL) into *z / *zn, which
+ * sink.c owns until the next call. Collector thread only. @return 0 or
+ * -errno. */
+int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b, const void **z,
+                       size_t *zn);
 /* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
  * with one BLOCK at the call's start, stacked at its call site, into o. A
  * call that never returns (a write nobody reads) is thus a wait still open
