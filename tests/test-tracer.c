@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -354,6 +355,35 @@ static void test_write_error_reported_at_stop(void **state)
     unlink(path);
 }
 
+/* A child forked while tracing runs untraced (its collector is not there,
+ * the file is the parent's), and the parent's trace goes on, whole. */
+static void test_fork_child_untraced(void **state)
+{
+    (void)state;
+    char *path = temp_path();
+    assert_int_equal(trace_start(path), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+        pthread_mutex_lock(&m); /* wrappers pass through in the child */
+        pthread_mutex_unlock(&m);
+        _exit(trace_is_running() || trace_stop() != -ENOENT ? 1 : 0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct writer w = {.n = 1000};
+    write_sequence(&w);
+    assert_int_equal(trace_stop(), 0);
+    struct ctr_trace tr;
+    ctr_test_read(path, &tr);
+    assert_true(tr.complete);
+    assert_int_equal(check_sequence(&tr, &w), 1000);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_drops_not_carried_over),
         cmocka_unit_test(test_idle_threads_flushed_at_stop),
         cmocka_unit_test(test_write_error_reported_at_stop),
+        cmocka_unit_test(test_fork_child_untraced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
