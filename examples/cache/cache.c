@@ -144,7 +144,7 @@ __attribute__((noinline)) static uint64_t cache_get_fast(uint64_t key)
 typedef uint64_t (*cache_get_fn)(uint64_t key);
 
 struct worker {
-    pthread_t tid;
+    pthread_t tid; /* first: ex_run_workers writes it */
     unsigned index;
     cache_get_fn get;
     pthread_barrier_t *start;
@@ -191,25 +191,13 @@ static void run(const char *label, cache_get_fn get)
     static uint64_t lat_ns[NREQS];
     static struct worker workers[NTHREADS];
     pthread_barrier_t start;
-    int rc;
 
     cache_reset();
-    pthread_barrier_init(&start, NULL, NTHREADS + 1);
-    for (unsigned t = 0; t < NTHREADS; t++) {
+    for (unsigned t = 0; t < NTHREADS; t++)
         workers[t] = (struct worker){ .index = t, .get = get, .start = &start,
                                       .lat_ns = &lat_ns[t * REQS_PER] };
-        rc = pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]);
-        if (rc != 0) {
-            fprintf(stderr, "cache: pthread_create: %s\n", strerror(rc));
-            exit(1);
-        }
-    }
-    pthread_barrier_wait(&start);
-    uint64_t t0 = ex_now_ns();
-    for (unsigned t = 0; t < NTHREADS; t++)
-        pthread_join(workers[t].tid, NULL);
-    uint64_t total = ex_now_ns() - t0;
-    pthread_barrier_destroy(&start);
+    uint64_t total = ex_run_workers("cache", NTHREADS, worker_main, workers, sizeof(workers[0]),
+                                    &start);
 
     ex_sort_u64(lat_ns, NREQS);
     uint64_t p50 = ex_percentile(lat_ns, NREQS, 50);

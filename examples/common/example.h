@@ -1,12 +1,16 @@
 /* example.h - the small helpers the example programs share: a clock, a
- * per-thread PRNG, a hash, a real blocking "remote" wait, and nearest-rank
- * latency percentiles. Header-only: each example is one file plus this. */
+ * per-thread PRNG, a hash, a real blocking "remote" wait, nearest-rank
+ * latency percentiles, and workers started together. Header-only: each
+ * example is one file plus this. */
 #ifndef CTRACE_EXAMPLE_H
 #define CTRACE_EXAMPLE_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline uint64_t ex_now_ns(void)
@@ -69,6 +73,38 @@ static inline void ex_sort_u64(uint64_t *v, size_t n)
 static inline uint64_t ex_percentile(const uint64_t *sorted, size_t n, unsigned p)
 {
     return sorted[(n * p + 99) / 100 - 1];
+}
+
+/* Runs n workers, fn(arg_i) with arg_i = args + i * stride, each of which
+ * first waits on `start` (a barrier this initializes for n + 1), so that all
+ * of them begin at the same moment. Writes each thread's id to the pthread_t
+ * that begins its arg (the worker structs' first field). @return the time
+ * from their start to the last one's end; exits with a message naming `who`
+ * when a thread cannot be created (there is nothing to measure then). */
+static inline uint64_t ex_run_workers(const char *who, unsigned n, void *(*fn)(void *), void *args,
+                                      size_t stride, pthread_barrier_t *start)
+{
+    pthread_barrier_init(start, NULL, n + 1);
+    for (unsigned i = 0; i < n; i++) {
+        void *arg = (char *)args + (size_t)i * stride;
+        pthread_t tid;
+        int rc = pthread_create(&tid, NULL, fn, arg);
+        memcpy(arg, &tid, sizeof(tid)); /* a field the worker does not read */
+        if (rc != 0) {
+            fprintf(stderr, "%s: pthread_create: %s\n", who, strerror(rc));
+            exit(1); /* the workers created so far wait at the barrier for good */
+        }
+    }
+    pthread_barrier_wait(start);
+    uint64_t t0 = ex_now_ns();
+    for (unsigned i = 0; i < n; i++) {
+        pthread_t tid;
+        memcpy(&tid, (char *)args + (size_t)i * stride, sizeof(tid));
+        pthread_join(tid, NULL);
+    }
+    uint64_t total = ex_now_ns() - t0;
+    pthread_barrier_destroy(start);
+    return total;
 }
 
 #endif

@@ -94,7 +94,7 @@ __attribute__((noinline)) static uint64_t cache_get_slow(uint64_t key)
 /* ================================================================ the workload */
 
 struct worker {
-    pthread_t tid;
+    pthread_t tid; /* first: ex_run_workers writes it */
     unsigned index;
     pthread_barrier_t *start;
     uint64_t *lat_ns; /* this worker's REQS_PER slots */
@@ -143,22 +143,11 @@ static void run(void)
         cache_vals[k] = remote_value(k);
         cache_have[k] = 1;
     }
-    pthread_barrier_init(&start, NULL, NTHREADS + 1);
-    for (unsigned t = 0; t < NTHREADS; t++) {
+    for (unsigned t = 0; t < NTHREADS; t++)
         workers[t] = (struct worker){.index = t, .start = &start,
                                      .lat_ns = &lat_ns[t * REQS_PER]};
-        int rc = pthread_create(&workers[t].tid, NULL, worker_main, &workers[t]);
-        if (rc != 0) {
-            fprintf(stderr, "flight: pthread_create: %s\n", strerror(rc));
-            exit(1); /* the created workers wait at the barrier forever */
-        }
-    }
-    pthread_barrier_wait(&start);
-    uint64_t t0 = ex_now_ns();
-    for (unsigned t = 0; t < NTHREADS; t++)
-        pthread_join(workers[t].tid, NULL);
-    uint64_t total = ex_now_ns() - t0;
-    pthread_barrier_destroy(&start);
+    uint64_t total = ex_run_workers("flight", NTHREADS, worker_main, workers, sizeof(workers[0]),
+                                    &start);
 
     ex_sort_u64(lat_ns, NREQS);
     unsigned slow = 0;
