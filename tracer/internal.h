@@ -133,15 +133,18 @@ struct ctr_thread {
     uint64_t parent_id;
     uint32_t name_id;           /* string id of the name at registration */
     uint32_t slot;
-    struct ctr_lfnode node;     /* free-slot list */
 
     /* A blocking I/O call in progress (interpose_io.c): the owner writes the
      * fields, then io_start (release), and clears io_start after the call;
-     * the collector reads them at a trace's end (ctr__pending_io). */
+     * the collector reads them at a trace's end (ctr__pending_io). Zeroed at
+     * registration with the rest: a thread cancelled inside a call leaves
+     * its io_start set to a slot's next owner otherwise. */
     _Atomic uint64_t io_start;  /* ticks; 0: none */
     uint64_t io_pc;             /* the call site */
     int32_t io_fd;
     uint8_t io_reason, io_by_fd;
+
+    struct ctr_lfnode node;     /* free-slot list; fields above are zeroed at registration */
 
     /* Context-switch ring (sched.c); kept across the slot's memset at
      * registration, which first closes the previous occupant's. */
