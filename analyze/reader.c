@@ -649,7 +649,7 @@ int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, cha
     unsigned major = data[8] | (unsigned)data[9] << 8;
     if (major != CTR_VERSION_MAJOR) {
         snprintf(err, errlen, "trace format version %u is not supported (this reader: %u)", major,
-                 CTR_VERSION_MAJOR);
+                 (unsigned)CTR_VERSION_MAJOR);
         return -ENOTSUP;
     }
     struct rd r = {.t = t};
