@@ -135,7 +135,7 @@ int ctr__session_begin(const struct trace_options *o)
     s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
     s->sched = o->sched_switches != 0;
     atomic_store(&s->sched_failed, 0);
-    atomic_store(&s->io_min_ticks, s->io_min_ns);
+    atomic_store(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()));
     atomic_store(&s->dump_fd, -1);
     if ((rc = ctr__pool_init(&s->pool, pool / chunk * chunk, chunk)) != 0)
         return rc;

@@ -42,6 +42,24 @@ void ctr__clock_init(void)
 #endif
 }
 
+double ctr__clock_ticks_per_ns(void)
+{
+    /* A first estimate, for thresholds kept in ticks (the analyzer converts
+     * with the CLOCK records, not with this): once per process, over 1 ms. */
+    static double rate;
+    if (!ctr__clock_tsc)
+        return 1.0;
+    if (rate == 0) {
+        uint64_t t0, m0, r0, t1, m1, r1;
+        ctr__clock_sample(&t0, &m0, &r0);
+        do
+            ctr__clock_sample(&t1, &m1, &r1);
+        while (m1 - m0 < 1000000);
+        rate = (double)(t1 - t0) / (double)(m1 - m0);
+    }
+    return rate;
+}
+
 static uint64_t ns_of(clockid_t id)
 {
     struct timespec ts;

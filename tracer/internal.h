@@ -36,6 +36,9 @@ extern int ctr__clock_tsc; /* 1: ticks are rdtsc cycles; 0: CLOCK_MONOTONIC ns *
 
 uint64_t ctr__ticks_slow(void); /* CLOCK_MONOTONIC in ns */
 void ctr__clock_init(void);
+/* Ticks per nanosecond, measured once per process (1 ms): for thresholds
+ * that must be in ticks from a session's first event. */
+double ctr__clock_ticks_per_ns(void);
 /* A (ticks, monotonic ns, realtime ns) triple read as close together as
  * possible: the calibration points of CLOCK records. */
 void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
@@ -252,9 +255,8 @@ struct ctr_session {
     unsigned stack_depth;
     uint64_t start_ticks, start_mono, start_real; /* CLOCK at trace_start */
     unsigned io_min_ns;
-    /* io_min_ns in ticks; first as if one tick were one nanosecond (true of
-     * the monotonic clock, an underestimate for any TSC of 1 GHz or more),
-     * then refined by the collector from its clock samples. */
+    /* io_min_ns in ticks: from a quick calibration at the start, refined
+     * by the collector from its clock samples. */
     _Atomic uint64_t io_min_ticks;
     struct ctr_pool pool;
     struct ctr_lfstack full;     /* chunks handed to the collector */
