@@ -60,11 +60,7 @@ int flightrec_stop(void)
         return -ENOENT;
     }
     atomic_store(&s->trigger_latency_ns, 0);
-    atomic_store_explicit(&s->fr_want, 0, memory_order_release);
-    if (atomic_load(&s->file_want))
-        ctr__collector_sync(); /* the file goes on; the window is freed */
-    else
-        ctr__session_end();
+    ctr__sink_stop(&s->fr_want); /* the window is freed */
     ctr__api_unlock();
     return 0;
 }

@@ -152,6 +152,20 @@ int ctr__session_begin(const struct trace_options *o)
     return 0;
 }
 
+void ctr__sink_stop(_Atomic int *want)
+{
+    struct ctr_session *s = &ctr__session;
+    _Atomic int *other = want == &s->file_want ? &s->fr_want : &s->file_want;
+    if (atomic_load(other)) {
+        /* The other sink goes on: wait for the round that ends this one. */
+        atomic_store_explicit(want, 0, memory_order_release);
+        ctr__collector_sync();
+    } else {
+        ctr__session_end(); /* its final round ends this sink */
+        atomic_store_explicit(want, 0, memory_order_release);
+    }
+}
+
 void ctr__session_end(void)
 {
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
@@ -219,14 +233,7 @@ int trace_stop(void)
         unlock_api();
         return -ENOENT;
     }
-    if (atomic_load(&s->fr_want)) {
-        /* The recorder goes on: wait for the round that ends the file. */
-        atomic_store_explicit(&s->file_want, 0, memory_order_release);
-        ctr__collector_sync();
-    } else {
-        ctr__session_end(); /* its final round ends the file */
-        atomic_store_explicit(&s->file_want, 0, memory_order_release);
-    }
+    ctr__sink_stop(&s->file_want);
     int rc = atomic_load(&s->write_error);
     if (s->close_fd && close(s->fd) != 0 && rc == 0)
         rc = -errno;

@@ -310,6 +310,10 @@ void ctr__api_lock(void);
 void ctr__api_unlock(void);
 int ctr__session_begin(const struct trace_options *o);
 void ctr__session_end(void);
+/* Stops one sink (want: &ctr__session.file_want or .fr_want) after the
+ * collector has ended it; the session ends with it unless the other sink
+ * runs. Under the API lock. */
+void ctr__sink_stop(_Atomic int *want);
 /* Validates o, with the defaults of struct trace_options; -EINVAL if bad. */
 int ctr__options_check(const struct trace_options *o);
 
