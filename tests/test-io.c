@@ -185,25 +185,34 @@ static NOINLINE uint64_t read_pipe(int fd)
  * Waits: duration, reason, stack
  * ------------------------------------------------------------------------- */
 
+/* fds[1] gets a byte 50 ms late; `reader` (named fn, its read on `line`)
+ * waits for it on fds[0]: one wait of `reason`, about that long, stacked at
+ * that line. */
+static void check_late_read(const int fds[2], uint64_t (*reader)(int), const char *fn,
+                            const int *line, uint8_t reason)
+{
+    start(0);
+    struct late_write w;
+    late_write(&w, fds[1], 50);
+    uint64_t took = reader(fds[0]);
+    pthread_join(w.th, NULL);
+    struct ctr_trace tr;
+    ctr_test_stop_and_read(path, &tr);
+    struct block b = blocks_on(&tr, fds[0], 0);
+    assert_int_equal(b.n, 1);
+    assert_int_equal(b.reason, reason);
+    assert_wait(b.wait_ns, took, 50);
+    assert_stack_at(&tr, b.stack, fn, *line);
+    ctr_trace_free(&tr);
+}
+
 static void test_socket_read_is_net(void **state)
 {
     (void)state;
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    start(0);
-    struct late_write w;
-    late_write(&w, sv[1], 50);
-    uint64_t took = read_socket(sv[0]);
-    pthread_join(w.th, NULL);
-    struct ctr_trace tr;
-    ctr_test_stop_and_read(path, &tr);
-    struct block b = blocks_on(&tr, sv[0], 0);
-    assert_int_equal(b.n, 1);
-    assert_int_equal(b.reason, CTR_REASON_NET_READ);
-    assert_int_equal(ctr_reason_specs[b.reason].wait_class, CTR_CLASS_NET);
-    assert_wait(b.wait_ns, took, 50);
-    assert_stack_at(&tr, b.stack, "read_socket", sock_read_line);
-    ctr_trace_free(&tr);
+    check_late_read(sv, read_socket, "read_socket", &sock_read_line, CTR_REASON_NET_READ);
+    assert_int_equal(ctr_reason_specs[CTR_REASON_NET_READ].wait_class, CTR_CLASS_NET);
     close(sv[0]);
     close(sv[1]);
 }
@@ -213,20 +222,8 @@ static void test_pipe_read_is_syscall(void **state)
     (void)state;
     int p[2];
     assert_int_equal(pipe(p), 0);
-    start(0);
-    struct late_write w;
-    late_write(&w, p[1], 50);
-    uint64_t took = read_pipe(p[0]);
-    pthread_join(w.th, NULL);
-    struct ctr_trace tr;
-    ctr_test_stop_and_read(path, &tr);
-    struct block b = blocks_on(&tr, p[0], 0);
-    assert_int_equal(b.n, 1);
-    assert_int_equal(b.reason, CTR_REASON_READ);
-    assert_int_equal(ctr_reason_specs[b.reason].wait_class, CTR_CLASS_SYSCALL);
-    assert_wait(b.wait_ns, took, 50);
-    assert_stack_at(&tr, b.stack, "read_pipe", pipe_read_line);
-    ctr_trace_free(&tr);
+    check_late_read(p, read_pipe, "read_pipe", &pipe_read_line, CTR_REASON_READ);
+    assert_int_equal(ctr_reason_specs[CTR_REASON_READ].wait_class, CTR_CLASS_SYSCALL);
     close(p[0]);
     close(p[1]);
 }
