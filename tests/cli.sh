@@ -6,9 +6,7 @@
 # usage: cli.sh CTRACE_BINARY PROG_CONTEND_BINARY
 set -uo pipefail
 ctrace=$1 prog=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 # expect NAME STATUS PATTERN -- command...: the command exits STATUS and its
 # stdout+stderr match PATTERN (grep -E).
@@ -17,9 +15,9 @@ expect() {
     local out status
     out=$("$@" 2>&1); status=$?
     if [ "$status" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
-        pass=$((pass + 1)); echo "ok   $name"
+        ok "$name"
     else
-        fail=$((fail + 1)); echo "FAIL $name: exit $status (want $want), output:"; echo "$out" | head -20
+        bad "$name: exit $status (want $want), output:"; echo "$out" | head -20
     fi
 }
 
@@ -71,9 +69,9 @@ expect_exact() { # NAME STATUS EXPECTED-OUTPUT -- command...: all of stdout+stde
     local out status
     out=$("$@" 2>&1); status=$?
     if [ "$status" -eq "$want" ] && [ "$out" = "$text" ]; then
-        pass=$((pass + 1)); echo "ok   $name"
+        ok "$name"
     else
-        fail=$((fail + 1)); echo "FAIL $name: exit $status (want $want), output:"; echo "$out" | head -20
+        bad "$name: exit $status (want $want), output:"; echo "$out" | head -20
     fi
 }
 run=("$ctrace" run -o "$tmp/run.bin" --)
@@ -194,5 +192,4 @@ expect "profile -region: empty" 0 "^sync profile \(regions named r\): no samples
 expect "profile -latmin: a pprof file" 0 "" -- \
     "$ctrace" -pprof=sync -latmin 1.5s -o "$tmp/lat.pb.gz" "$tmp/t.bin"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

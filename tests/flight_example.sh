@@ -6,18 +6,8 @@
 # usage: flight_example.sh FLIGHT_BINARY CTRACE_BINARY
 set -uo pipefail
 flight=$1 ctrace=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-check() { # NAME CONDITION...: counts and reports the condition's outcome
-    local name=$1; shift
-    if "$@"; then
-        pass=$((pass + 1)); echo "ok   $name"
-    else
-        fail=$((fail + 1)); echo "FAIL $name"
-    fi
-}
 
 out=$(CTRACE_BIN=$ctrace timeout 60 "$flight" "$tmp/dumps" 2>&1); status=$?
 echo "$out"
@@ -32,5 +22,4 @@ check "... called from cache_get_slow, with its line" \
     grep -qE '^ +cache_get_slow \(.*flight\.c:[0-9]+\)$' <<<"$out"
 check "the dump is a complete trace" bash -c "'$ctrace' stats '${dumps[0]}' | grep -q '(complete)'"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

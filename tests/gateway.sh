@@ -13,18 +13,8 @@
 # usage: gateway.sh GATEWAY_BINARY CTRACE_BINARY
 set -uo pipefail
 gateway=$1 ctrace=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-check() { # NAME CONDITION...: counts and reports the condition's outcome
-    local name=$1; shift
-    if "$@"; then
-        pass=$((pass + 1)); echo "ok   $name"
-    else
-        fail=$((fail + 1)); echo "FAIL $name"
-    fi
-}
 
 # field NAME LINE: the value of NAME=VALUE in the example's result line.
 field() { sed -nE "s/.*[ :]$1=([0-9.]+).*/\1/p" <<<"$2"; }
@@ -112,5 +102,4 @@ check "fixed: sync top does not name quota_charge" \
 
 tasks_check fixed
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -32,12 +32,8 @@
 set -uo pipefail
 ctrace=$1
 python=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
 
 for prog in "$python" xz go; do
     if ! command -v "$prog" >/dev/null 2>&1; then
@@ -142,5 +138,4 @@ else
     bad "xzfail: xz succeeded on a truncated file"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
