@@ -42,8 +42,11 @@ static void *storm_writer(void *arg)
     while (t && !atomic_load_explicit(&writers_stop, memory_order_relaxed)) {
         for (int i = 0; i < 1000; i++) {
             uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, n + (uint64_t)i, 0};
-            ctr__emit(t, CTR_EV_BLOCK, args);
-            ctr__emit(t, CTR_EV_UNBLOCK, NULL);
+            if (ctr__write_begin(t)) {
+                ctr__emit(t, CTR_EV_BLOCK, args);
+                ctr__emit(t, CTR_EV_UNBLOCK, NULL);
+                ctr__write_end(t);
+            }
         }
         n += 2000;
         usleep(50); /* let the collector in now and then */

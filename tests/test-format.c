@@ -115,7 +115,9 @@ static void test_round_trip_every_event(void **state)
                 args[i - 1] = sample_arg(ctr_event_specs[ty].args[i], i, stack, str, t->id);
             const struct ctr_event_spec *sp = &ctr_event_specs[ty];
             int with_bytes = sp->args[sp->nargs - 1] == CTR_ARG_LENGTH;
+            assert_true(ctr__write_begin(t));
             ctr__emit_payload(t, (uint8_t)ty, ctr__ticks(), args, "hello", with_bytes ? 5 : 0);
+            ctr__write_end(t);
         }
     uint64_t my_id = t->id;
     assert_int_equal(trace_stop(), 0);

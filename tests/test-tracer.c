@@ -53,7 +53,7 @@ static void *write_sequence(void *arg)
     w->id = t->id;
     for (uint64_t i = 0; i < w->n; i++) {
         uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, i, 0};
-        ctr__emit(t, CTR_EV_BLOCK, args);
+        ctr__emit_one(t, CTR_EV_BLOCK, args);
     }
     return NULL;
 }

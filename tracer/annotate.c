@@ -5,7 +5,9 @@
  * A task id is a process-wide counter (one atomic add per task: tasks are
  * requests, not events). Type, region and category names are interned
  * strings; a log's message travels inline, after its event (FORMAT.md §4),
- * so that messages never fill the string table.
+ * so that messages never fill the string table. Each event is written in a
+ * write section of its own (internal.h), so a signal handler that calls
+ * these in the middle of another event is counted as a drop, not mixed in.
  */
 #include "internal.h"
 
@@ -30,7 +32,7 @@ CTR_EXPORT trace_task_t trace__task_begin(const char *type, trace_task_t parent)
     /* relaxed: the counter only hands out distinct ids. */
     uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
     uint64_t args[3] = {id, parent, string_id(type)};
-    ctr__emit(t, CTR_EV_TASK_BEGIN, args);
+    ctr__emit_one(t, CTR_EV_TASK_BEGIN, args);
     return id;
 }
 
@@ -38,7 +40,7 @@ CTR_EXPORT void trace__task_end(trace_task_t task)
 {
     struct ctr_thread *t = ctr__self_traced();
     if (t)
-        ctr__emit(t, CTR_EV_TASK_END, &task);
+        ctr__emit_one(t, CTR_EV_TASK_END, &task);
 }
 
 CTR_EXPORT void trace__region(trace_task_t task, const char *name, int begin)
@@ -47,7 +49,7 @@ CTR_EXPORT void trace__region(trace_task_t task, const char *name, int begin)
     if (!t)
         return;
     uint64_t args[2] = {task, string_id(name)};
-    ctr__emit(t, begin ? CTR_EV_REGION_BEGIN : CTR_EV_REGION_END, args);
+    ctr__emit_one(t, begin ? CTR_EV_REGION_BEGIN : CTR_EV_REGION_END, args);
 }
 
 CTR_EXPORT void trace__log(trace_task_t task, const char *category, const char *message)
@@ -57,7 +59,10 @@ CTR_EXPORT void trace__log(trace_task_t task, const char *category, const char *
         return;
     size_t len = message ? strnlen(message, CTR_MAX_EVENT_PAYLOAD) : 0;
     uint64_t args[3] = {task, string_id(category), len};
-    ctr__emit_payload(t, CTR_EV_LOG, ctr__ticks(), args, message, len);
+    if (ctr__write_begin(t)) {
+        ctr__emit_payload(t, CTR_EV_LOG, ctr__ticks(), args, message, len);
+        ctr__write_end(t);
+    }
 }
 
 CTR_EXPORT void trace__logf(trace_task_t task, const char *category, const char *fmt, ...)

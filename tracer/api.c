@@ -1,9 +1,11 @@
 /* api.c - trace_start / trace_stop and the session they manage.
  *
  * A session is numbered by its epoch (never 0). Publishing the epoch turns
- * tracing on for every thread at once; storing 0 turns it off. Threads check
- * the epoch on each event, so they notice a new session without any
- * coordination: a chunk from an older epoch is simply abandoned.
+ * tracing on for every thread at once; storing 0 turns it off, and the stop
+ * then waits for every thread to finish the event it is writing (write
+ * sections, internal.h). Each event's section checks the epoch, so threads
+ * notice a new session without any coordination: a chunk from an older
+ * epoch is simply abandoned.
  * start/stop are serialized by a small spin lock (they are rare, and taking
  * a pthread mutex here would go through our own wrappers).
  */
@@ -137,16 +139,21 @@ int ctr__session_begin(const struct trace_options *o)
     atomic_store(&s->sched_failed, 0);
     atomic_store(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()));
     atomic_store(&s->dump_fd, -1);
-    if ((rc = ctr__pool_init(&s->pool, pool / chunk * chunk, chunk)) != 0)
-        return rc;
-    ctr_lfstack_init(&s->full, s->pool.base, chunk, offsetof(struct ctr_chunk, node));
-    atomic_store(&s->full_count, 0);
-    ctr__threads_reset_session();
     uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
+    /* No writer is in a section now (the last stop waited for them), unless
+     * that stop gave up on one: then the old pool is left to it. */
+    struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed);
+    if ((rc = ctr__pool_open(&p, pool / chunk * chunk, chunk, epoch, !s->tainted)) != 0)
+        return rc;
+    ctr__threads_reset_session(s->tainted);
+    s->tainted = 0;
     ctr__clock_sample(&s->start_ticks, &s->start_mono, &s->start_real);
+    /* relaxed: published with the epoch below (release). */
+    atomic_store_explicit(&s->pool, p, memory_order_relaxed);
     if ((rc = ctr__collector_start(epoch)) != 0)
         return rc;
-    /* release: the session fields above before any thread sees it on. */
+    /* release: the session fields above before any thread sees it on
+     * (pairs with the acquire load in ctr__write_begin). */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);
     __atomic_store_n(&trace__active, 1, __ATOMIC_RELAXED);
     return 0;
@@ -166,12 +173,25 @@ void ctr__sink_stop(_Atomic int *want)
     }
 }
 
+/* How long a stop waits for a thread to finish the event it is writing.
+ * A preempted writer needs a scheduler slice at most; only a signal handler
+ * that never returns keeps one longer. */
+#define QUIESCE_TIMEOUT_NS (2ull * 1000 * 1000 * 1000)
+
 void ctr__session_end(void)
 {
+    struct ctr_session *s = &ctr__session;
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
-    atomic_store_explicit(&ctr__session.epoch, 0, memory_order_release);
+    /* seq_cst: before the loads of ctr__threads_quiesce (see internal.h,
+     * "Write sections"). */
+    atomic_store_explicit(&s->epoch, 0, memory_order_seq_cst);
+    /* Every event written is in the pool before the final round reads it,
+     * and no writer of this session is left to touch the pool the next one
+     * may reuse. */
+    if (ctr__threads_quiesce(QUIESCE_TIMEOUT_NS) != 0)
+        s->tainted = 1;
     ctr__collector_stop();
-    ctr__pool_reset(&ctr__session.pool);
+    ctr__pool_release_pages(atomic_load_explicit(&s->pool, memory_order_relaxed));
 }
 
 int trace_start(const char *path)

@@ -26,9 +26,11 @@
 #include "maps.h"
 #include "record.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,7 @@ static struct collector {
     struct ctr_outbuf tab; /* its table records: for the file only */
     struct ctr_outbuf *dst; /* where put_uv and friends write */
     uint32_t epoch;
+    struct ctr_pool *pool; /* the session's (collector_start) */
     uint64_t gen;
     size_t stack_cursor, string_cursor;
     /* Per slot of the thread slab, grown as the slab's high mark grows. */
@@ -175,7 +178,7 @@ static void retire_chunk(struct ctr_chunk *c)
         size_t cap = C.done_cap ? C.done_cap * 2 : 256;
         struct ctr_chunk **d = realloc(C.done_chunks, cap * sizeof(*d));
         if (!d) {
-            ctr__pool_put(&ctr__session.pool, c); /* cannot defer: recycle now */
+            ctr__pool_put(C.pool, c); /* cannot defer: recycle now */
             return;
         }
         C.done_chunks = d;
@@ -372,14 +375,18 @@ void ctr__pending_io(struct ctr_outbuf *o)
         struct ctr_thread *t = &ctr__threads.slab[s];
         if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
             continue;
-        /* acquire: pairs with pending_begin's release; reading io_start
+        /* acquire: pairs with ctr__io_begin's release; reading io_start
          * again after the fields catches a call that ended meanwhile. */
         uint64_t start = atomic_load_explicit(&t->io_start, memory_order_acquire);
         if (!start || now - start < min)
             continue;
-        uint64_t reason = t->io_reason, pc = t->io_pc;
-        int fd = t->io_fd, by_fd = t->io_by_fd;
-        if (atomic_load_explicit(&t->io_start, memory_order_acquire) != start)
+        uint64_t reason = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
+        uint64_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
+        int fd = atomic_load_explicit(&t->io_fd, memory_order_relaxed);
+        int by_fd = atomic_load_explicit(&t->io_by_fd, memory_order_relaxed);
+        /* acquire fence: the field loads above before the load below. */
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
             continue;
         if (by_fd && ctr__fd_is_socket(fd))
             reason++; /* the NET_ variant (see interpose_io.c) */
@@ -481,11 +488,11 @@ static void round_run(int final)
     }
 
     /* 2. Full chunks, oldest first. */
-    uint32_t first = ctr_lfstack_take_all_fifo(&ctr__session.full);
+    uint32_t first = ctr_lfstack_take_all_fifo(&C.pool->full);
     for (uint32_t i = first; i != 0;) {
-        struct ctr_chunk *c = ctr_lfstack_elem(&ctr__session.full, i);
-        i = ctr_lfstack_next(&ctr__session.full, i);
-        atomic_fetch_sub_explicit(&ctr__session.full_count, 1, memory_order_relaxed);
+        struct ctr_chunk *c = ctr_lfstack_elem(&C.pool->full, i);
+        i = ctr_lfstack_next(&C.pool->full, i);
+        atomic_fetch_sub_explicit(&C.pool->full_count, 1, memory_order_relaxed);
         write_chunk(c);
         if (c->final && c->slot < C.nslots)
             write_thread_record(c->slot, 1);
@@ -558,7 +565,7 @@ static void round_run(int final)
         struct ctr_chunk *c = C.done_chunks[i];
         if (c->final && c->slot < C.nslots)
             free_slot(c->slot);
-        ctr__pool_put(&ctr__session.pool, c);
+        ctr__pool_put(C.pool, c);
     }
     C.ndone = 0;
 
@@ -610,12 +617,21 @@ void ctr__collector_kick(void)
     syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* pthread_create and pthread_join as the program would reach them: through
+ * whatever interposes them before libctrace (ThreadSanitizer's and
+ * AddressSanitizer's interceptors must see the collector thread, or they
+ * crash on it), then through our wrappers, which pass the calls of a thread
+ * marked internal straight to libc. */
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*join_fn)(pthread_t, void **);
+
 int ctr__collector_start(uint32_t epoch)
 {
     ctr__stack_init(); /* libunwind's costly first call, before any wait */
     if (ctr__sink_begin(ctr__session.level) != 0)
         return -ENOMEM;
     C.epoch = epoch;
+    C.pool = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
     C.gen = 0;
     C.total_dropped = 0;
     C.file_on = C.fr_on = 0; /* the first round starts the sinks wanted */
@@ -626,7 +642,20 @@ int ctr__collector_start(uint32_t epoch)
     atomic_store(&ctr__session.ack_seq, atomic_load(&ctr__session.req_seq));
     atomic_store(&ctr__session.stopping, 0);
     atomic_store(&ctr__session.wake, 0);
-    int rc = ctr__real.pthread_create(&ctr__session.collector, NULL, collector_main, NULL);
+    create_fn create;
+    *(void **)&create = dlsym(RTLD_DEFAULT, "pthread_create");
+    if (!create)
+        create = ctr__real.pthread_create;
+    /* Every signal blocked in the new thread (it inherits this mask): the
+     * program's signals are for the program's threads (a sigwait thread,
+     * a handler that must run where it expects). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    struct ctr_thread *saved = ctr__internal_begin();
+    int rc = create(&ctr__session.collector, NULL, collector_main, NULL);
+    ctr__internal_end(saved);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -rc;
 }
 
@@ -634,5 +663,11 @@ void ctr__collector_stop(void)
 {
     atomic_store_explicit(&ctr__session.stopping, 1, memory_order_release);
     ctr__collector_kick();
-    ctr__real.pthread_join(ctr__session.collector, NULL);
+    join_fn join;
+    *(void **)&join = dlsym(RTLD_DEFAULT, "pthread_join");
+    if (!join)
+        join = ctr__real.pthread_join;
+    struct ctr_thread *saved = ctr__internal_begin();
+    join(ctr__session.collector, NULL);
+    ctr__internal_end(saved);
 }

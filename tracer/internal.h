@@ -23,6 +23,7 @@
 #include "ctrace/trace.h"
 #include "ctrace_format.h"
 #include "lfstack.h"
+#include "lock.h"
 
 #define CTR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define CTR_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -85,17 +86,29 @@ struct ctr_chunk {
     _Alignas(16) uint8_t data[];
 };
 
+/* A session's buffers: one anonymous mapping whose first page holds this
+ * header and whose rest is cut into chunks. Writers reach it through
+ * ctr__session.pool, loaded inside a write section; a pool is never
+ * unmapped (see pool.c for when one is reused and when abandoned). */
 struct ctr_pool {
-    uint8_t *base;
-    size_t bytes;                /* mapping size */
-    size_t chunk_bytes;          /* including the header */
+    size_t bytes;                /* mapping size, header page included */
+    size_t chunk_bytes;          /* including the chunk header */
     uint32_t nchunks;
+    uint32_t epoch;              /* the session it serves now */
+    uint8_t *chunks;             /* chunk 0 */
     _Atomic uint32_t fresh;      /* chunks [fresh, nchunks) never used yet */
     struct ctr_lfstack free_list;
+    struct ctr_lfstack full;     /* chunks handed to the collector */
+    _Atomic uint32_t full_count;
 };
 
-int ctr__pool_init(struct ctr_pool *p, size_t pool_bytes, size_t chunk_bytes);
-void ctr__pool_reset(struct ctr_pool *p);
+/* The pool for a session numbered `epoch`: *pp itself when `reuse` and the
+ * sizes match (reset: every chunk free), else a new mapping (*pp is then
+ * abandoned, never unmapped). @return 0, or -errno from mmap. */
+int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, uint32_t epoch,
+                   int reuse);
+/* Gives the chunks' pages back to the kernel (the header stays). */
+void ctr__pool_release_pages(struct ctr_pool *p);
 struct ctr_chunk *ctr__pool_get(struct ctr_pool *p);    /* NULL when empty */
 void ctr__pool_put(struct ctr_pool *p, struct ctr_chunk *c);
 static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)
@@ -107,11 +120,28 @@ static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)
  * Threads (thread.c)
  * ------------------------------------------------------------------------- */
 
-/* A slot is LIVE while its thread runs. At exit it becomes EXITED when the
- * thread handed its last chunk to the collector (which frees the slot after
- * writing it), or ORPHANED when it had no chunk to hand (the collector frees
- * it after reporting its drops). The owner never touches it after that. */
+/* Who owns a slot when (the hand-off protocol; thread.c says it in full):
+ *   FREE      on the free list; a registering thread pops it and owns it.
+ *   LIVE      its thread's. The collector reads the shared fields only.
+ *   EXITED    the thread is handing its last chunk to the collector; after
+ *             the push the thread never touches the slot again, and the
+ *             collector frees it once it has written that chunk.
+ *   ORPHANED  the thread ended with no chunk to hand over and has made its
+ *             last store; the collector (or the next session's start) frees
+ *             it.
+ * Slots are freed by the collector during a session, by the session's start
+ * between sessions, and by an exiting thread itself when no session runs;
+ * always under ctr__threads.reclaim, which readers of other threads' slots
+ * (dumps, pthread_setname_np on another thread) hold too. */
 enum ctr_slot_state { CTR_SLOT_FREE = 0, CTR_SLOT_LIVE, CTR_SLOT_EXITED, CTR_SLOT_ORPHANED };
+
+/* What an open call mark (call_kind) stands for: a call the trace must hear
+ * the end of however it ends (returned, cancelled, jumped out of). */
+enum ctr_call_kind {
+    CTR_CALL_NONE = 0,
+    CTR_CALL_IO,      /* an I/O call: its span is written when it ends (long enough) */
+    CTR_CALL_BLOCKED, /* a wait whose Block is written: its Unblock is owed */
+};
 
 struct ctr_thread {
     /* Owner-only, touched on every event. */
@@ -120,32 +150,43 @@ struct ctr_thread {
     uint64_t base_ticks;        /* == chunk->base_ticks */
     struct ctr_chunk *chunk;    /* owner's current chunk (or NULL) */
     uint32_t epoch;             /* session the chunk belongs to */
-    uint32_t nesting;           /* > 0: inside the tracer, do not trace */
+    uint32_t section_epoch;     /* session of the write section in progress */
+    /* 1 while the owner writes an event (a write section, see below); the
+     * owner stores it, relaxed on entry and release on exit; a stopping
+     * session reads it (acquire) to wait for writers to leave. */
+    _Atomic uint32_t writing;
+    uint32_t internal;          /* > 0: the tracer itself is calling out; not traced */
+    uintptr_t section_frame;    /* frame address where the section began */
     uint64_t id;                /* trace thread id, unique per registration */
     uint64_t lost_pending;      /* drops not yet reported by a LOST event */
 
     /* Shared with the collector. */
     _Atomic(struct ctr_chunk *) cur; /* owner: release on change */
-    _Atomic uint64_t dropped;        /* owner increments, collector reads */
+    _Atomic uint64_t dropped;        /* owner (and its signal handlers) add, collector reads */
     _Atomic int state;               /* enum ctr_slot_state */
 
     /* Set at registration, before state becomes LIVE (release). */
-    uintptr_t stack_hi;         /* highest address of the thread's stack */
+    uintptr_t stack_lo, stack_hi; /* the thread's stack, [lo, hi) */
     pthread_t handle;
     int os_tid;
     uint64_t parent_id;
     uint32_t name_id;           /* string id of the name at registration */
     uint32_t slot;
 
-    /* A blocking I/O call in progress (interpose_io.c): the owner writes the
-     * fields, then io_start (release), and clears io_start after the call;
-     * the collector reads them at a trace's end (ctr__pending_io). Zeroed at
-     * registration with the rest: a thread cancelled inside a call leaves
-     * its io_start set to a slot's next owner otherwise. */
+    /* The open call (wait.c): owner-only, set while a wrapper is inside the
+     * real call. A signal handler's own calls leave a set mark alone. */
+    uint8_t call_kind;          /* enum ctr_call_kind */
+    uintptr_t call_frame;       /* the wrapper's frame address */
+    uintptr_t call_obj;         /* CTR_CALL_IO: the descriptor, for the span */
+    /* CTR_CALL_IO also publishes the call for the collector, which reads it
+     * at a trace's end (ctr__pending_io): the owner writes the fields, then
+     * io_start (release), and clears io_start after the call; the collector
+     * reads io_start (acquire), the fields, then io_start again. Relaxed
+     * atomics: the fields may change under a reader, which then discards. */
     _Atomic uint64_t io_start;  /* ticks; 0: none */
-    uint64_t io_pc;             /* the call site */
-    int32_t io_fd;
-    uint8_t io_reason, io_by_fd;
+    _Atomic uintptr_t io_pc;    /* the call site */
+    _Atomic int32_t io_fd;
+    _Atomic uint8_t io_reason, io_by_fd;
 
     struct ctr_lfnode node;     /* free-slot list; fields above are zeroed at registration */
 
@@ -156,8 +197,7 @@ struct ctr_thread {
     int perf_fd;
 };
 
-/* The thread slab: slots are recycled through free_slots once the collector
- * has written an exited thread's last chunk (or at once when not tracing). */
+/* The thread slab: slots are recycled through free_slots (see above). */
 struct ctr_threads {
     struct ctr_thread *slab;
     uint32_t capacity;
@@ -165,24 +205,63 @@ struct ctr_threads {
     struct ctr_lfstack free_slots;
     _Atomic uint64_t next_id;
     _Atomic uint64_t unregistered; /* threads that found no slot */
+    /* Threads between the start and the end of their exit hand-off
+     * (ctr__thread_exit): a stopping session waits for it to be 0. */
+    _Atomic uint32_t exiting;
+    struct ctr_lock reclaim;     /* see enum ctr_slot_state */
 };
 
 extern struct ctr_threads ctr__threads;
 
 /* The calling thread's slot, NULL before registration; &ctr__thread_off when
- * the thread is exiting or is the collector (its nesting is never 0). */
+ * the thread is exiting or is the collector (its `internal` is never 0). */
 extern __thread struct ctr_thread *ctr__self __attribute__((tls_model("initial-exec")));
 extern struct ctr_thread ctr__thread_off;
 
 struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id);
 uint64_t ctr__thread_new_id(void);
-struct ctr_thread *ctr__thread_find(pthread_t handle); /* live slot or NULL */
+/* The live slot of the thread with this handle, or NULL; its id and slot
+ * into *id (the slot may be freed once this returns). */
+int ctr__thread_find(pthread_t handle, uint64_t *id);
+/* Puts a slot back on the free list, under ctr__threads.reclaim. */
 void ctr__thread_free_slot(struct ctr_thread *t);
 /* Before a session is published (trace_start): zeroes every slot's drop
  * count and current chunk, so nothing of an earlier session is reported or
- * read, and frees the slots of threads that exited as a session stopped. */
-void ctr__threads_reset_session(void);
+ * read, and frees the slots of threads that ended meanwhile (not those of
+ * EXITED threads when `keep_exited`: a writer of the last session was not
+ * seen to leave and may still be handing its chunk over). */
+void ctr__threads_reset_session(int keep_exited);
 void ctr__threads_init(void);
+/* Waits until no thread is inside a write section or an exit hand-off,
+ * after the session's epoch went to 0: a full memory barrier on every
+ * thread of the process (membarrier), then a scan of the slots. Gives up
+ * after timeout_ns (a signal handler that never returns, interrupting an
+ * event). @return 0, or -ETIMEDOUT when some writer did not leave. */
+int ctr__threads_quiesce(uint64_t timeout_ns);
+/* At the end of the calling thread (its TSD destructor): closes its open
+ * call, writes ThreadEnd and hands its last chunk to the collector. */
+void ctr__thread_exit(struct ctr_thread *t);
+
+/* ctr__internal_begin() / ctr__internal_end() : while between them, the
+ * calling thread's calls to wrapped functions go straight to the real ones
+ * (the tracer calling libunwind, creating its own thread). Nest properly. */
+static inline struct ctr_thread *ctr__internal_begin(void)
+{
+    struct ctr_thread *saved = ctr__self;
+    if (saved && saved != &ctr__thread_off)
+        saved->internal++;
+    else
+        ctr__self = &ctr__thread_off;
+    return saved;
+}
+
+static inline void ctr__internal_end(struct ctr_thread *saved)
+{
+    if (saved && saved != &ctr__thread_off)
+        saved->internal--;
+    else
+        ctr__self = saved;
+}
 
 /* ---------------------------------------------------------------------------
  * Intern tables (intern.c): content-addressed, insert-only, lock-free.
@@ -228,6 +307,10 @@ extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
  * one outside the wrapper layer (CTR_WRAPPER_TEXT, see interpose.h) outward.
  * Must be called from CTR_WRAPPER_TEXT code. */
 uint32_t ctr__stack_here(struct ctr_thread *t);
+/* The id of the stack whose innermost frame is `frame` (a frame address of
+ * the calling thread's stack, still whole): frame pointers only, wrapper
+ * frames skipped as above. */
+uint32_t ctr__stack_at(struct ctr_thread *t, uintptr_t frame);
 /* The return address of the innermost frame outside the wrapper layer: the
  * user's call site, for a few nanoseconds (no interning). */
 uintptr_t ctr__caller_pc(void);
@@ -243,11 +326,18 @@ uint32_t ctr__stack_info(void);
  * ------------------------------------------------------------------------- */
 
 struct ctr_session {
-    /* 0 when not tracing; the session number otherwise. Writers load it
-     * relaxed on every event: a stale value only delays by one event the
-     * moment a thread notices a stop or a new session. */
+    /* 0 when not tracing; the session number otherwise. Wrappers load it
+     * relaxed to decide whether to trace at all; a write section loads it
+     * (acquire) once as it begins and writes only into that session's pool
+     * (see "Write sections" below). */
     _Atomic uint32_t epoch;
     uint32_t last_epoch;
+    /* The session's buffers: set before the epoch is published; a writer
+     * loads it in a section and checks the pool's epoch against its own. */
+    _Atomic(struct ctr_pool *) pool;
+    /* 1 when the last stop gave up waiting for a writer: the next session
+     * must not reuse its pool or the slots of EXITED threads. */
+    int tainted;
     int fd;
     int close_fd;
     unsigned flush_ms;
@@ -258,9 +348,6 @@ struct ctr_session {
     /* io_min_ns in ticks: from a quick calibration at the start, refined
      * by the collector from its clock samples. */
     _Atomic uint64_t io_min_ticks;
-    struct ctr_pool pool;
-    struct ctr_lfstack full;     /* chunks handed to the collector */
-    _Atomic uint32_t full_count;
     _Atomic uint32_t wake;       /* futex word the collector sleeps on */
     _Atomic int stopping;
     pthread_t collector;
@@ -389,35 +476,89 @@ void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
                       void (*on_lost)(void *ctx, uint64_t n), void *ctx);
 
 /* ---------------------------------------------------------------------------
- * Writing events (emit.c, fast path inline below)
+ * Write sections: the one guarded path of every event (thread.c)
+ *
+ * A thread writes events only between ctr__write_begin() and
+ * ctr__write_end() on its own slot. The section is what makes three things
+ * safe:
+ *   - Re-entry. A signal handler that interrupts a section and reaches a
+ *     traced call finds `writing` set: its event is counted as dropped
+ *     instead of being written into the half-written one.
+ *   - Stopping. ctr__session_end stores epoch 0, then waits for every
+ *     section to end (ctr__threads_quiesce), so no thread still writes into
+ *     the pool when the final round reads it or the next session reuses it.
+ *     The section's relaxed store of `writing` is ordered before its load of
+ *     the epoch by the stopper's membarrier (which makes every running thread
+ *     execute a full barrier), so either the stopper sees `writing` set or
+ *     the writer sees epoch 0. The release store that ends a section pairs
+ *     with the stopper's acquire load: the section's stores happen before
+ *     whatever the stopper does next.
+ *   - Sessions. The section remembers its epoch (section_epoch) and writes
+ *     only into a chunk of that epoch and a pool whose epoch it is: a thread
+ *     that a stop gave up waiting for cannot cross into the next session.
+ * ------------------------------------------------------------------------- */
+
+/* A signal handler interrupted t's section: its `events` are not written. */
+void ctr__drop_nested(struct ctr_thread *t, unsigned events);
+
+/* ctr__write_begin_n() : opens a write section on t, the calling thread's
+ * own slot, for `events` events. @return 1 when they may be written (end
+ * with ctr__write_end), 0 when not: tracing is off, or t is already writing
+ * (a signal handler interrupted an event; these are counted as dropped). */
+static inline int ctr__write_begin_n(struct ctr_thread *t, unsigned events)
+{
+    if (CTR_UNLIKELY(atomic_load_explicit(&t->writing, memory_order_relaxed))) {
+        ctr__drop_nested(t, events);
+        return 0;
+    }
+    atomic_store_explicit(&t->writing, 1, memory_order_relaxed);
+    /* Keeps the compiler from moving the store after the load below, or the
+     * section's stores before the store (a handler on this thread must see
+     * `writing` first); the CPU's side is the stopper's membarrier. */
+    atomic_signal_fence(memory_order_seq_cst);
+    /* acquire: pairs with the release that published the session, so its
+     * fields (pool, stack depth, ...) are visible. */
+    uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
+    if (CTR_UNLIKELY(epoch == 0)) {
+        atomic_store_explicit(&t->writing, 0, memory_order_release);
+        return 0;
+    }
+    t->section_epoch = epoch;
+    t->section_frame = (uintptr_t)__builtin_frame_address(0);
+    return 1;
+}
+
+/* ctr__write_begin() : a section for one event. */
+static inline int ctr__write_begin(struct ctr_thread *t)
+{
+    return ctr__write_begin_n(t, 1);
+}
+
+/* ctr__write_end() : closes the section ctr__write_begin opened. */
+static inline void ctr__write_end(struct ctr_thread *t)
+{
+    /* release: every store of the section before a stopper's acquire load
+     * that sees 0 (ctr__threads_quiesce); also a compiler barrier against
+     * the handler case. */
+    atomic_store_explicit(&t->writing, 0, memory_order_release);
+}
+
+/* ---------------------------------------------------------------------------
+ * Writing events, inside a write section (fast path inline, slow path in
+ * thread.c)
  * ------------------------------------------------------------------------- */
 
 void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
                     const void *payload, size_t len);
-
-/* ---------------------------------------------------------------------------
- * Waits, for the wrappers (wait.c). Each captures the stack of the code that
- * called the wrapper, so each must be called from CTR_WRAPPER_TEXT code.
- * ------------------------------------------------------------------------- */
-
-/* Block(reason, obj, stack) now: t starts a wait that may be long. */
-void ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj);
-/* Unblock now: the wait that ctr__wait_begin began is over. */
-void ctr__wait_end(struct ctr_thread *t);
-/* A wait that is only known once over (a call that may or may not have
- * blocked): Block at `start` ticks, Unblock now. */
-void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj, uint64_t start);
-/* Release(obj, stack) now: t let go of obj while other threads waited on it. */
-void ctr__release(struct ctr_thread *t, const void *obj);
-void ctr__thread_exit_flush(struct ctr_thread *t);
 
 /* ctr__emit_payload() : appends event `type` at time `now` (ticks) with
  * args[0..nargs-2] (the arguments after the time delta, as many as
  * ctr_event_specs[type] says) to t's chunk, followed by `len` raw bytes
  * (for an event whose last argument is a LENGTH, which must equal len;
  * len <= CTR_MAX_EVENT_PAYLOAD). A time before the thread's last event is
- * written as that event's time. Owner thread only. With `type` a constant
- * and no payload, the loop below unrolls and the copy disappears. */
+ * written as that event's time. Owner thread only, inside a write section.
+ * With `type` a constant and no payload, the loop below unrolls and the
+ * copy disappears. */
 static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_t now,
                                      const uint64_t *args, const void *payload, size_t len)
 {
@@ -426,9 +567,8 @@ static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_
      * now - base_ticks from wrapping. */
     if (now < t->last_ticks)
         now = t->last_ticks;
-    uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed);
     if (CTR_UNLIKELY((size_t)(t->end - t->pos) < CTR_MAX_EVENT_BYTES + len ||
-                     now - t->base_ticks >= CTR_TICKS_WINDOW || t->epoch != epoch)) {
+                     now - t->base_ticks >= CTR_TICKS_WINDOW || t->epoch != t->section_epoch)) {
         ctr__emit_slow(t, type, now, args, payload, len);
         return;
     }
@@ -464,6 +604,16 @@ static inline void ctr__emit(struct ctr_thread *t, uint8_t type, const uint64_t 
     ctr__emit_at(t, type, ctr__ticks(), args);
 }
 
+/* ctr__emit_one() : one event in a section of its own (the annotations'
+ * and thread events' way). */
+static inline void ctr__emit_one(struct ctr_thread *t, uint8_t type, const uint64_t *args)
+{
+    if (ctr__write_begin(t)) {
+        ctr__emit(t, type, args);
+        ctr__write_end(t);
+    }
+}
+
 /* ctr__tracing() : whether a session is on (one relaxed load). */
 static inline int ctr__tracing(void)
 {
@@ -471,8 +621,10 @@ static inline int ctr__tracing(void)
 }
 
 /* ctr__self_traced() : the calling thread's slot if tracing is on and the
- * thread is not inside the tracer; registers the thread on first use.
- * NULL means: do not trace this call. */
+ * tracer is not itself calling out (ctr__internal_begin); registers the
+ * thread on first use. NULL means: do not trace this call. A thread inside
+ * a write section (a signal handler interrupted it) still gets its slot:
+ * the section's check counts what it would have written. */
 static inline struct ctr_thread *ctr__self_traced(void)
 {
     if (CTR_LIKELY(atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) == 0))
@@ -480,10 +632,70 @@ static inline struct ctr_thread *ctr__self_traced(void)
     struct ctr_thread *t = ctr__self;
     if (CTR_UNLIKELY(t == NULL))
         t = ctr__thread_register(ctr__thread_new_id(), 0);
-    if (t == NULL || t->nesting)
+    if (t == NULL || t->internal)
         return NULL;
     return t;
 }
+
+/* ---------------------------------------------------------------------------
+ * Waits, for the wrappers (wait.c). Each captures the stack of the code that
+ * called the wrapper, so each must be called from CTR_WRAPPER_TEXT code.
+ *
+ * A wrapper inside the real call of a wait or an I/O call holds an open call
+ * mark (call_kind, call_frame: its own frame). The trace hears the end of
+ * the call however it ends: the wrapper clears the mark when the real call
+ * returns; a cancellation unwinds through the wrapper's CTR_CALL_GUARD,
+ * whose cleanup ends the call then; a longjmp out of a signal handler ends
+ * it in the longjmp wrapper (interpose.c) when the jump leaves the wrapper's
+ * frame; the thread's end ends whatever is left.
+ * ------------------------------------------------------------------------- */
+
+/* What ctr__wait_begin did, for ctr__wait_end. */
+enum { CTR_WAIT_NONE = 0, CTR_WAIT_MARKED, CTR_WAIT_NESTED };
+
+/* Block(reason, obj, stack) now: t starts a wait that may be long, in the
+ * wrapper whose frame is `frame`, which holds the mark from now on unless
+ * t's mark was already set. @return a CTR_WAIT_* token for ctr__wait_end
+ * (CTR_WAIT_NONE: nothing written). */
+int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
+                    uintptr_t frame);
+/* Unblock now, if ctr__wait_begin wrote the Block (token): the wait is over. */
+void ctr__wait_end(struct ctr_thread *t, int token);
+/* A wait that is only known once over (a call that may or may not have
+ * blocked): Block at `start` ticks, Unblock now. */
+void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj, uint64_t start);
+/* Release(obj, stack) now: t let go of obj while other threads waited on it. */
+void ctr__release(struct ctr_thread *t, const void *obj);
+/* Marks t as inside I/O call `reason` on fd (by_fd: its NET_ variant on a
+ * socket) since `start`, in the wrapper whose frame is `frame`, unless t's
+ * mark is already set (a signal handler's call inside another). @return 1
+ * if marked: end with ctr__io_end. */
+int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason, int by_fd, int fd,
+                  uintptr_t frame);
+void ctr__io_end(struct ctr_thread *t);
+/* Ends t's open call now, as a call that did not return: an I/O call as a
+ * wait from its start (if long enough), a wait with its Unblock. _jump: the
+ * call's frames are still whole (a longjmp about to leave them), so the
+ * wait gets its full stack; _abandon: they are gone (the thread's end), the
+ * call site alone. */
+void ctr__call_jump(struct ctr_thread *t);
+void ctr__call_abandon(struct ctr_thread *t);
+
+/* A wrapper's guard of its open call: `marked` once it set the mark. */
+struct ctr_call_guard {
+    struct ctr_thread *t;
+    int marked;
+};
+/* The guard's cleanup: runs when the wrapper's scope ends, normally (the
+ * mark is cleared by then) or because a cancellation unwinds through it. */
+void ctr__call_unwound(struct ctr_call_guard *g);
+
+/* CTR_CALL_GUARD(name, t) : declares, in a wrapper around a real call, the
+ * guard whose cleanup ends t's open call if the call is cancelled (the
+ * wrapper files are built with -fexceptions so that cleanups run during a
+ * cancellation's unwinding; a normal return costs a load and a branch). */
+#define CTR_CALL_GUARD(name, thread) \
+    struct ctr_call_guard name __attribute__((cleanup(ctr__call_unwound))) = {(thread), 0}
 
 /* ---------------------------------------------------------------------------
  * Descriptor classes, for the I/O wrappers (fdclass.c). One byte per

@@ -59,6 +59,14 @@ CTR_X_RESOLVER(int, cond_clockwait,
                (c, m, clk, at), 0)
 #undef CTR_X_VRESOLVER
 #undef CTR_X_RESOLVER
+#define CTR_X_JRESOLVER(name, params, args) \
+    static void resolve_##name params       \
+    {                                       \
+        ctr__interpose_init();              \
+        ctr__real.name args;                \
+    }
+CTR_WRAPPED_JUMP(CTR_X_JRESOLVER)
+#undef CTR_X_JRESOLVER
 
 struct ctr_real ctr__real = {
 #define CTR_X_INIT(ret, name, params, args, req) .name = resolve_##name,
@@ -66,6 +74,9 @@ struct ctr_real ctr__real = {
     CTR_WRAPPED(CTR_X_INIT)
     CTR_WRAPPED_COND(CTR_X_VINIT)
     .cond_clockwait = resolve_cond_clockwait,
+#define CTR_X_JINIT(name, params, args) .name = resolve_##name,
+    CTR_WRAPPED_JUMP(CTR_X_JINIT)
+#undef CTR_X_JINIT
 #undef CTR_X_VINIT
 #undef CTR_X_INIT
 };
@@ -81,6 +92,9 @@ void ctr__interpose_init(void)
     CTR_WRAPPED(CTR_X_RESOLVE)
     CTR_WRAPPED_COND(CTR_X_VRESOLVE)
     r.cond_clockwait = resolve("pthread_cond_clockwait", NULL, 0);
+#define CTR_X_JRESOLVE(name, params, args) *(void **)&r.name = resolve(#name, NULL, 1);
+    CTR_WRAPPED_JUMP(CTR_X_JRESOLVE)
+#undef CTR_X_JRESOLVE
 #undef CTR_X_VRESOLVE
 #undef CTR_X_RESOLVE
     /* Plain stores of pointer-sized values; a thread that reads an old value
@@ -109,10 +123,20 @@ static void *thread_trampoline(void *p)
         struct ctr_thread *t = ctr__thread_register(s.id, s.parent_id);
         if (t) {
             uint64_t args[2] = {s.parent_id, (uintptr_t)s.fn};
-            ctr__emit(t, CTR_EV_THREAD_START, args);
+            ctr__emit_one(t, CTR_EV_THREAD_START, args);
         }
     }
     return s.fn(s.arg);
+}
+
+/* ThreadCreate(id, stack) by t, with the stack of pthread_create's caller. */
+static CTR_WRAPPER_TEXT void note_create(struct ctr_thread *t, uint64_t id)
+{
+    if (ctr__write_begin(t)) {
+        uint64_t args[2] = {id, ctr__stack_here(t)};
+        ctr__emit(t, CTR_EV_THREAD_CREATE, args);
+        ctr__write_end(t);
+    }
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
@@ -126,8 +150,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr
         return ctr__real.pthread_create(th, attr, fn, arg); /* child registers lazily */
     *s = (struct start_args){fn, arg, ctr__thread_new_id(), t->id};
     /* Before the real call, so the child's ThreadStart is later in time. */
-    uint64_t args[2] = {s->id, ctr__stack_here(t)};
-    ctr__emit(t, CTR_EV_THREAD_CREATE, args);
+    note_create(t, s->id);
     int rc = ctr__real.pthread_create(th, attr, thread_trampoline, s);
     if (rc != 0)
         free(s); /* the ThreadCreate stays, for a thread that never starts */
@@ -140,10 +163,68 @@ CTR_EXPORT int pthread_setname_np(pthread_t th, const char *name)
     struct ctr_thread *t = ctr__self_traced();
     if (rc != 0 || !t)
         return rc;
-    struct ctr_thread *target = pthread_equal(th, pthread_self()) ? t : ctr__thread_find(th);
-    if (target) {
-        uint64_t args[2] = {target->id, ctr__intern(&ctr__strings, name, (uint32_t)strlen(name))};
-        ctr__emit(t, CTR_EV_THREAD_NAME, args);
-    }
+    uint64_t target;
+    if (pthread_equal(th, pthread_self()))
+        target = t->id;
+    else if (!ctr__thread_find(th, &target))
+        return rc;
+    uint64_t args[2] = {target, ctr__intern(&ctr__strings, name, (uint32_t)strlen(name))};
+    ctr__emit_one(t, CTR_EV_THREAD_NAME, args);
     return rc;
 }
+
+/* ---------------------------------------------------------------------------
+ * Jumps out of signal handlers
+ *
+ * A handler that siglongjmps (the classic way to time out a blocking read)
+ * leaves the frames it interrupted without returning through them: a
+ * wrapper inside its real call, whose open call mark would otherwise say
+ * "still in read" for ever, or a write section, which would otherwise stay
+ * open (the thread would never write again, and a stop would wait for it).
+ * Before the jump, the target's stack pointer says which frames it leaves:
+ * everything below it. glibc (x86_64) keeps it in the jmp_buf mangled with
+ * the thread's pointer guard (PTR_MANGLE: xor with %fs:0x30, rotate left by
+ * 17); anything else, or a target off the thread's stack (an alternate
+ * signal stack), leaves the marks alone.
+ * ------------------------------------------------------------------------- */
+
+static uintptr_t jump_target_sp(const struct __jmp_buf_tag *env)
+{
+#if defined(__x86_64__) && defined(__GLIBC__)
+    uintptr_t guard, v = (uintptr_t)env->__jmpbuf[6]; /* JB_RSP */
+    __asm__("mov %%fs:0x30, %0" : "=r"(guard));
+    return ((v >> 17) | (v << 47)) ^ guard;
+#else
+    (void)env;
+    return 0;
+#endif
+}
+
+static CTR_WRAPPER_TEXT void before_jump(const struct __jmp_buf_tag *env)
+{
+    struct ctr_thread *t = ctr__self;
+    if (!t || t == &ctr__thread_off)
+        return;
+    uintptr_t sp = jump_target_sp(env);
+    if (sp < t->stack_lo || sp >= t->stack_hi)
+        return;
+    if (atomic_load_explicit(&t->writing, memory_order_relaxed) && sp > t->section_frame) {
+        /* The event being written is lost (an event is committed only once
+         * whole, so the chunk stays consistent), and counted. */
+        t->internal = 0;
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->writing, 0, memory_order_release);
+    }
+    if (t->call_kind != CTR_CALL_NONE && sp > t->call_frame)
+        ctr__call_jump(t);
+}
+
+#define CTR_X_JUMP(name, params, args)                       \
+    CTR_EXPORT CTR_WRAPPER_TEXT void name params             \
+    {                                                        \
+        before_jump(env);                                    \
+        ctr__real.name args;                                 \
+        __builtin_unreachable();                             \
+    }
+CTR_WRAPPED_JUMP(CTR_X_JUMP)
+#undef CTR_X_JUMP

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <semaphore.h>
+#include <setjmp.h>
 
 #include "wrapped_io.h"
 
@@ -94,6 +95,15 @@
     X(int, cond_broadcast_old, pthread_cond_broadcast, GLIBC_2.2.5, (pthread_cond_t * c),  \
       (c))
 
+/* The jumps that can leave a signal handler (and with it a wrapper's real
+ * call or a write section): name, parameters, arguments. They return void
+ * and never return, so they have a table and resolvers of their own. */
+#define CTR_WRAPPED_JUMP(X)                                               \
+    X(longjmp, (struct __jmp_buf_tag env[1], int val), (env, val))        \
+    X(_longjmp, (struct __jmp_buf_tag env[1], int val), (env, val))       \
+    X(siglongjmp, (struct __jmp_buf_tag env[1], int val), (env, val))     \
+    X(__longjmp_chk, (struct __jmp_buf_tag env[1], int val), (env, val))
+
 struct ctr_real {
 #define CTR_X_FIELD(ret, name, params, args, req) ret(*name) params;
     CTR_WRAPPED(CTR_X_FIELD)
@@ -104,6 +114,9 @@ struct ctr_real {
     /* Added in glibc 2.30, one version only. */
     int (*cond_clockwait)(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                           const struct timespec *at);
+#define CTR_X_JFIELD(name, params, args) void(*name) params;
+    CTR_WRAPPED_JUMP(CTR_X_JFIELD)
+#undef CTR_X_JFIELD
 };
 
 extern struct ctr_real ctr__real;

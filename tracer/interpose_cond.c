@@ -51,9 +51,13 @@ static CTR_WRAPPER_TEXT int wait_traced(pthread_cond_t *c, pthread_mutex_t *m, c
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return wait(c, m, clk, at);
-    ctr__wait_begin(t, reason, c);
+    CTR_CALL_GUARD(g, t);
+    int token = ctr__wait_begin(t, reason, c, (uintptr_t)__builtin_frame_address(0));
+    g.marked = token == CTR_WAIT_MARKED;
     int rc = wait(c, m, clk, at);
-    ctr__wait_end(t);
+    int saved = errno;
+    ctr__wait_end(t, token);
+    errno = saved;
     return rc;
 }
 

@@ -23,9 +23,9 @@
  *
  * The tracer never traces itself: the collector thread has the "off" slot,
  * so its writes of the trace file go straight to the real function; and
- * while a wrapper records a call (wait.c), the thread's nesting count is
- * raised, so I/O done by the recording itself (an unwinder reading its maps)
- * is not recorded in turn.
+ * while the tracer calls out (libunwind, in a wrapper's stack capture), the
+ * thread's `internal` count is raised, so I/O done by the recording itself
+ * (an unwinder reading its maps) is not recorded in turn.
  */
 /* This file defines read, open, poll, ...: it must see libc's plain
  * declarations, not fortified inline versions or 64-bit renames. */
@@ -70,21 +70,19 @@ _Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
                    CTR_REASON_NET_WRITEV == CTR_REASON_WRITEV + 1,
                "each I/O reason's NET_ variant follows it");
 
-/* Marks t as inside a blocking call (fields first, then the start with a
- * release store: pairs with the collector's acquire in ctr__pending_io). */
-static CTR_WRAPPER_TEXT void pending_begin(struct ctr_thread *t, uint64_t start,
-                                           enum ctr_reason reason, int by_fd, int fd)
+/* The end of a traced I/O call that returned: its mark cleared, and the
+ * call recorded if it lasted (errno kept). */
+static CTR_WRAPPER_TEXT void io_returned(struct ctr_thread *t, struct ctr_call_guard *g,
+                                         uint64_t start, enum ctr_reason reason, int by_fd,
+                                         int fd)
 {
-    t->io_reason = (uint8_t)reason;
-    t->io_by_fd = (uint8_t)by_fd;
-    t->io_fd = fd;
-    t->io_pc = ctr__caller_pc();
-    atomic_store_explicit(&t->io_start, start, memory_order_release);
-}
-
-static inline void pending_end(struct ctr_thread *t)
-{
-    atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
+    if (g->marked)
+        ctr__io_end(t);
+    if (long_enough(start)) {
+        int saved = errno;
+        ctr__wait_span(t, by_fd ? reason_by_fd(reason, fd) : reason, FD_OBJ(fd), start);
+        errno = saved;
+    }
 }
 
 /* CTR_IO(ret, name, params, args, object, reason, by_fd, after) : the
@@ -92,40 +90,36 @@ static inline void pending_end(struct ctr_thread *t)
  * expression of the parameters); `reason` the wait reason, whose NET_
  * variant is used on a socket when by_fd is 1. `after` is a statement run
  * after every real call, with the result in `rc` (descriptor bookkeeping; it
- * must keep errno). While the real call runs, the thread's pending-I/O slot
- * says so (pending_begin), so that a call that never returns (a write to a
- * pipe nobody reads) still shows at the trace's end. */
-#define CTR_IO(ret, name, params, args, object, reason, by_fd, after)         \
-    static CTR_WRAPPER_TEXT ret name##_traced params                          \
-    {                                                                         \
-        ret rc;                                                               \
-        struct ctr_thread *t = self_traced();                                 \
-        if (!t) {                                                             \
-            rc = ctr__real.name args;                                         \
-            after;                                                            \
-            return rc;                                                        \
-        }                                                                     \
-        uint64_t start = ctr__ticks();                                        \
-        pending_begin(t, start, reason, by_fd, (int)(object));                \
-        rc = ctr__real.name args;                                             \
-        pending_end(t);                                                       \
-        after;                                                                \
-        if (long_enough(start)) {                                             \
-            int saved = errno;                                                \
-            ctr__wait_span(t, by_fd ? reason_by_fd(reason, object) : reason,  \
-                           FD_OBJ(object), start);                            \
-            errno = saved;                                                    \
-        }                                                                     \
-        return rc;                                                            \
-    }                                                                         \
-    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                               \
-    {                                                                         \
-        if (CTR_LIKELY(!ctr__tracing())) {                                    \
-            ret rc = ctr__real.name args;                                     \
-            after;                                                            \
-            return rc;                                                        \
-        }                                                                     \
-        return name##_traced args;                                            \
+ * must keep errno). While the real call runs, the thread's open call mark
+ * says so (wait.c), so that a call that never returns (a write to a pipe
+ * nobody reads, a cancelled or jumped-out-of read) is still a wait. */
+#define CTR_IO(ret, name, params, args, object, reason, by_fd, after)            \
+    static CTR_WRAPPER_TEXT ret name##_traced params                             \
+    {                                                                            \
+        ret rc;                                                                  \
+        struct ctr_thread *t = self_traced();                                    \
+        if (!t) {                                                                \
+            rc = ctr__real.name args;                                            \
+            after;                                                               \
+            return rc;                                                           \
+        }                                                                        \
+        uint64_t start = ctr__ticks();                                           \
+        CTR_CALL_GUARD(g, t);                                                    \
+        g.marked = ctr__io_begin(t, start, reason, by_fd, (int)(object),        \
+                                 (uintptr_t)__builtin_frame_address(0));         \
+        rc = ctr__real.name args;                                                \
+        after;                                                                   \
+        io_returned(t, &g, start, reason, by_fd, (int)(object));                 \
+        return rc;                                                               \
+    }                                                                            \
+    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                  \
+    {                                                                            \
+        if (CTR_LIKELY(!ctr__tracing())) {                                       \
+            ret rc = ctr__real.name args;                                        \
+            after;                                                               \
+            return rc;                                                           \
+        }                                                                        \
+        return name##_traced args;                                               \
     }
 
 #define NOTHING ((void)0)
@@ -242,14 +236,10 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
         return open_real(k, dirfd, path, flags, mode);
     uint64_t start = ctr__ticks();
     enum ctr_reason reason = k == OPEN || k == OPEN64 ? CTR_REASON_OPEN : CTR_REASON_OPENAT;
-    pending_begin(t, start, reason, 0, -1);
+    CTR_CALL_GUARD(g, t);
+    g.marked = ctr__io_begin(t, start, reason, 0, -1, (uintptr_t)__builtin_frame_address(0));
     int fd = open_real(k, dirfd, path, flags, mode);
-    pending_end(t);
-    if (long_enough(start)) {
-        int saved = errno;
-        ctr__wait_span(t, reason, FD_OBJ(fd), start);
-        errno = saved;
-    }
+    io_returned(t, &g, start, reason, 0, fd);
     return fd;
 }
 

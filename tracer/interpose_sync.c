@@ -53,10 +53,12 @@ static CTR_WRAPPER_TEXT int wait_traced(const struct waitop *op, struct call *c,
     /* relaxed: the count is a hint for releasers (see rwlock_unlock). */
     if (op->waiting)
         atomic_fetch_add_explicit(op->waiting, 1, memory_order_relaxed);
-    ctr__wait_begin(t, op->reason, tag);
+    CTR_CALL_GUARD(g, t);
+    int token = ctr__wait_begin(t, op->reason, tag, (uintptr_t)__builtin_frame_address(0));
+    g.marked = token == CTR_WAIT_MARKED;
     int rc = op->wait(c);
     int saved = errno;
-    ctr__wait_end(t);
+    ctr__wait_end(t, token);
     if (op->waiting)
         atomic_fetch_sub_explicit(op->waiting, 1, memory_order_relaxed);
     errno = saved;

@@ -1,41 +1,64 @@
-/* pool.c - the session's chunk pool: one anonymous mapping cut into fixed-size
- * chunks, handed to threads lock-free.
+/* pool.c - a session's buffers: one anonymous mapping that holds its own
+ * header (struct ctr_pool: the free list, the queue of full chunks) in its
+ * first page and fixed-size chunks after it, handed to threads lock-free.
  *
  * Chunks are taken first from the free list (chunks the collector has written
  * out), then from the never-used tail, so memory is touched only as the trace
- * needs it. The mapping is never unmapped while the process lives: a thread
- * that was mid-event when tracing stopped may still store into its old chunk,
- * which must stay writable memory. Between sessions its pages are returned
- * to the kernel with MADV_DONTNEED instead.
+ * needs it.
+ *
+ * A pool is never unmapped while the process lives. The next session reuses
+ * it (same sizes, every chunk free again) when the last stop saw every writer
+ * leave its write section; otherwise, and when the sizes change, the next
+ * session maps a new pool and this one is abandoned: a writer that a stop gave
+ * up waiting for may still store into its old chunk, or push it to the old
+ * queue, and must find writable memory and its own pool's header there. Its
+ * section's epoch no longer matches, so nothing it does reaches a trace.
+ * Between sessions the chunks' pages go back to the kernel (MADV_DONTNEED:
+ * they read as zeros afterwards, and stay writable).
  */
 #include "internal.h"
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-int ctr__pool_init(struct ctr_pool *p, size_t pool_bytes, size_t chunk_bytes)
+/* The header page: chunks start one page in, so they keep the page
+ * alignment the chunk size (a power of two, at least 4 KiB) suggests. */
+static size_t header_bytes(void)
 {
-    if (p->base && (p->bytes != pool_bytes || p->chunk_bytes != chunk_bytes))
-        p->base = NULL; /* sizes changed: leave the old mapping (see above) */
-    if (!p->base) {
-        void *m = mmap(NULL, pool_bytes, PROT_READ | PROT_WRITE,
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return sizeof(struct ctr_pool) <= page ? page : 2 * page;
+}
+
+int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, uint32_t epoch,
+                   int reuse)
+{
+    struct ctr_pool *p = *pp;
+    size_t hdr = header_bytes();
+    if (!p || !reuse || p->bytes != hdr + pool_bytes || p->chunk_bytes != chunk_bytes) {
+        void *m = mmap(NULL, hdr + pool_bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
             return -errno;
-        p->base = m;
-        p->bytes = pool_bytes;
+        p = m;
+        p->bytes = hdr + pool_bytes;
         p->chunk_bytes = chunk_bytes;
+        p->chunks = (uint8_t *)m + hdr;
+        p->nchunks = (uint32_t)(pool_bytes / chunk_bytes);
     }
-    p->nchunks = (uint32_t)(pool_bytes / chunk_bytes);
-    ctr_lfstack_init(&p->free_list, p->base, chunk_bytes, offsetof(struct ctr_chunk, node));
+    p->epoch = epoch;
+    ctr_lfstack_init(&p->free_list, p->chunks, chunk_bytes, offsetof(struct ctr_chunk, node));
+    ctr_lfstack_init(&p->full, p->chunks, chunk_bytes, offsetof(struct ctr_chunk, node));
+    atomic_store_explicit(&p->full_count, 0, memory_order_relaxed);
     atomic_store_explicit(&p->fresh, 0, memory_order_relaxed);
+    *pp = p;
     return 0;
 }
 
-void ctr__pool_reset(struct ctr_pool *p)
+void ctr__pool_release_pages(struct ctr_pool *p)
 {
-    if (p->base)
-        madvise(p->base, p->bytes, MADV_DONTNEED);
+    if (p)
+        madvise(p->chunks, p->bytes - (size_t)(p->chunks - (uint8_t *)p), MADV_DONTNEED);
 }
 
 struct ctr_chunk *ctr__pool_get(struct ctr_pool *p)
@@ -49,7 +72,7 @@ struct ctr_chunk *ctr__pool_get(struct ctr_pool *p)
     while (i < p->nchunks) {
         if (atomic_compare_exchange_weak_explicit(&p->fresh, &i, i + 1, memory_order_relaxed,
                                                   memory_order_relaxed))
-            return (struct ctr_chunk *)(p->base + (size_t)i * p->chunk_bytes);
+            return (struct ctr_chunk *)(p->chunks + (size_t)i * p->chunk_bytes);
     }
     return NULL;
 }

@@ -28,7 +28,9 @@
  * tracer's (CTR_WRAPPER_TEXT, which holds this file's functions too) and are
  * skipped, so the first PC is the user's call site whether or not the
  * compiler inlined or tail-called the wrappers. Every PC is a return
- * address, the same from both methods for the same frame.
+ * address, the same from both methods for the same frame. ctr__stack_at
+ * walks from another frame of the same stack (a call's wrapper, while a
+ * signal handler runs below it), by frame pointers only.
  */
 #include "interpose.h"
 #include "internal.h"
@@ -109,9 +111,9 @@ static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pc
     backtrace_t backtrace = atomic_load_explicit(&backtrace_fn, memory_order_acquire);
     if (!backtrace)
         return n;
-    t->nesting++; /* libunwind may lock: its calls go to the real functions */
+    t->internal++; /* libunwind may lock: its calls go to the real functions */
     int got = backtrace(buf, (int)(max + DWARF_EXTRA));
-    t->nesting--;
+    t->internal--;
     int i = 0;
     while (i < got && !in_tracer((uintptr_t)buf[i]))
         i++; /* libunwind's own frame, if it reports it */
@@ -125,21 +127,18 @@ static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pc
     return k;
 }
 
-CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
+/* Walks the frame-pointer chain from frame address fp, into pcs[0..max):
+ * each frame pointer must lie above the previous one (stacks grow down),
+ * inside [the first frame, top of the thread's stack), and be 8-byte aligned;
+ * a zero return address ends the walk; leading frames that return into the
+ * wrapper layer are the tracer's and are skipped. @return the PCs found. */
+static CTR_WRAPPER_TEXT unsigned walk(const struct ctr_thread *t, uintptr_t fp, uintptr_t *pcs,
+                                      unsigned max)
 {
-    uintptr_t pcs[CTR_STACK_MAX];
-    unsigned max = ctr__session.stack_depth;
-    unsigned how = atomic_load_explicit(&methods, memory_order_relaxed);
-    unsigned walk_max = how & UNWIND_FP ? max : 0;
     unsigned n = 0;
-    uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    uintptr_t lo = fp;
-    uintptr_t hi = t->stack_hi;
-    /* Leading frames that return into the wrapper layer are the tracer's. */
+    uintptr_t lo = fp, hi = t->stack_hi;
     int leading = 1;
-    if (hi == 0)
-        return 0; /* stack bounds unknown: a stackless event beats a fault */
-    while (n < walk_max) {
+    while (n < max) {
         if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1)))
             break;
         const uintptr_t *frame = (const uintptr_t *)fp;
@@ -154,12 +153,34 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
             break;
         fp = next;
     }
+    return n;
+}
+
+static uint32_t intern_pcs(const uintptr_t *pcs, unsigned n)
+{
+    return n ? ctr__intern(&ctr__stacks, pcs, n * (uint32_t)sizeof(uintptr_t)) : 0;
+}
+
+CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
+{
+    uintptr_t pcs[CTR_STACK_MAX];
+    unsigned max = ctr__session.stack_depth;
+    unsigned how = atomic_load_explicit(&methods, memory_order_relaxed);
+    if (t->stack_hi == 0)
+        return 0; /* stack bounds unknown: a stackless event beats a fault */
+    unsigned n = walk(t, (uintptr_t)__builtin_frame_address(0), pcs, how & UNWIND_FP ? max : 0);
     /* The walk stopped at the caller's own frame: it has no frame pointer. */
     if (CTR_UNLIKELY(n < 2 && (how & UNWIND_DWARF)) && n < max)
         n = stack_dwarf(t, pcs, n, max);
-    if (n == 0)
-        return 0;
-    return ctr__intern(&ctr__stacks, pcs, n * (uint32_t)sizeof(uintptr_t));
+    return intern_pcs(pcs, n);
+}
+
+CTR_WRAPPER_TEXT uint32_t ctr__stack_at(struct ctr_thread *t, uintptr_t frame)
+{
+    uintptr_t pcs[CTR_STACK_MAX];
+    if (t->stack_hi == 0 || frame < (uintptr_t)__builtin_frame_address(0))
+        return 0; /* not a frame above ours on this stack */
+    return intern_pcs(pcs, walk(t, frame, pcs, ctr__session.stack_depth));
 }
 
 /* Finds unw_backtrace and makes its expensive first call. */
@@ -175,7 +196,9 @@ static int dwarf_load(void)
     if (!fn)
         return 0; /* the handle stays: nothing else refers to it */
     void *warm[CTR_STACK_MAX];
+    struct ctr_thread *saved = ctr__internal_begin(); /* its I/O is the tracer's */
     fn(warm, CTR_STACK_MAX);
+    ctr__internal_end(saved);
     atomic_store_explicit(&backtrace_fn, fn, memory_order_release);
     return 1;
 }

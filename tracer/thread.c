@@ -1,5 +1,6 @@
 /* thread.c - per-thread state: registration in the thread slab, the slow path
- * of event writing (new chunk, drops), and the end of a thread.
+ * of event writing (new chunk, drops), the end of a thread, and the wait for
+ * writers that stopping a session needs.
  *
  * A thread registers on its first traced event (or in the start routine of a
  * thread created through our pthread_create). Its slot holds the write cursor
@@ -7,25 +8,57 @@
  * all the TLS the tracer uses. A pthread key's destructor notices every thread
  * exit, however it happens (return, pthread_exit, cancellation), writes the
  * ThreadEnd event and hands the last chunk to the collector.
+ *
+ * The slot hand-off protocol (who may touch a slot when; the states are in
+ * internal.h):
+ *   - A registering thread pops a FREE slot, zeroes and fills it, and stores
+ *     LIVE (release; the collector's acquire load of the state pairs with it).
+ *   - While LIVE, only the owner writes its fields; the collector reads the
+ *     shared ones.
+ *   - At its end the owner detaches its last chunk from the slot (chunk,
+ *     cur), stores EXITED (release), and only then pushes the chunk to the
+ *     collector's queue. The push is its last access to anything in the slot:
+ *     from then on the collector may write the chunk, free the slot, and a new
+ *     thread may own it. (Storing into the slot after the push is what once
+ *     cleared a new owner's chunk pointer and crashed it.) With no chunk to
+ *     hand over, the owner's last store is ORPHANED.
+ *   - The collector frees an EXITED slot after writing its final chunk, an
+ *     ORPHANED one when it sees it; the start of a session frees both; an
+ *     ending thread frees its own slot when no session runs. Every free
+ *     takes ctr__threads.reclaim.
+ * An exit hand-off is also counted in ctr__threads.exiting from before it
+ * reads the epoch to after its push, so that a stopping session can wait
+ * for it (ctr__threads_quiesce): the push must reach the queue the final
+ * round reads, never the next session's.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <linux/membarrier.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "interpose.h"
 
 #define CTR_MAX_THREADS (1u << 18)
 
 struct ctr_threads ctr__threads;
 __thread struct ctr_thread *ctr__self __attribute__((tls_model("initial-exec")));
-struct ctr_thread ctr__thread_off = {.nesting = 1};
+struct ctr_thread ctr__thread_off = {.internal = 1};
 
 static pthread_key_t exit_key;
+static int membarrier_private; /* 1: MEMBARRIER_CMD_PRIVATE_EXPEDITED is registered */
 
 static void thread_exit_cb(void *arg);
+
+/* ---------------------------------------------------------------------------
+ * Registration
+ * ------------------------------------------------------------------------- */
 
 void ctr__threads_init(void)
 {
@@ -40,6 +73,8 @@ void ctr__threads_init(void)
     ctr__threads.capacity = CTR_MAX_THREADS;
     atomic_store_explicit(&ctr__threads.next_id, 1, memory_order_relaxed);
     pthread_key_create(&exit_key, thread_exit_cb);
+    membarrier_private =
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     ctr__threads.slab = m;
 }
 
@@ -61,16 +96,20 @@ static struct ctr_thread *slot_get(void)
     return &ctr__threads.slab[i];
 }
 
-static uintptr_t stack_top(void)
+/* The calling thread's stack, [*lo, *hi); 0s when unknown. */
+static void stack_bounds(uintptr_t *lo, uintptr_t *hi)
 {
     pthread_attr_t attr;
     void *addr;
     size_t size;
+    *lo = *hi = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return 0;
-    int rc = pthread_attr_getstack(&attr, &addr, &size);
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        *lo = (uintptr_t)addr;
+        *hi = (uintptr_t)addr + size;
+    }
     pthread_attr_destroy(&attr);
-    return rc == 0 ? (uintptr_t)addr + size : 0;
 }
 
 struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
@@ -93,7 +132,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     t->parent_id = parent_id;
     t->handle = pthread_self();
     t->os_tid = (int)syscall(SYS_gettid);
-    t->stack_hi = stack_top();
+    stack_bounds(&t->stack_lo, &t->stack_hi);
     /* The kernel's name now covers names set before tracing or before this
      * thread registered; later renames come as ThreadName events. */
     char name[17] = {0};
@@ -107,19 +146,26 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     return t;
 }
 
-struct ctr_thread *ctr__thread_find(pthread_t handle)
+int ctr__thread_find(pthread_t handle, uint64_t *id)
 {
+    int found = 0;
+    /* Under reclaim: a slot found live cannot be freed and refilled while
+     * its fields are read. */
+    ctr_lock_acquire(&ctr__threads.reclaim);
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
-    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity && !found; i++) {
         struct ctr_thread *t = &ctr__threads.slab[i];
         if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_LIVE &&
-            pthread_equal(t->handle, handle))
-            return t;
+            pthread_equal(t->handle, handle)) {
+            *id = t->id;
+            found = 1;
+        }
     }
-    return NULL;
+    ctr_lock_release(&ctr__threads.reclaim);
+    return found;
 }
 
-void ctr__threads_reset_session(void)
+void ctr__threads_reset_session(int keep_exited)
 {
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
@@ -129,25 +175,30 @@ void ctr__threads_reset_session(void)
          * now (the pool is reused): forget it. */
         atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
         int state = atomic_load_explicit(&t->state, memory_order_acquire);
-        /* Exited while a session stopped: its last chunk went to a queue
-         * that no collector will read again. */
-        if (state == CTR_SLOT_EXITED || state == CTR_SLOT_ORPHANED)
+        /* Ended while no session ran, or as the last one stopped. */
+        if (state == CTR_SLOT_ORPHANED || (state == CTR_SLOT_EXITED && !keep_exited))
             ctr__thread_free_slot(t);
     }
 }
 
 void ctr__thread_free_slot(struct ctr_thread *t)
 {
+    ctr_lock_acquire(&ctr__threads.reclaim);
     atomic_store_explicit(&t->state, CTR_SLOT_FREE, memory_order_relaxed);
     ctr_lfstack_push(&ctr__threads.free_slots, t);
+    ctr_lock_release(&ctr__threads.reclaim);
 }
 
-/* Starts a fresh chunk for t in the current session, or leaves t without one
- * (every event then counts as dropped) when the pool is exhausted. */
-static int chunk_start(struct ctr_thread *t, uint32_t epoch, uint64_t now)
+/* ---------------------------------------------------------------------------
+ * The slow path of writing (inside a write section)
+ * ------------------------------------------------------------------------- */
+
+/* Starts a fresh chunk for t from pool p, or leaves t without one (every
+ * event then counts as dropped) when the pool is exhausted. */
+static int chunk_start(struct ctr_thread *t, struct ctr_pool *p, uint64_t now)
 {
-    struct ctr_chunk *c = ctr__pool_get(&ctr__session.pool);
-    t->epoch = epoch;
+    struct ctr_chunk *c = ctr__pool_get(p);
+    t->epoch = p->epoch;
     t->chunk = c;
     if (!c) {
         t->pos = t->end = NULL;
@@ -157,14 +208,14 @@ static int chunk_start(struct ctr_thread *t, uint32_t epoch, uint64_t now)
     c->thread_id = t->id;
     c->base_ticks = now;
     c->slot = t->slot;
-    c->epoch = epoch;
+    c->epoch = p->epoch;
     c->final = 0;
     c->taken = 0;
     c->taken_ticks = now;
     c->done = 0;
     atomic_store_explicit(&c->commit, 0, memory_order_relaxed);
     t->pos = c->data;
-    t->end = c->data + ctr__chunk_data_bytes(&ctr__session.pool);
+    t->end = c->data + ctr__chunk_data_bytes(p);
     t->base_ticks = now;
     t->last_ticks = now;
     /* release: the header above before the collector can reach the chunk
@@ -173,53 +224,67 @@ static int chunk_start(struct ctr_thread *t, uint32_t epoch, uint64_t now)
     return 1;
 }
 
-/* Hands t's chunk to the collector (it is full, or t is exiting). */
-static void chunk_hand_off(struct ctr_thread *t, int final)
+/* Takes t's chunk away from its slot: the slot no longer refers to it once
+ * this returns, so pushing it (queue_chunk) may be the slot's last use. */
+static struct ctr_chunk *chunk_detach(struct ctr_thread *t)
 {
     struct ctr_chunk *c = t->chunk;
-    c->final = (uint8_t)final;
-    /* Unpublish before the push (release, pairs with the collector's
-     * acquire in its snapshot): once the collector has the chunk from the
-     * queue it may write it out and recycle it to another thread, and no
-     * slot may still point at it then. */
+    t->chunk = NULL;
+    t->pos = t->end = NULL;
+    /* release, before the push: pairs with the collector's acquire in its
+     * snapshot; once the collector has the chunk from the queue it may
+     * write it out and recycle it, and no slot may still point at it. */
     atomic_store_explicit(&t->cur, NULL, memory_order_release);
-    ctr_lfstack_push(&ctr__session.full, c);
-    uint32_t queued = atomic_fetch_add_explicit(&ctr__session.full_count, 1, memory_order_relaxed);
+    return c;
+}
+
+/* Hands chunk c to the collector through p's queue. Touches no slot. */
+static void queue_chunk(struct ctr_pool *p, struct ctr_chunk *c, int final)
+{
+    c->final = (uint8_t)final;
+    ctr_lfstack_push(&p->full, c);
+    uint32_t queued = atomic_fetch_add_explicit(&p->full_count, 1, memory_order_relaxed);
     /* Wake the collector early only when a good part of the pool waits for
      * it: a syscall once per many chunks, never per event. */
-    if (queued + 1 == ctr__session.pool.nchunks / 4)
+    if (queued + 1 == p->nchunks / 4)
         ctr__collector_kick();
-    t->chunk = NULL;
 }
 
 static void count_drop(struct ctr_thread *t)
 {
     t->lost_pending++;
-    /* Only the owner writes `dropped`; the collector reads it. A relaxed
-     * load+store is enough (no RMW needed with a single writer). */
-    atomic_store_explicit(&t->dropped,
-                          atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    /* An RMW although the owner is the only thread that adds: a signal
+     * handler on the owner may add in the middle (ctr__drop_nested). */
+    atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+}
+
+void ctr__drop_nested(struct ctr_thread *t, unsigned events)
+{
+    /* The section this interrupts belongs to a running session: its drops
+     * are that session's (a stop waits for the section, and this, to end). */
+    atomic_fetch_add_explicit(&t->dropped, events, memory_order_relaxed);
 }
 
 void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
                     const void *payload, size_t len)
 {
-    uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
-    if (epoch == 0)
-        return; /* tracing stopped while we were on our way here */
+    uint32_t epoch = t->section_epoch;
+    /* acquire: pairs with the release that published the session. */
+    struct ctr_pool *p = atomic_load_explicit(&ctr__session.pool, memory_order_acquire);
+    if (!p || p->epoch != epoch)
+        return; /* a stop gave up waiting for this section: not this session's */
     if (t->epoch != epoch) {
         /* A new session: whatever chunk we held belongs to an old pool.
          * (trace_start reset `dropped` for every slot.) */
         t->lost_pending = 0;
         if (ctr__session.sched)
             ctr__sched_open(t);
-        chunk_start(t, epoch, now);
+        chunk_start(t, p, now);
     } else if (t->chunk) {
-        chunk_hand_off(t, 0);
-        chunk_start(t, epoch, now);
+        queue_chunk(p, chunk_detach(t), 0);
+        chunk_start(t, p, now);
     } else {
-        chunk_start(t, epoch, now); /* retry after the pool ran dry */
+        chunk_start(t, p, now); /* retry after the pool ran dry */
     }
     if (!t->chunk) {
         count_drop(t);
@@ -233,24 +298,116 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
     ctr__emit_payload(t, type, now, args, payload, len);
 }
 
-void ctr__thread_exit_flush(struct ctr_thread *t)
+/* ---------------------------------------------------------------------------
+ * The end of a thread
+ * ------------------------------------------------------------------------- */
+
+void ctr__thread_exit(struct ctr_thread *t)
 {
-    ctr__emit(t, CTR_EV_THREAD_END, NULL);
-    uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
-    if (epoch == 0) {
-        ctr__thread_free_slot(t); /* no session: nobody else looks at it */
-    } else if (t->epoch == epoch && t->chunk) {
+    /* A section or a call-out the thread never comes back to: pthread_exit
+     * from a signal handler that interrupted it. The chunk stays consistent
+     * (an event is committed only once whole); the event is lost. */
+    t->internal = 0;
+    if (atomic_load_explicit(&t->writing, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->writing, 0, memory_order_release);
+    }
+    /* A call the thread never came back from (cancelled where no guard saw
+     * it, or left by pthread_exit in a signal handler). */
+    if (t->call_kind != CTR_CALL_NONE)
+        ctr__call_abandon(t);
+    /* seq_cst RMW before the epoch load in ctr__write_begin: a stopper that
+     * stored epoch 0 and then reads 0 here knows this hand-off either saw
+     * epoch 0 or has finished. */
+    atomic_fetch_add_explicit(&ctr__threads.exiting, 1, memory_order_seq_cst);
+    struct ctr_chunk *last = NULL;
+    struct ctr_pool *p = NULL;
+    int in_session = 0;
+    if (ctr__write_begin(t)) {
+        in_session = 1;
+        ctr__emit(t, CTR_EV_THREAD_END, NULL);
+        p = atomic_load_explicit(&ctr__session.pool, memory_order_acquire);
+        if (t->chunk && t->epoch == t->section_epoch && p && p->epoch == t->section_epoch)
+            last = chunk_detach(t);
+        ctr__write_end(t);
+    }
+    if (last) {
         /* release: the slot's fields before the collector frees it. */
         atomic_store_explicit(&t->state, CTR_SLOT_EXITED, memory_order_release);
-        chunk_hand_off(t, 1);
-    } else {
+        queue_chunk(p, last, 1); /* the last access to the slot: see the top */
+    } else if (in_session || atomic_load_explicit(&ctr__session.epoch, memory_order_acquire)) {
+        /* The collector (or the next start) frees it after reporting its
+         * drops. */
         atomic_store_explicit(&t->state, CTR_SLOT_ORPHANED, memory_order_release);
+    } else {
+        ctr__thread_free_slot(t); /* no session: nobody else looks at it */
     }
+    atomic_fetch_sub_explicit(&ctr__threads.exiting, 1, memory_order_release);
 }
 
 static void thread_exit_cb(void *arg)
 {
     struct ctr_thread *t = arg;
     ctr__self = &ctr__thread_off; /* later TSD destructors must not re-register */
-    ctr__thread_exit_flush(t);
+    ctr__thread_exit(t);
+}
+
+/* ---------------------------------------------------------------------------
+ * Waiting for writers (a stopping session)
+ * ------------------------------------------------------------------------- */
+
+/* A full memory barrier on every running thread of the process: any
+ * store a thread made before it is visible to our loads after it. */
+static void barrier_all_threads(void)
+{
+    if (membarrier_private &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+        return;
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+        return;
+    /* No membarrier (kernels before 4.3): a store buffer drains in far less
+     * than this; not a proof, the best there is without one. */
+    struct timespec ts = {0, 2000000};
+    ctr__real.nanosleep(&ts, NULL);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits while *word is not 0, until `deadline`. @return 0 once it is 0,
+ * -ETIMEDOUT at the deadline. The loads are seq_cst (they pair with
+ * ctr__write_end's release and with ctr__thread_exit's seq_cst count). */
+static int wait_zero(_Atomic uint32_t *word, uint64_t deadline)
+{
+    for (unsigned spins = 0; atomic_load_explicit(word, memory_order_seq_cst) != 0; spins++) {
+        if (spins >= 64 && mono_ns() >= deadline)
+            return -ETIMEDOUT;
+        if (spins < 1000) {
+            sched_yield(); /* a writer preempted mid-event needs the CPU */
+        } else {
+            struct timespec ts = {0, 200000};
+            ctr__real.nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
+int ctr__threads_quiesce(uint64_t timeout_ns)
+{
+    barrier_all_threads();
+    uint64_t deadline = mono_ns() + timeout_ns;
+    int rc = 0;
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
+        if (wait_zero(&ctr__threads.slab[i].writing, deadline) != 0)
+            rc = -ETIMEDOUT; /* go on: the others still must be waited for */
+    /* After the sections: an exit hand-off counts itself before it begins
+     * its section, so one that passed its section is counted here. */
+    if (wait_zero(&ctr__threads.exiting, deadline) != 0)
+        rc = -ETIMEDOUT;
+    return rc;
 }

@@ -28,7 +28,7 @@ static void *writer(void *arg)
     while (t && !atomic_load_explicit(&stop, memory_order_relaxed)) {
         for (int k = 0; k < 256; k++, i++) {
             uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, 0x7f0000001000ull + (i & 0xfff), 7};
-            ctr__emit(t, CTR_EV_BLOCK, args);
+            ctr__emit_one(t, CTR_EV_BLOCK, args);
         }
     }
     *n = i;

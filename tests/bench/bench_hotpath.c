@@ -54,7 +54,7 @@ static double run_emit_unblock(uint64_t iters)
         return -1;
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++)
-        ctr__emit(t, CTR_EV_UNBLOCK, NULL);
+        ctr__emit_one(t, CTR_EV_UNBLOCK, NULL);
     return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
@@ -66,7 +66,7 @@ static double run_emit_block(uint64_t iters)
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < iters; i++) {
         uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, 0x7ffd00001000ull + (i & 0xff), 17};
-        ctr__emit(t, CTR_EV_BLOCK, args);
+        ctr__emit_one(t, CTR_EV_BLOCK, args);
     }
     return (double)(bench_now_ns() - t0) / (double)iters;
 }
