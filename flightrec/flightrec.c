@@ -1,20 +1,24 @@
 /* flightrec.c - the flight recorder's API (ctrace/flightrec.h): starting and
  * stopping it within the tracing session, dumps, and the latency trigger.
  *
- * The window itself lives in the collector thread (window.c); this file only
- * states wishes in the session (fr_want, dump_fd, trigger_pending) and, where
- * the caller must know the outcome, waits for the collector's next round
- * (ctr__collector_sync). Start, stop and dumps are serialized by the API
- * lock that trace_start/trace_stop use; a second concurrent dump does not
- * wait for it: it gets -EBUSY at once.
+ * The collector feeds the window (window.c); this file states wishes in the
+ * session (fr_want, trigger_pending) and, where the caller must know the
+ * outcome, waits for the collector's next round (ctr__collector_sync).
+ * Start and stop are serialized by the API lock that trace_start/trace_stop
+ * use. A dump is written by its caller's thread (dump.c), from a snapshot
+ * of the window, after giving the collector a few milliseconds to add what
+ * the threads wrote until now; a second concurrent dump does not wait: it
+ * gets -EBUSY at once, before touching any file.
  */
 #include "ctrace/flightrec.h"
 #include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,23 +74,41 @@ int flightrec_is_running(void)
     return atomic_load_explicit(&ctr__session.fr_want, memory_order_relaxed) != 0;
 }
 
+/* How long a dump gives the collector to put what the threads wrote until
+ * now into the window; under load it goes on without it (the window then
+ * ends at the collector's last frame, at most a round behind). */
+#define DUMP_CATCH_UP_NS (10ull * 1000 * 1000)
+
+static int take_dump_turn(void)
+{
+    int zero = 0;
+    /* acq_rel: one dump at a time; the winner's file work after the CAS. */
+    return atomic_compare_exchange_strong_explicit(&dumping, &zero, 1, memory_order_acq_rel,
+                                                   memory_order_relaxed);
+}
+
+static void end_dump_turn(void)
+{
+    atomic_store_explicit(&dumping, 0, memory_order_release);
+}
+
+/* The window now, to fd or to the tracer descriptor in *holder. */
+static int dump_now(int fd, _Atomic int *holder)
+{
+    if (!flightrec_is_running())
+        return -ENOENT;
+    ctr__collector_sync_for(DUMP_CATCH_UP_NS);
+    return ctr__fr_dump(fd, holder);
+}
+
 int flightrec_dump_fd(int fd)
 {
     if (fd < 0)
         return -EBADF;
-    int zero = 0;
-    if (!atomic_compare_exchange_strong(&dumping, &zero, 1))
+    if (!take_dump_turn())
         return -EBUSY;
-    ctr__api_lock(); /* keeps the session (and its collector) alive meanwhile */
-    int rc = -ENOENT;
-    if (atomic_load(&ctr__session.fr_want)) {
-        /* release (in sync's bump): dump_fd before the round that sees it. */
-        atomic_store_explicit(&ctr__session.dump_fd, fd, memory_order_relaxed);
-        ctr__collector_sync();
-        rc = ctr__session.dump_rc;
-    }
-    ctr__api_unlock();
-    atomic_store(&dumping, 0);
+    int rc = dump_now(fd, NULL);
+    end_dump_turn();
     return rc;
 }
 
@@ -94,18 +116,29 @@ int flightrec_dump(const char *path)
 {
     if (!path)
         return -EINVAL;
-    if (!flightrec_is_running())
-        return -ENOENT;
-    struct stat st;
-    int existed = stat(path, &st) == 0;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    int rc = flightrec_dump_fd(fd);
-    if (close(fd) != 0 && rc == 0)
-        rc = -errno;
-    if (rc != 0 && !existed)
-        unlink(path); /* no half dump left behind; never a file we did not make */
+    if (!take_dump_turn())
+        return -EBUSY; /* before touching anything: the other dump's file is its own */
+    /* Written beside the path under a temporary name, created 0600 (it holds
+     * the program's logs) with O_EXCL, then renamed over the path: a reader
+     * never sees half a dump, a failed dump leaves the old file, and a
+     * symlink at the path is replaced, never followed. */
+    char tmp[PATH_MAX];
+    int rc = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) < (int)sizeof(tmp) ? 0 : -ENAMETOOLONG;
+    _Atomic int holder;
+    int fd = rc ? -1 : ctr__fd_adopt(mkostemp(tmp, O_CLOEXEC), &holder);
+    if (rc == 0 && fd < 0)
+        rc = fd == -1 ? -errno : fd;
+    if (rc == 0) {
+        rc = dump_now(-1, &holder);
+        int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
+        if (rc == 0)
+            rc = crc;
+        if (rc == 0 && rename(tmp, path) != 0)
+            rc = -errno;
+        if (rc != 0)
+            unlink(tmp);
+    }
+    end_dump_turn();
     return rc;
 }
 

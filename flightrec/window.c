@@ -1,12 +1,20 @@
 /* window.c - the flight recorder's window: the newest generations of the
- * trace, compressed, in memory; what each thread is doing; and dumps.
+ * trace, compressed, in memory, and what each thread is doing.
  *
- * Everything here runs in the collector thread (see tracer/collector.c): it
- * hands over each generation's compressed frames as it writes them
- * (ctr__fr_frame), brackets them with ctr__fr_gen_begin/end, and shows us
- * every batch so that we know, at each generation's start, which threads
- * are blocked, on what and since when (ctr__fr_observe). Only the counters
- * read by flightrec_get_stats are shared, as relaxed atomics.
+ * The collector (tracer/collector.c) hands over each generation's compressed
+ * frames as it writes them (ctr__fr_frame), brackets them with
+ * ctr__fr_gen_begin/end, and shows us every batch so that we know, at each
+ * generation's start, which threads are blocked, on what and since when
+ * (ctr__fr_observe). A dump (dump.c) runs on whatever thread asked for it:
+ * it takes a snapshot of the window (fr_snapshot) and writes it out without
+ * holding anything but the snapshot's pin. W.lock guards all of W, for
+ * both; the counters read by flightrec_get_stats are relaxed atomics.
+ *
+ * Pins: while a snapshot is pinned, what eviction removes from the window
+ * (generations, frames) goes to a graveyard instead of being freed, so the
+ * dump can still read it; the last unpin frees the graveyard. The window's
+ * own bytes (the max_bytes bound) no longer count it; for the length of a
+ * dump the process holds that much more.
  *
  * Memory is counted as the allocator gives it (malloc_usable_size), not as
  * asked for, so the bound holds for what the process really holds.
@@ -26,25 +34,16 @@
  */
 #include "internal.h"
 #include "record.h"
+#include "window.h"
 
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct frame {
-    struct frame *next;
-    size_t len;
-    uint8_t data[];
-};
-
-/* A thread blocked when a generation started. */
-struct blocked {
-    uint64_t thread_id, reason, object, stack;
-};
-
 struct gen {
     struct gen *next;
+    struct gen *grave; /* the graveyard's list */
     uint64_t number;
     struct ctr_clock_sample start;
     uint64_t end_mono; /* 0 while it is being written */
@@ -63,10 +62,15 @@ struct tstate {
 };
 
 static struct {
+    struct ctr_lock lock;
+    int open; /* generations are coming (between the first gen_begin and clear) */
     struct gen *oldest, *newest;
     size_t bytes;
     struct tstate *threads;
     uint32_t nthreads;
+    unsigned pins;
+    struct gen *grave_gens;
+    struct frame *grave_frames;
 } W;
 
 static _Atomic uint64_t st_bytes, st_span, st_gens;
@@ -91,8 +95,8 @@ static struct tstate *tstate_of(uint32_t slot)
     return &W.threads[slot];
 }
 
-void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
-                     size_t n)
+static void observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
+                    size_t n)
 {
     struct tstate *ts = tstate_of(slot);
     if (!ts)
@@ -144,15 +148,29 @@ void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, con
     }
 }
 
+void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
+                     size_t n)
+{
+    ctr_lock_acquire(&W.lock);
+    observe(slot, thread_id, base_ticks, p, n);
+    ctr_lock_release(&W.lock);
+}
+
 void ctr__fr_forget(uint32_t slot)
 {
+    ctr_lock_acquire(&W.lock);
     if (slot < W.nthreads)
         W.threads[slot] = (struct tstate){0};
+    ctr_lock_release(&W.lock);
 }
 
 uint32_t ctr__fr_thread_name(uint32_t slot, uint32_t registered_name)
 {
-    return slot < W.nthreads && W.threads[slot].name ? W.threads[slot].name : registered_name;
+    ctr_lock_acquire(&W.lock);
+    uint32_t name = slot < W.nthreads && W.threads[slot].name ? W.threads[slot].name
+                                                               : registered_name;
+    ctr_lock_release(&W.lock);
+    return name;
 }
 
 /* ---------------------------------------------------------------------------
@@ -175,19 +193,46 @@ static void publish_stats(void)
     atomic_store_explicit(&st_span, span, memory_order_relaxed);
 }
 
+static void free_gen(struct gen *g)
+{
+    for (struct frame *f = g->frames, *next; f; f = next) {
+        next = f->next;
+        free(f);
+    }
+    free(g->blocked);
+    free(g);
+}
+
+/* Frees what pinned snapshots kept alive, once none is left. */
+static void free_graveyard(void)
+{
+    if (W.pins)
+        return;
+    for (struct gen *g = W.grave_gens, *next; g; g = next) {
+        next = g->grave;
+        free_gen(g);
+    }
+    for (struct frame *f = W.grave_frames, *next; f; f = next) {
+        next = f->grave;
+        free(f);
+    }
+    W.grave_gens = NULL;
+    W.grave_frames = NULL;
+}
+
 static void drop_oldest_gen(void)
 {
     struct gen *g = W.oldest;
     W.oldest = g->next;
     if (!W.oldest)
         W.newest = NULL;
-    for (struct frame *f = g->frames, *next; f; f = next) {
-        next = f->next;
-        free(f);
-    }
     W.bytes -= g->bytes;
-    free(g->blocked);
-    free(g);
+    if (W.pins) {
+        g->grave = W.grave_gens; /* g->next and its frames stay as they are */
+        W.grave_gens = g;
+    } else {
+        free_gen(g);
+    }
 }
 
 /* The hard bound: the oldest data goes until the window and `extra` more
@@ -211,7 +256,12 @@ static void evict_to_fit(size_t extra)
         size_t fb = malloc_usable_size(f);
         g->bytes -= fb;
         W.bytes -= fb;
-        free(f);
+        if (W.pins) {
+            f->grave = W.grave_frames;
+            W.grave_frames = f;
+        } else {
+            free(f);
+        }
     }
 }
 
@@ -231,6 +281,8 @@ static int holds_open_wait(const struct gen *g)
 
 void ctr__fr_gen_begin(uint64_t number, const struct ctr_clock_sample *at)
 {
+    ctr_lock_acquire(&W.lock);
+    W.open = 1;
     size_t nb = 0;
     for (uint32_t i = 0; i < W.nthreads; i++)
         nb += W.threads[i].id && W.threads[i].blocked;
@@ -239,6 +291,7 @@ void ctr__fr_gen_begin(uint64_t number, const struct ctr_clock_sample *at)
     if (!g || (nb && !b)) {
         free(g);
         free(b);
+        ctr_lock_release(&W.lock);
         return; /* this generation's frames are lost to the window */
     }
     g->number = number;
@@ -259,63 +312,74 @@ void ctr__fr_gen_begin(uint64_t number, const struct ctr_clock_sample *at)
     else
         W.oldest = g;
     W.newest = g;
+    ctr_lock_release(&W.lock);
 }
 
 void ctr__fr_frame(const void *z, size_t n)
 {
-    struct gen *g = W.newest;
-    if (!g || g->end_mono)
-        return;
     struct frame *f = malloc(sizeof(*f) + n);
     if (!f)
         return;
-    f->next = NULL;
+    f->next = f->grave = NULL;
     f->len = n;
     memcpy(f->data, z, n);
     size_t fb = malloc_usable_size(f);
+    ctr_lock_acquire(&W.lock);
+    struct gen *g = W.newest;
+    if (!g || g->end_mono) {
+        ctr_lock_release(&W.lock);
+        free(f);
+        return;
+    }
     evict_to_fit(fb);
     if (W.bytes + fb > ctr__session.fr_max_bytes) {
         free(f); /* larger than the whole window may be */
-        publish_stats();
-        return;
+    } else {
+        if (g->last)
+            g->last->next = f;
+        else
+            g->frames = f;
+        g->last = f;
+        g->bytes += fb;
+        W.bytes += fb;
     }
-    if (g->last)
-        g->last->next = f;
-    else
-        g->frames = f;
-    g->last = f;
-    g->bytes += fb;
-    W.bytes += fb;
     publish_stats();
+    ctr_lock_release(&W.lock);
 }
 
 void ctr__fr_gen_end(uint64_t end_mono)
 {
-    if (!W.newest || W.newest->end_mono)
-        return;
-    W.newest->end_mono = end_mono;
-    /* Older generations go once the rest spans min_age, unless they hold
-     * the start of a wait that is still going on. */
-    uint64_t min_age = ctr__session.fr_min_age_ns;
-    while (W.oldest && W.oldest != W.newest) {
-        const struct gen *next = W.oldest->next;
-        uint64_t age_without = end_mono - next->start.mono;
-        if (age_without < min_age ||
-            (age_without < 2 * min_age && holds_open_wait(W.oldest)))
-            break;
-        drop_oldest_gen();
+    ctr_lock_acquire(&W.lock);
+    if (W.newest && !W.newest->end_mono) {
+        W.newest->end_mono = end_mono;
+        /* Older generations go once the rest spans min_age, unless they hold
+         * the start of a wait that is still going on. */
+        uint64_t min_age = ctr__session.fr_min_age_ns;
+        while (W.oldest && W.oldest != W.newest) {
+            const struct gen *next = W.oldest->next;
+            uint64_t age_without = end_mono - next->start.mono;
+            if (age_without < min_age ||
+                (age_without < 2 * min_age && holds_open_wait(W.oldest)))
+                break;
+            drop_oldest_gen();
+        }
+        publish_stats();
     }
-    publish_stats();
+    ctr_lock_release(&W.lock);
 }
 
 void ctr__fr_clear(void)
 {
+    ctr_lock_acquire(&W.lock);
+    W.open = 0;
     while (W.oldest)
         drop_oldest_gen();
+    free_graveyard();
     free(W.threads);
     W.threads = NULL;
     W.nthreads = 0;
     publish_stats();
+    ctr_lock_release(&W.lock);
 }
 
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations)
@@ -326,70 +390,61 @@ void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations)
 }
 
 /* ---------------------------------------------------------------------------
- * Dumps
+ * Snapshots, for dumps (dump.c)
  * ------------------------------------------------------------------------- */
 
-/* Compresses o into one frame and writes it. */
-static int write_frame(int fd, const struct ctr_outbuf *o)
+int ctr__fr_snapshot(struct fr_snapshot *s)
 {
-    const void *z;
-    size_t zn;
-    if (o->oom)
-        return -ENOMEM;
-    int rc = ctr__sink_compress(o, NULL, &z, &zn);
-    return rc ? rc : ctr__write_all(fd, z, zn);
+    *s = (struct fr_snapshot){0};
+    ctr_lock_acquire(&W.lock);
+    if (!W.open) {
+        ctr_lock_release(&W.lock);
+        return -ENOENT;
+    }
+    int rc = -ENOMEM;
+    const struct gen *first = W.oldest;
+    s->start = first ? first->start
+                     : (struct ctr_clock_sample){ctr__session.start_ticks, ctr__session.start_mono,
+                                                 ctr__session.start_real};
+    size_t nframes = 0, nnames = 0;
+    for (const struct gen *g = first; g; g = g->next)
+        for (const struct frame *f = g->frames; f; f = f->next)
+            nframes++;
+    for (uint32_t i = 0; i < W.nthreads; i++)
+        nnames += W.threads[i].id && W.threads[i].name;
+    s->nblocked = first ? first->nblocked : 0;
+    if ((nframes && !(s->frames = malloc(nframes * sizeof(*s->frames)))) ||
+        (nnames && !(s->names = malloc(nnames * sizeof(*s->names)))) ||
+        (s->nblocked && !(s->blocked = malloc(s->nblocked * sizeof(*s->blocked)))))
+        goto out;
+    for (const struct gen *g = first; g; g = g->next)
+        for (const struct frame *f = g->frames; f; f = f->next)
+            s->frames[s->nframes++] = f;
+    for (uint32_t i = 0; i < W.nthreads; i++)
+        if (W.threads[i].id && W.threads[i].name)
+            s->names[s->nnames++] = (struct fr_name){W.threads[i].id, W.threads[i].name};
+    if (s->nblocked)
+        memcpy(s->blocked, first->blocked, s->nblocked * sizeof(*s->blocked));
+    W.pins++; /* the frames stay allocated until ctr__fr_unpin */
+    s->pinned = 1;
+    rc = 0;
+out:
+    ctr_lock_release(&W.lock);
+    if (rc)
+        ctr__fr_unpin(s);
+    return rc;
 }
 
-int ctr__fr_dump(int fd)
+void ctr__fr_unpin(struct fr_snapshot *s)
 {
-    uint8_t header[CTR_FILE_HEADER_LEN];
-    ctr__file_header(header);
-    int rc = ctr__write_all(fd, header, sizeof(header));
-    if (rc)
-        return rc;
-
-    /* Threads inside a call that may never return (a write nobody reads)
-     * are waiting: they go last, after all their events, but are taken
-     * first, so that the prologue has their call sites' stacks. */
-    struct ctr_outbuf pending = {0};
-    ctr__pending_io(&pending);
-
-    /* The prologue: tables, the window's start, threads blocked then. */
-    struct ctr_outbuf o = {0};
-    struct ctr_clock_sample start = W.oldest ? W.oldest->start
-                                             : (struct ctr_clock_sample){ctr__session.start_ticks,
-                                                                         ctr__session.start_mono,
-                                                                         ctr__session.start_real};
-    ctr__collector_prologue(&o, &start);
-    for (size_t i = 0; W.oldest && i < W.oldest->nblocked; i++) {
-        const struct blocked *b = &W.oldest->blocked[i];
-        uint8_t ev[CTR_MAX_EVENT_BYTES], *p = ev;
-        *p++ = CTR_EV_BLOCK;
-        p = ctr_put_uvarint(p, 0);
-        p = ctr_put_uvarint(p, b->reason);
-        p = ctr_put_uvarint(p, b->object);
-        p = ctr_put_uvarint(p, b->stack);
-        size_t body = ctr_rec_begin(&o, CTR_REC_BATCH);
-        ctr_out_uv(&o, b->thread_id);
-        ctr_out_uv(&o, start.ticks);
-        ctr_out_bytes(&o, ev, (size_t)(p - ev));
-        ctr_rec_end(&o, body);
+    if (s->pinned) {
+        ctr_lock_acquire(&W.lock);
+        if (--W.pins == 0)
+            free_graveyard();
+        ctr_lock_release(&W.lock);
     }
-    rc = write_frame(fd, &o);
-
-    for (struct gen *g = W.oldest; g && !rc; g = g->next)
-        for (struct frame *f = g->frames; f && !rc; f = f->next)
-            rc = ctr__write_all(fd, f->data, f->len);
-
-    if (!rc) {
-        o.len = 0;
-        ctr_out_bytes(&o, pending.p, pending.len);
-        CTR_REC(&o, CTR_REC_END, atomic_load(&ctr__session.events_dropped),
-                atomic_load(&ctr__stacks.overflows), atomic_load(&ctr__threads.unregistered),
-                atomic_load(&ctr__session.sched_failed));
-        rc = write_frame(fd, &o);
-    }
-    free(o.p);
-    free(pending.p);
-    return rc;
+    free(s->frames);
+    free(s->names);
+    free(s->blocked);
+    *s = (struct fr_snapshot){0};
 }

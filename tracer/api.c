@@ -42,9 +42,11 @@ static void unlock_api(void)
 }
 
 /* In a forked child the collector thread does not exist and the file is the
- * parent's: the child simply does not trace. */
+ * parent's: the child simply does not trace, and holds none of the tracer's
+ * descriptors. */
 static void atfork_child(void)
 {
+    ctr__fd_forget_all();
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
     atomic_store_explicit(&ctr__session.file_want, 0, memory_order_relaxed);
@@ -138,7 +140,6 @@ int ctr__session_begin(const struct trace_options *o)
     s->sched = o->sched_switches != 0;
     atomic_store(&s->sched_failed, 0);
     atomic_store(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()));
-    atomic_store(&s->dump_fd, -1);
     uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
     /* No writer is in a section now (the last stop waited for them), unless
      * that stop gave up on one: then the old pool is left to it. */
@@ -214,14 +215,18 @@ int trace_start_opts(const struct trace_options *o)
         goto out;
     }
     if (o->path) {
-        s->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (s->fd < 0) {
-            rc = -errno;
+        /* The trace holds the program's log messages and paths: only its
+         * owner reads it. A symlink planted at the path is not followed. */
+        int fd = ctr__fd_adopt(
+            ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
+            &s->fd);
+        if (fd < 0) {
+            rc = fd == -1 ? -errno : fd;
             goto out;
         }
         s->close_fd = 1;
     } else {
-        s->fd = o->fd;
+        atomic_store_explicit(&s->fd, o->fd, memory_order_relaxed);
         s->close_fd = 0;
     }
     atomic_store(&s->write_error, 0);
@@ -239,7 +244,7 @@ int trace_start_opts(const struct trace_options *o)
     atomic_store(&s->file_want, 0);
 fail:
     if (s->close_fd)
-        close(s->fd);
+        ctr__fd_close(atomic_load_explicit(&s->fd, memory_order_relaxed));
 out:
     unlock_api();
     return rc;
@@ -255,8 +260,9 @@ int trace_stop(void)
     }
     ctr__sink_stop(&s->file_want);
     int rc = atomic_load(&s->write_error);
-    if (s->close_fd && close(s->fd) != 0 && rc == 0)
-        rc = -errno;
+    int crc = s->close_fd ? ctr__fd_close(atomic_load_explicit(&s->fd, memory_order_relaxed)) : 0;
+    if (crc != 0 && rc == 0)
+        rc = crc;
     unlock_api();
     return rc;
 }
@@ -280,5 +286,5 @@ int trace_get_counters(struct trace_counters *out)
 __attribute__((destructor)) static void trace_at_exit(void)
 {
     if (trace_is_running())
-        trace_stop();
+        ctr__autostart_stopped(trace_stop());
 }

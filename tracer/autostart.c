@@ -13,10 +13,13 @@
  *     is CTRACE_PID): other processes leave it alone rather than truncate it.
  *     A forked child that does not exec does not trace (api.c's atfork).
  *   - secure_getenv: a set-user-ID program never opens a path from its caller.
+ *   - A trace that could not be written whole (a full disk, a descriptor
+ *     closed under the tracer by a raw syscall) is said on stderr at exit.
  * This file is the only part of libctrace that prints: it speaks for the user's
  * `ctrace run`, not for the API.
  */
 #include "ctrace/trace.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -107,6 +110,18 @@ static int path_is_anothers(const char *pattern)
     return *end == 0 && pid != (long)getpid();
 }
 
+/* The path this process traces into for `ctrace run`, "" when it does not. */
+static char started_path[PATH_MAX];
+
+void ctr__autostart_stopped(int rc)
+{
+    if (started_path[0] && rc < 0)
+        fprintf(stderr,
+                "ctrace: %s: the trace could not be written whole (%s); it ends at the last "
+                "frame written\n",
+                started_path, strerror(-rc));
+}
+
 __attribute__((constructor)) static void trace_autostart(void)
 {
     const char *pattern = secure_getenv("CTRACE_OUTPUT");
@@ -144,7 +159,9 @@ __attribute__((constructor)) static void trace_autostart(void)
         .sched_switches = (int)sched,
     };
     int rc = trace_start_opts(&o);
-    if (rc == -EINVAL) /* the one range not checked above */
+    if (rc == 0)
+        memcpy(started_path, path, sizeof(started_path));
+    else if (rc == -EINVAL) /* the one range not checked above */
         fprintf(stderr, "ctrace: not tracing: CTRACE_POOL_BYTES is less than 4 chunks "
                         "(CTRACE_CHUNK_BYTES, 64k by default)\n");
     else if (rc != 0)

@@ -203,46 +203,8 @@ static void write_thread_record(uint32_t slot, int force)
     struct ctr_thread *t = &ctr__threads.slab[slot];
     if (C.known_id[slot] == t->id && !force)
         return;
-    REC(CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id,
-        ctr__fr_thread_name(slot, t->name_id), (uint64_t)t->handle);
+    ctr__rec_thread(C.dst, t, ctr__fr_thread_name(slot, t->name_id));
     C.known_id[slot] = t->id;
-}
-
-static void visit_string(void *ctx, const struct ctr_intern_entry *e)
-{
-    (void)ctx;
-    size_t b = rec_begin(CTR_REC_STRING);
-    put_uv(e->id);
-    put_bytes(e->bytes, e->len);
-    rec_end(b);
-}
-
-static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
-{
-    (void)ctx;
-    const uintptr_t *pcs = (const uintptr_t *)e->bytes;
-    uint32_t n = e->len / (uint32_t)sizeof(uintptr_t);
-    size_t b = rec_begin(CTR_REC_STACK);
-    put_uv(e->id);
-    put_uv(n);
-    for (uint32_t i = 0; i < n; i++)
-        put_uv(pcs[i]);
-    rec_end(b);
-}
-
-static void write_mapping(uint64_t id, const struct ctr_map_info *m)
-{
-    uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
-    size_t b = rec_begin(CTR_REC_MAPPING);
-    put_uv(id);
-    put_uv(m->start);
-    put_uv(m->limit);
-    put_uv(m->file_offset);
-    put_uv(m->bias);
-    put_uv(path);
-    put_uv(m->build_id_len);
-    put_bytes(m->build_id, m->build_id_len);
-    rec_end(b);
 }
 
 /* The file's mappings: each once, however often the objects are rescanned. */
@@ -261,13 +223,7 @@ static void visit_map(void *ctx, const struct ctr_map_info *m)
         C.maps_cap = cap;
     }
     C.maps[C.nmaps++] = (struct emitted_map){m->start, m->limit};
-    write_mapping(C.nmaps, m);
-}
-
-/* A dump's mappings: every one loaded now, numbered from 1. */
-static void visit_map_all(void *ctx, const struct ctr_map_info *m)
-{
-    write_mapping(++*(uint64_t *)ctx, m);
+    ctr__rec_mapping(C.dst, C.nmaps, m);
 }
 
 /* Context switches of one thread, from its ring to a SWITCHES record
@@ -321,87 +277,17 @@ static void write_switches(struct ctr_thread *t)
 
 static void write_clock(void)
 {
-    uint64_t ticks, mono, real;
-    ctr__clock_sample(&ticks, &mono, &real);
-    REC(CTR_REC_CLOCK, ticks, mono, real);
-    C.last_clock = (struct ctr_clock_sample){ticks, mono, real};
+    struct ctr_clock_sample c;
+    ctr__clock_sample(&c.ticks, &c.mono, &c.real);
+    ctr__rec_clock(C.dst, &c);
+    C.last_clock = c;
     /* Now that two samples are some way apart, express the I/O threshold in
      * real ticks. */
     const struct ctr_session *s = &ctr__session;
-    if (mono > s->start_mono + 1000000 && ticks > s->start_ticks) {
-        double per_ns = (double)(ticks - s->start_ticks) / (double)(mono - s->start_mono);
+    if (c.mono > s->start_mono + 1000000 && c.ticks > s->start_ticks) {
+        double per_ns = (double)(c.ticks - s->start_ticks) / (double)(c.mono - s->start_mono);
         atomic_store_explicit(&ctr__session.io_min_ticks, (uint64_t)(s->io_min_ns * per_ns),
                               memory_order_relaxed);
-    }
-}
-
-static void write_trace_info(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
-    REC(CTR_REC_TRACE_INFO, (uint64_t)getpid(),
-        ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
-        ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
-        ctr__session.io_min_ns);
-}
-
-void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start)
-{
-    struct ctr_outbuf *saved = C.dst;
-    C.dst = o;
-    write_trace_info();
-    REC(CTR_REC_CLOCK, start->ticks, start->mono, start->real);
-    uint64_t map_id = 0;
-    ctr__maps_scan(visit_map_all, &map_id);
-    size_t strings = 0, stacks = 0;
-    ctr__intern_scan(&ctr__strings, &strings, visit_string, NULL);
-    ctr__intern_scan(&ctr__stacks, &stacks, visit_stack, NULL);
-    for (uint32_t s = 0; s < C.nslots && s < ctr__threads.capacity; s++)
-        if (atomic_load_explicit(&ctr__threads.slab[s].state, memory_order_acquire) !=
-            CTR_SLOT_FREE) {
-            uint64_t known = C.known_id[s];
-            write_thread_record(s, 1);
-            C.known_id[s] = known; /* the file's bookkeeping is not the dump's */
-        }
-    C.dst = saved;
-}
-
-void ctr__pending_io(struct ctr_outbuf *o)
-{
-    uint64_t now = ctr__ticks();
-    uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
-    for (uint32_t s = 0; s < C.nslots && s < ctr__threads.capacity; s++) {
-        struct ctr_thread *t = &ctr__threads.slab[s];
-        if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
-            continue;
-        /* acquire: pairs with ctr__io_begin's release; reading io_start
-         * again after the fields catches a call that ended meanwhile. */
-        uint64_t start = atomic_load_explicit(&t->io_start, memory_order_acquire);
-        if (!start || now - start < min)
-            continue;
-        uint64_t reason = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
-        uint64_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
-        int fd = atomic_load_explicit(&t->io_fd, memory_order_relaxed);
-        int by_fd = atomic_load_explicit(&t->io_by_fd, memory_order_relaxed);
-        /* acquire fence: the field loads above before the load below. */
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
-            continue;
-        if (by_fd && ctr__fd_is_socket(fd))
-            reason++; /* the NET_ variant (see interpose_io.c) */
-        uint64_t stack = pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
-        uint8_t ev[CTR_MAX_EVENT_BYTES], *p = ev;
-        *p++ = CTR_EV_BLOCK;
-        p = ctr_put_uvarint(p, 0);
-        p = ctr_put_uvarint(p, reason);
-        p = ctr_put_uvarint(p, (uint64_t)(int64_t)fd);
-        p = ctr_put_uvarint(p, stack);
-        size_t body = ctr_rec_begin(o, CTR_REC_BATCH);
-        ctr_out_uv(o, t->id);
-        ctr_out_uv(o, start);
-        ctr_out_bytes(o, ev, (size_t)(p - ev));
-        ctr_rec_end(o, body);
     }
 }
 
@@ -426,15 +312,10 @@ static void sinks_update(int final)
     }
 }
 
-/* Dumps asked for by flightrec_dump and by the latency trigger, once the
- * round's generation is in the window. */
-static void serve_dumps(void)
+/* A dump asked for by the latency trigger, once the round's generation is
+ * in the window (flightrec_dump writes its own, from its caller's thread). */
+static void serve_trigger(void)
 {
-    int fd = atomic_load_explicit(&ctr__session.dump_fd, memory_order_acquire);
-    if (fd >= 0) {
-        ctr__session.dump_rc = C.fr_on ? ctr__fr_dump(fd) : -ENOENT;
-        atomic_store_explicit(&ctr__session.dump_fd, -1, memory_order_release);
-    }
     if (atomic_exchange_explicit(&ctr__session.trigger_pending, 0, memory_order_acq_rel) &&
         C.fr_on) {
         char path[4096 + 64];
@@ -443,10 +324,16 @@ static void serve_dumps(void)
         uint64_t n = atomic_load(&ctr__session.dumps_written) + atomic_load(&ctr__session.dumps_failed);
         snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", ctr__session.trigger_dir,
                  (int)getpid(), (long long)now.tv_sec, (unsigned long long)n);
-        int dfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        int rc = dfd < 0 ? -errno : ctr__fr_dump(dfd);
-        if (dfd >= 0 && close(dfd) != 0 && rc == 0)
-            rc = -errno;
+        _Atomic int holder;
+        int dfd = ctr__fd_adopt(
+            ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600), &holder);
+        int rc = dfd == -1 ? -errno : dfd;
+        if (dfd >= 0) {
+            rc = ctr__fr_dump(-1, &holder);
+            int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
+            if (rc == 0)
+                rc = crc;
+        }
         atomic_fetch_add(rc == 0 ? &ctr__session.dumps_written : &ctr__session.dumps_failed, 1);
     }
 }
@@ -463,10 +350,8 @@ static void round_run(int final)
     if (C.fr_on)
         ctr__fr_gen_begin(C.gen, &C.last_clock);
     if (C.file_first) {
-        C.dst = &C.tab;
-        write_trace_info();
-        REC(CTR_REC_CLOCK, C.last_clock.ticks, C.last_clock.mono, C.last_clock.real);
-        C.dst = &C.ev;
+        ctr__rec_trace_info(&C.tab);
+        ctr__rec_clock(&C.tab, &C.last_clock);
         C.file_first = 0;
     }
 
@@ -538,8 +423,8 @@ static void round_run(int final)
             C.maps_version = mv;
             ctr__maps_scan(visit_map, NULL);
         }
-        ctr__intern_scan(&ctr__strings, &C.string_cursor, visit_string, NULL);
-        ctr__intern_scan(&ctr__stacks, &C.stack_cursor, visit_stack, NULL);
+        ctr__rec_strings(C.dst, &C.string_cursor);
+        ctr__rec_stacks(C.dst, &C.stack_cursor);
         C.dst = &C.ev;
     }
     write_clock();
@@ -569,7 +454,7 @@ static void round_run(int final)
     }
     C.ndone = 0;
 
-    serve_dumps();
+    serve_trigger();
     /* release: everything this round did, before the waiters see the ack. */
     atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
     syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
@@ -598,17 +483,35 @@ static void *collector_main(void *arg)
     return NULL;
 }
 
-void ctr__collector_sync(void)
+int ctr__collector_sync_for(uint64_t timeout_ns)
 {
     /* release: what the caller set up before, for the round that sees it. */
     uint32_t want = atomic_fetch_add_explicit(&ctr__session.req_seq, 1, memory_order_release) + 1;
     ctr__collector_kick();
+    struct timespec now, end;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += (time_t)(timeout_ns / 1000000000u);
+    end.tv_nsec += (long)(timeout_ns % 1000000000u);
+    if (end.tv_nsec >= 1000000000L)
+        end.tv_sec++, end.tv_nsec -= 1000000000L;
     for (;;) {
+        /* acquire: pairs with the round's release store of ack_seq. */
         uint32_t ack = atomic_load_explicit(&ctr__session.ack_seq, memory_order_acquire);
         if ((int32_t)(ack - want) >= 0)
-            return;
-        syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAIT_PRIVATE, ack, NULL, NULL, 0);
+            return 0;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        struct timespec left = {end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec};
+        if (left.tv_nsec < 0)
+            left.tv_sec--, left.tv_nsec += 1000000000L;
+        if (left.tv_sec < 0)
+            return -ETIMEDOUT;
+        syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAIT_PRIVATE, ack, &left, NULL, 0);
     }
+}
+
+void ctr__collector_sync(void)
+{
+    ctr__collector_sync_for(UINT64_MAX / 2);
 }
 
 void ctr__collector_kick(void)

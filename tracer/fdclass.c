@@ -17,6 +17,8 @@
  *     is published through it. A close racing with another thread's call on
  *     the same descriptor is the program's own race; the worst it can do here
  *     is file one wait under the other profile.
+ *   - The tracer's own descriptors are CTR_FD_TRACER (fdguard.c), set and
+ *     cleared only by the tracer; the program never holds those numbers.
  *   - A descriptor closed where we cannot see it (fclose, closedir,
  *     close_range, a raw syscall) keeps its byte until it is reused by a call
  *     we see; a reuse we do not see either may be misfiled. That is the price
@@ -30,8 +32,7 @@
 
 _Atomic(_Atomic uint8_t *) ctr__fd_table;
 
-/* The table, mapped on first use; NULL if the mapping fails. Keeps errno. */
-static _Atomic uint8_t *table(void)
+_Atomic uint8_t *ctr__fd_table_map(void)
 {
     /* acquire: pairs with the release CAS below. */
     _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
@@ -58,7 +59,7 @@ static _Atomic uint8_t *table(void)
 
 void ctr__fd_note_slow(int fd, enum ctr_fd_class c)
 {
-    _Atomic uint8_t *tb = table();
+    _Atomic uint8_t *tb = ctr__fd_table_map();
     if (tb && (unsigned)fd < CTR_FD_TABLE_FDS)
         atomic_store_explicit(&tb[fd], (uint8_t)c, memory_order_relaxed);
 }
@@ -67,7 +68,7 @@ int ctr__fd_is_socket(int fd)
 {
     if (fd < 0)
         return 0;
-    _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? table() : NULL;
+    _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? ctr__fd_table_map() : NULL;
     if (tb) {
         uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
         if (c != CTR_FD_UNKNOWN)

@@ -194,7 +194,7 @@ struct ctr_thread {
      * registration, which first closes the previous occupant's. */
     _Atomic(void *) perf_ring;  /* owner: release once mapped */
     size_t perf_bytes;
-    int perf_fd;
+    _Atomic int perf_fd;        /* a tracer descriptor (fdguard.c): may move */
 };
 
 /* The thread slab: slots are recycled through free_slots (see above). */
@@ -338,7 +338,10 @@ struct ctr_session {
     /* 1 when the last stop gave up waiting for a writer: the next session
      * must not reuse its pool or the slots of EXITED threads. */
     int tainted;
-    int fd;
+    /* The trace file: a tracer descriptor (fdguard.c; it may move, used
+     * under ctr__fd_use_begin) when trace_start opened it (close_fd), else
+     * the caller's. */
+    _Atomic int fd;
     int close_fd;
     unsigned flush_ms;
     int level;
@@ -370,9 +373,6 @@ struct ctr_session {
      * and stores it in ack_seq (release) when that round is over, waking the
      * waiters (futex on ack_seq). */
     _Atomic uint32_t req_seq, ack_seq;
-    /* A dump asked for by flightrec_dump: descriptor (-1 none) and result. */
-    _Atomic int dump_fd;
-    int dump_rc;
     /* The latency trigger (flightrec_trigger_latency). */
     char trigger_dir[4096];
     uint64_t trigger_min_interval_ns;
@@ -390,6 +390,8 @@ void ctr__collector_kick(void); /* wake the collector early (queue filling) */
 /* Makes a request (see ctr_session) and waits until the collector has run
  * a round that saw it. Not from the collector thread. */
 void ctr__collector_sync(void);
+/* The same, waiting at most timeout_ns. @return 0, or -ETIMEDOUT. */
+int ctr__collector_sync_for(uint64_t timeout_ns);
 
 /* Session lifecycle (api.c), under the API lock: begin starts the buffers and
  * the collector with options o; end stops them (a final round first). */
@@ -401,6 +403,9 @@ void ctr__session_end(void);
  * collector has ended it; the session ends with it unless the other sink
  * runs. Under the API lock. */
 void ctr__sink_stop(_Atomic int *want);
+/* At exit, the result of stopping the trace: said on stderr when it failed
+ * and the session was started for `ctrace run` (autostart.c). */
+void ctr__autostart_stopped(int rc);
 /* Validates o, with the defaults of struct trace_options; -EINVAL if bad. */
 int ctr__options_check(const struct trace_options *o);
 
@@ -416,14 +421,67 @@ int ctr__sink_begin(int level);
 int ctr__write_all(int fd, const void *buf, size_t len);
 
 /* ---------------------------------------------------------------------------
- * The flight recorder's window (flightrec/window.c), collector thread only
+ * Compressed frames (sink.c) and the records that describe the process
+ * (tables.c)
  * ------------------------------------------------------------------------- */
 
 struct ctr_outbuf;
+struct ctr_map_info;
 
 struct ctr_clock_sample {
     uint64_t ticks, mono, real;
 };
+
+/* A zstd compression stream: one thread's at a time. */
+struct ctr_zstream {
+    void *cctx;       /* ZSTD_CCtx */
+    uint8_t *buf;     /* the last frame */
+    size_t cap;
+};
+
+/* Prepares z (zero-initialised or used before) for frames at `level`.
+ * @return 0 or -ENOMEM. */
+int ctr__zstream_open(struct ctr_zstream *z, int level);
+void ctr__zstream_close(struct ctr_zstream *z);
+/* One zstd frame of a (then b, which may be NULL) into *out / *outn, which
+ * z owns until its next frame. @return 0 or -errno. */
+int ctr__zstream_frame(struct ctr_zstream *z, const struct ctr_outbuf *a,
+                       const struct ctr_outbuf *b, const void **out, size_t *outn);
+/* The collector's stream, for its generations. Collector thread only. */
+int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b, const void **z,
+                       size_t *zn);
+/* Writes all of buf to the session's descriptor; records the first error.
+ * Collector thread only. */
+int ctr__sink_write(const void *buf, size_t len);
+
+/* The records of tables.c, into o; any thread. */
+void ctr__rec_trace_info(struct ctr_outbuf *o);
+void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c);
+void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, const struct ctr_map_info *m);
+/* The strings / stacks interned from *cursor on (0: all). */
+void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor);
+void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor);
+/* t's THREAD record, with name (a string id). */
+void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name);
+/* A BATCH of one BLOCK event at `ticks`: a wait that began there. */
+void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
+                    uint64_t object, uint64_t stack);
+/* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
+ * with one BLOCK at the call's start, stacked at its call site. A call that
+ * never returns (a write nobody reads) is thus a wait still open at the end
+ * of a trace or dump. */
+void ctr__pending_io(struct ctr_outbuf *o);
+/* What makes a stream self-contained: TRACE_INFO, CLOCK at `start`, every
+ * mapping, string and stack, and a THREAD record for every thread in the
+ * slab, named name_of(ctx, id, name at registration): the start of a dump. */
+void ctr__rec_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start,
+                       uint32_t (*name_of)(void *ctx, uint64_t thread_id, uint32_t registered),
+                       void *ctx);
+
+/* ---------------------------------------------------------------------------
+ * The flight recorder's window (flightrec/window.c). The collector hands it
+ * each generation; any thread may dump it. Its own lock guards it.
+ * ------------------------------------------------------------------------- */
 
 /* A generation starts (at clock sample `at`) / ends; frames in between are
  * its compressed data. gen_end evicts what the window no longer needs. */
@@ -436,28 +494,16 @@ void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, con
 void ctr__fr_forget(uint32_t slot);
 /* The name a thread has now (string id), as far as its events said. */
 uint32_t ctr__fr_thread_name(uint32_t slot, uint32_t registered_name);
+/* Empties the window and closes it: dumps fail with -ENOENT until the next
+ * generation begins. */
 void ctr__fr_clear(void);
-/* Writes a dump of the window to fd. @return 0 or -errno. */
-int ctr__fr_dump(int fd);
+/* Writes a dump of the window as it is now to the tracer descriptor whose
+ * number is in *holder (it may move while written, fdguard.c), or to the
+ * caller's descriptor fd when holder is NULL. Any thread, the collector
+ * included. @return 0, -ENOENT when the window is closed, or -errno. */
+int ctr__fr_dump(int fd, _Atomic int *holder);
 /* The window's size and span, for flightrec_get_stats. */
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
-
-/* The records that make a stream self-contained (TRACE_INFO, CLOCK at
- * `start`, every mapping, string, stack, and THREAD record), into o: the
- * start of a dump. Collector thread only. */
-void ctr__collector_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start);
-/* One zstd frame of a (then b, which may be NULL) into *z / *zn, which
- * sink.c owns until the next call. Collector thread only. @return 0 or
- * -errno. */
-int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b, const void **z,
-                       size_t *zn);
-/* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
- * with one BLOCK at the call's start, stacked at its call site, into o. A
- * call that never returns (a write nobody reads) is thus a wait still open
- * at the end of a trace or dump. Collector thread only. */
-void ctr__pending_io(struct ctr_outbuf *o);
-/* Writes all of buf to the session's descriptor; records the first error. */
-int ctr__sink_write(const void *buf, size_t len);
 
 /* ---------------------------------------------------------------------------
  * Context switches (sched.c)
@@ -703,13 +749,20 @@ void ctr__call_unwound(struct ctr_call_guard *g);
  * or plain wait reason without a syscall. See fdclass.c for the protocol.
  * ------------------------------------------------------------------------- */
 
-enum ctr_fd_class { CTR_FD_UNKNOWN = 0, CTR_FD_SOCKET, CTR_FD_OTHER };
+enum ctr_fd_class {
+    CTR_FD_UNKNOWN = 0,
+    CTR_FD_SOCKET,
+    CTR_FD_OTHER,
+    CTR_FD_TRACER = 0x80, /* the tracer's own descriptor (fdguard.c) */
+};
 
 #define CTR_FD_TABLE_FDS (1u << 20) /* descriptors the table covers (Linux's default nr_open) */
 
 /* The table, NULL until a traced call first needs it; never unmapped. */
 extern _Atomic(_Atomic uint8_t *) ctr__fd_table;
 
+/* The table, mapped on first use; NULL if it cannot be. Keeps errno. */
+_Atomic uint8_t *ctr__fd_table_map(void);
 /* Maps the table and stores c for fd. Keeps errno. */
 void ctr__fd_note_slow(int fd, enum ctr_fd_class c);
 /* Whether fd is a socket: the cached class, else one fstat (whose answer is
@@ -743,6 +796,51 @@ static inline void ctr__fd_copy(int from, int to)
                     ? atomic_load_explicit(&tb[from], memory_order_relaxed)
                     : (uint8_t)CTR_FD_UNKNOWN;
     atomic_store_explicit(&tb[to], c, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------------
+ * The tracer's own descriptors (fdguard.c): high, close-on-exec, and kept
+ * apart from the program's. See fdguard.c for the rules and the protocol.
+ * ------------------------------------------------------------------------- */
+
+/* Adopts fd, a descriptor the tracer just made: moves it to the top of the
+ * descriptor range, close-on-exec, closing fd; `holder` (or NULL) is where
+ * the tracer keeps the number, updated if it must move again. Keeps errno.
+ * @return the new descriptor, or -errno (fd is closed either way). */
+int ctr__fd_adopt(int fd, _Atomic int *holder);
+/* Adopts both ends of a pipe libunwind made (no holder: they are retired
+ * together if the program takes one's number). @return 0 (fds updated) or
+ * -errno (both closed). */
+int ctr__fd_adopt_pipe(int fds[2]);
+/* Closes a descriptor of the tracer's. @return 0 or -errno. */
+int ctr__fd_close(int fd);
+/* Whether fd is the tracer's (a relaxed load). */
+int ctr__fd_is_tracers(int fd);
+/* Before the program makes fd a copy of another descriptor (dup2, dup3):
+ * moves the tracer's descriptor fd, if it is one, elsewhere. */
+void ctr__fd_evict(int fd);
+/* close_range(first, last, flags) for the program, passing over the
+ * tracer's descriptors. @return as close_range. */
+int ctr__fd_close_range(unsigned first, unsigned last, int flags);
+/* In a forked child: closes and forgets every tracer descriptor. */
+void ctr__fd_forget_all(void);
+/* Around any use of a tracer descriptor through its holder: the number
+ * does not move meanwhile. use_begin waits out a move when `wait`, else
+ * returns 0 at once (the caller must then not use it). @return 1 if held. */
+int ctr__fd_use_begin(int wait);
+void ctr__fd_use_end(void);
+
+/* The executable text of libunwind, once stack.c has loaded it: calls
+ * returning there are libunwind's, which may touch only tracer
+ * descriptors. Set once, before unwinding is published. */
+extern _Atomic uintptr_t ctr__unwinder_lo, ctr__unwinder_hi;
+
+/* ctr__from_unwinder() : whether return address ra is in libunwind. */
+static inline int ctr__from_unwinder(const void *ra)
+{
+    uintptr_t lo = atomic_load_explicit(&ctr__unwinder_lo, memory_order_relaxed);
+    uintptr_t hi = atomic_load_explicit(&ctr__unwinder_hi, memory_order_relaxed);
+    return (uintptr_t)ra - lo < hi - lo;
 }
 
 #endif /* CTR_INTERNAL_H */

@@ -85,15 +85,23 @@ static CTR_WRAPPER_TEXT void io_returned(struct ctr_thread *t, struct ctr_call_g
     }
 }
 
-/* CTR_IO(ret, name, params, args, object, reason, by_fd, after) : the
- * wrapper of `name` and its traced path. `object` is the descriptor (an
+/* Whether a call on fd comes from libunwind and fd is not the tracer's:
+ * then it must not touch fd (fdguard.c). Only while tracing: libunwind runs
+ * in a wrapper's stack capture, or at its warm-up on its own new pipe. */
+#define FOREIGN_FD(fd) \
+    (CTR_UNLIKELY(ctr__from_unwinder(__builtin_return_address(0))) && !ctr__fd_is_tracers(fd))
+#define NEVER 0
+
+/* CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse) :
+ * the wrapper of `name` and its traced path. `object` is the descriptor (an
  * expression of the parameters); `reason` the wait reason, whose NET_
  * variant is used on a socket when by_fd is 1. `after` is a statement run
  * after every real call, with the result in `rc` (descriptor bookkeeping; it
- * must keep errno). While the real call runs, the thread's open call mark
+ * must keep errno). While tracing, a call for which `refuse` is true fails
+ * with EBADF without being made (FOREIGN_FD). While the real call runs, the thread's open call mark
  * says so (wait.c), so that a call that never returns (a write to a pipe
  * nobody reads, a cancelled or jumped-out-of read) is still a wait. */
-#define CTR_IO(ret, name, params, args, object, reason, by_fd, after)            \
+#define CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse)    \
     static CTR_WRAPPER_TEXT ret name##_traced params                             \
     {                                                                            \
         ret rc;                                                                  \
@@ -119,6 +127,10 @@ static CTR_WRAPPER_TEXT void io_returned(struct ctr_thread *t, struct ctr_call_g
             after;                                                               \
             return rc;                                                           \
         }                                                                        \
+        if (refuse) {                                                            \
+            errno = EBADF;                                                       \
+            return -1;                                                           \
+        }                                                                        \
         return name##_traced args;                                               \
     }
 
@@ -129,50 +141,50 @@ static CTR_WRAPPER_TEXT void io_returned(struct ctr_thread *t, struct ctr_call_g
  * Reads and writes: net on a socket, syscall otherwise
  * ------------------------------------------------------------------------- */
 
-CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING)
+CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING, FOREIGN_FD(fd))
 CTR_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_WRITE, 1,
-       NOTHING)
+       NOTHING, FOREIGN_FD(fd))
 CTR_IO(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
-       CTR_REASON_READV, 1, NOTHING)
+       CTR_REASON_READV, 1, NOTHING, NEVER)
 CTR_IO(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
-       CTR_REASON_WRITEV, 1, NOTHING)
+       CTR_REASON_WRITEV, 1, NOTHING, NEVER)
 
 /* Positioned I/O needs a seekable file: never a socket. */
 CTR_IO(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PREAD, 0, NOTHING)
+       CTR_REASON_PREAD, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PREAD, 0, NOTHING)
+       CTR_REASON_PREAD, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PWRITE, 0, NOTHING)
+       CTR_REASON_PWRITE, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PWRITE, 0, NOTHING)
+       CTR_REASON_PWRITE, 0, NOTHING, NEVER)
 
 /* ---------------------------------------------------------------------------
  * Sockets: always net
  * ------------------------------------------------------------------------- */
 
 CTR_IO(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
-       CTR_REASON_RECV, 0, NOTHING)
+       CTR_REASON_RECV, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, recvfrom,
        (int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags), fd,
-       CTR_REASON_RECVMSG, 0, NOTHING)
+       CTR_REASON_RECVMSG, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
-       CTR_REASON_SEND, 0, NOTHING)
+       CTR_REASON_SEND, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, sendto,
        (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
         socklen_t addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), fd,
-       CTR_REASON_SENDMSG, 0, NOTHING)
+       CTR_REASON_SENDMSG, 0, NOTHING, NEVER)
 CTR_IO(int, accept, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen),
-       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET)
+       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET, NEVER)
 CTR_IO(int, accept4, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen, int flags),
-       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, 0, NOTE_SOCKET)
+       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, 0, NOTE_SOCKET, NEVER)
 CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd, addr, addrlen),
-       fd, CTR_REASON_CONNECT, 0, NOTHING)
+       fd, CTR_REASON_CONNECT, 0, NOTHING, NEVER)
 
 /* ---------------------------------------------------------------------------
  * Readiness waits: always net. The object of poll is the first descriptor
@@ -183,31 +195,31 @@ CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd
 #define FIRST_FD(fds, nfds) ((nfds) > 0 && (fds) ? (fds)[0].fd : -1)
 
 CTR_IO(int, poll, (struct pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout),
-       FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING)
+       FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER)
 CTR_IO(int, ppoll,
        (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
         const sigset_t *sigmask),
-       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING)
+       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER)
 CTR_IO(int, select,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         struct timeval *restrict timeout),
-       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING)
+       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING, NEVER)
 CTR_IO(int, pselect,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         const struct timespec *restrict timeout, const sigset_t *restrict sigmask),
-       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING)
+       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING, NEVER)
 CTR_IO(int, epoll_wait, (int epfd, struct epoll_event *ev, int maxev, int timeout),
-       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING)
+       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING, NEVER)
 CTR_IO(int, epoll_pwait,
        (int epfd, struct epoll_event *ev, int maxev, int timeout, const sigset_t *sigmask),
-       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING)
+       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING, NEVER)
 
 /* ---------------------------------------------------------------------------
  * File system: always syscall
  * ------------------------------------------------------------------------- */
 
-CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, 0, NOTHING)
-CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, 0, NOTHING)
+CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, 0, NOTHING, NEVER)
+CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, 0, NOTHING, NEVER)
 
 /* The open family is variadic: each wrapper reads the mode (only if the
  * flags say there is one) and passes it on explicitly to the real function,
@@ -250,40 +262,53 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
 #define NOTE_OTHER ctr__fd_note(rc, CTR_FD_OTHER)
 
 CTR_IO(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
-       CTR_REASON_READ, 1, NOTHING)
+       CTR_REASON_READ, 1, NOTHING, NEVER)
 CTR_IO(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING)
+       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
-       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING)
+       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
-       (fd, buf, n, buflen, flags), fd, CTR_REASON_RECV, 0, NOTHING)
+       (fd, buf, n, buflen, flags), fd, CTR_REASON_RECV, 0, NOTHING, NEVER)
 CTR_IO(ssize_t, __recvfrom_chk,
        (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING)
+       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER)
 CTR_IO(int, __poll_chk, (struct pollfd * fds, nfds_t nfds, int timeout, size_t fdslen),
-       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING)
+       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER)
 CTR_IO(int, __ppoll_chk,
        (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
         const sigset_t *sigmask, size_t fdslen),
-       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING)
+       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER)
 /* The object of an open is the descriptor it returns, unknown before. */
 CTR_IO(int, __open_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
-       NOTE_OTHER)
+       NOTE_OTHER, NEVER)
 CTR_IO(int, __open64_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
-       NOTE_OTHER)
+       NOTE_OTHER, NEVER)
 CTR_IO(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), -1,
-       CTR_REASON_OPENAT, 0, NOTE_OTHER)
+       CTR_REASON_OPENAT, 0, NOTE_OTHER, NEVER)
 CTR_IO(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), -1,
-       CTR_REASON_OPENAT, 0, NOTE_OTHER)
+       CTR_REASON_OPENAT, 0, NOTE_OTHER, NEVER)
 
-#define CTR_OPEN_WRAPPER(name, kind, params, dirfd)                       \
-    CTR_EXPORT CTR_WRAPPER_TEXT int name params                           \
-    {                                                                     \
-        mode_t mode = CTR_VA_MODE(flags);                                 \
-        if (CTR_LIKELY(!ctr__tracing()))                                  \
-            return open_real(kind, dirfd, path, flags, mode);             \
-        return open_traced(kind, dirfd, path, flags, mode);               \
+/* A file libunwind opens is the tracer's (fdguard.c). */
+static int open_for_unwinder(enum open_kind k, int dirfd, const char *path, int flags, mode_t mode)
+{
+    int fd = ctr__fd_adopt(open_real(k, dirfd, path, flags, mode), NULL);
+    if (fd < -1) {
+        errno = -fd;
+        fd = -1;
+    }
+    return fd;
+}
+
+#define CTR_OPEN_WRAPPER(name, kind, params, dirfd)                                  \
+    CTR_EXPORT CTR_WRAPPER_TEXT int name params                                      \
+    {                                                                                \
+        mode_t mode = CTR_VA_MODE(flags);                                            \
+        if (CTR_UNLIKELY(ctr__from_unwinder(__builtin_return_address(0))))           \
+            return open_for_unwinder(kind, dirfd, path, flags, mode);                \
+        if (CTR_LIKELY(!ctr__tracing()))                                             \
+            return open_real(kind, dirfd, path, flags, mode);                        \
+        return open_traced(kind, dirfd, path, flags, mode);                          \
     }
 
 CTR_OPEN_WRAPPER(open, OPEN, (const char *path, int flags, ...), AT_FDCWD)
@@ -293,15 +318,45 @@ CTR_OPEN_WRAPPER(openat64, OPENAT64, (int dirfd, const char *path, int flags, ..
 
 /* ---------------------------------------------------------------------------
  * Descriptor bookkeeping only: these never wait long, and record nothing.
+ * They also keep the tracer's own descriptors and the program's apart
+ * (fdguard.c): the program cannot close, duplicate or take the number of a
+ * tracer descriptor, and libunwind can touch nothing else.
  * ------------------------------------------------------------------------- */
+
+static int bad_descriptor(void)
+{
+    errno = EBADF;
+    return -1;
+}
 
 CTR_EXPORT int close(int fd)
 {
+    if (CTR_UNLIKELY(ctr__fd_is_tracers(fd))) {
+        if (!ctr__from_unwinder(__builtin_return_address(0)))
+            return bad_descriptor(); /* not one the program opened */
+        int rc = ctr__fd_close(fd);
+        if (rc != 0)
+            errno = -rc;
+        return rc ? -1 : 0;
+    }
+    if (CTR_UNLIKELY(ctr__from_unwinder(__builtin_return_address(0))))
+        return bad_descriptor(); /* the program's now: libunwind's pipe was given up */
     int rc = ctr__real.close(fd);
     /* Whatever rc says, the number is free now (Linux releases it even on
      * EINTR): it may come back as anything. */
     ctr__fd_note(fd, CTR_FD_UNKNOWN);
     return rc;
+}
+
+CTR_EXPORT int close_range(unsigned first, unsigned last, int flags)
+{
+    return ctr__fd_close_range(first, last, flags);
+}
+
+CTR_EXPORT void closefrom(int lowfd)
+{
+    if (lowfd >= 0)
+        ctr__fd_close_range((unsigned)lowfd, ~0u, 0);
 }
 
 CTR_EXPORT int socket(int domain, int type, int protocol)
@@ -321,28 +376,39 @@ CTR_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
     return rc;
 }
 
+/* pipe and pipe2: the program's pipes are OTHER; libunwind's (its memory
+ * validation pipe) are the tracer's. */
+static int pipe_made(int rc, int fds[2], const void *caller)
+{
+    if (rc != 0)
+        return rc;
+    if (CTR_UNLIKELY(ctr__from_unwinder(caller))) {
+        int err = ctr__fd_adopt_pipe(fds);
+        if (err) {
+            errno = -err;
+            return -1;
+        }
+        return 0;
+    }
+    ctr__fd_note(fds[0], CTR_FD_OTHER);
+    ctr__fd_note(fds[1], CTR_FD_OTHER);
+    return 0;
+}
+
 CTR_EXPORT int pipe(int fds[2])
 {
-    int rc = ctr__real.pipe(fds);
-    if (rc == 0) {
-        ctr__fd_note(fds[0], CTR_FD_OTHER);
-        ctr__fd_note(fds[1], CTR_FD_OTHER);
-    }
-    return rc;
+    return pipe_made(ctr__real.pipe(fds), fds, __builtin_return_address(0));
 }
 
 CTR_EXPORT int pipe2(int fds[2], int flags)
 {
-    int rc = ctr__real.pipe2(fds, flags);
-    if (rc == 0) {
-        ctr__fd_note(fds[0], CTR_FD_OTHER);
-        ctr__fd_note(fds[1], CTR_FD_OTHER);
-    }
-    return rc;
+    return pipe_made(ctr__real.pipe2(fds, flags), fds, __builtin_return_address(0));
 }
 
 CTR_EXPORT int dup(int fd)
 {
+    if (CTR_UNLIKELY(ctr__fd_is_tracers(fd)))
+        return bad_descriptor();
     int rc = ctr__real.dup(fd);
     if (rc >= 0)
         ctr__fd_copy(fd, rc);
@@ -351,6 +417,10 @@ CTR_EXPORT int dup(int fd)
 
 CTR_EXPORT int dup2(int fd, int fd2)
 {
+    if (CTR_UNLIKELY(ctr__fd_is_tracers(fd)))
+        return bad_descriptor();
+    if (fd != fd2)
+        ctr__fd_evict(fd2); /* the number is the program's to take */
     int rc = ctr__real.dup2(fd, fd2);
     if (rc >= 0)
         ctr__fd_copy(fd, rc);
@@ -359,6 +429,10 @@ CTR_EXPORT int dup2(int fd, int fd2)
 
 CTR_EXPORT int dup3(int fd, int fd2, int flags)
 {
+    if (CTR_UNLIKELY(ctr__fd_is_tracers(fd)))
+        return bad_descriptor();
+    if (fd != fd2)
+        ctr__fd_evict(fd2);
     int rc = ctr__real.dup3(fd, fd2, flags);
     if (rc >= 0)
         ctr__fd_copy(fd, rc);

@@ -27,6 +27,14 @@
 
 #define RING_DATA_PAGES 16 /* 64 KiB: about 2700 switches per thread per flush */
 
+/* An ioctl on t's perf descriptor, whose number must not move meanwhile. */
+static void perf_ioctl(struct ctr_thread *t, unsigned long request)
+{
+    ctr__fd_use_begin(1);
+    ioctl(atomic_load_explicit(&t->perf_fd, memory_order_relaxed), request, 0);
+    ctr__fd_use_end();
+}
+
 void ctr__sched_open(struct ctr_thread *t)
 {
     if (t->perf_ring) {
@@ -35,7 +43,7 @@ void ctr__sched_open(struct ctr_thread *t)
         struct perf_event_mmap_page *meta = t->perf_ring;
         __atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
                          __ATOMIC_RELEASE);
-        ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+        perf_ioctl(t, PERF_EVENT_IOC_ENABLE);
         return;
     }
     struct perf_event_attr a;
@@ -50,17 +58,19 @@ void ctr__sched_open(struct ctr_thread *t)
     a.exclude_hv = 1;
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
-    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    /* Out of the program's way at once (fdguard.c); its number goes to
+     * perf_fd, where it is updated if it has to move. */
+    int fd = ctr__fd_adopt((int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC),
+                           &t->perf_fd);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t bytes = (1 + RING_DATA_PAGES) * page;
     void *ring = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     if (ring == MAP_FAILED) {
         if (fd >= 0)
-            close(fd);
+            ctr__fd_close(fd);
         atomic_fetch_add_explicit(&ctr__session.sched_failed, 1, memory_order_relaxed);
         return;
     }
-    t->perf_fd = fd;
     t->perf_bytes = bytes;
     /* release: fd and size before the collector can see the ring. */
     atomic_store_explicit(&t->perf_ring, ring, memory_order_release);
@@ -72,14 +82,14 @@ void ctr__sched_close(struct ctr_thread *t)
     if (!ring)
         return;
     munmap(ring, t->perf_bytes);
-    close(t->perf_fd);
+    ctr__fd_close(atomic_load_explicit(&t->perf_fd, memory_order_relaxed));
     atomic_store_explicit(&t->perf_ring, NULL, memory_order_relaxed);
 }
 
 void ctr__sched_disable(struct ctr_thread *t)
 {
     if (atomic_load_explicit(&t->perf_ring, memory_order_acquire))
-        ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        perf_ioctl(t, PERF_EVENT_IOC_DISABLE);
 }
 
 /* Copies n bytes at ring offset off (which may wrap) to out. */

@@ -1,9 +1,11 @@
-/* sink.c - where the collector's bytes go: zstd frames (one compression
- * context, reused), written whole to a descriptor. The trace file's writer
- * (ctr__sink_write) remembers its first error, after which the file ends at
- * a frame boundary and nothing more is written to it; a dump writes with
- * ctr__write_all directly. Collector thread only, like its callers.
+/* sink.c - where the collector's bytes go: zstd frames, written whole to a
+ * descriptor. A compression stream (ctr_zstream) belongs to one thread: the
+ * collector has its own (ctr__sink_begin/ctr__sink_compress), a dump makes
+ * one for itself. The trace file's writer (ctr__sink_write, collector only)
+ * remembers its first error, after which the file ends at a frame boundary
+ * and nothing more is written to it; a dump writes with ctr__write_all.
  */
+#include "interpose.h"
 #include "internal.h"
 #include "record.h"
 
@@ -12,27 +14,35 @@
 #include <unistd.h>
 #include <zstd.h>
 
-static struct {
-    ZSTD_CCtx *cctx;
-    uint8_t *zbuf;
-    size_t zcap;
-} Z;
+static struct ctr_zstream Z; /* the collector's */
+
+int ctr__zstream_open(struct ctr_zstream *z, int level)
+{
+    if (!z->cctx && !(z->cctx = ZSTD_createCCtx()))
+        return -ENOMEM;
+    ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);
+    return 0;
+}
+
+void ctr__zstream_close(struct ctr_zstream *z)
+{
+    ZSTD_freeCCtx(z->cctx);
+    free(z->buf);
+    *z = (struct ctr_zstream){0};
+}
 
 int ctr__sink_begin(int level)
 {
-    if (!Z.cctx && !(Z.cctx = ZSTD_createCCtx()))
-        return -ENOMEM;
-    ZSTD_CCtx_reset(Z.cctx, ZSTD_reset_session_and_parameters);
-    ZSTD_CCtx_setParameter(Z.cctx, ZSTD_c_compressionLevel, level);
-    ZSTD_CCtx_setParameter(Z.cctx, ZSTD_c_checksumFlag, 1);
-    return 0;
+    return ctr__zstream_open(&Z, level);
 }
 
 int ctr__write_all(int fd, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = ctr__real.write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -47,7 +57,11 @@ int ctr__sink_write(const void *buf, size_t len)
 {
     if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed))
         return -EIO; /* after a failure the file ends at a frame boundary */
-    int err = ctr__write_all(ctr__session.fd, buf, len);
+    /* The file's number may move (the program dup2'd onto it): not while
+     * this write uses it. */
+    ctr__fd_use_begin(1);
+    int err = ctr__write_all(atomic_load_explicit(&ctr__session.fd, memory_order_relaxed), buf, len);
+    ctr__fd_use_end();
     if (err) {
         int zero = 0;
         atomic_compare_exchange_strong(&ctr__session.write_error, &zero, err);
@@ -57,35 +71,41 @@ int ctr__sink_write(const void *buf, size_t len)
     return 0;
 }
 
-int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b,
-                            const void **z, size_t *zn)
+int ctr__zstream_frame(struct ctr_zstream *zs, const struct ctr_outbuf *a,
+                       const struct ctr_outbuf *b, const void **z, size_t *zn)
 {
     size_t in = a->len + (b ? b->len : 0);
     size_t bound = ZSTD_compressBound(in);
-    if (bound > Z.zcap) {
-        uint8_t *p = realloc(Z.zbuf, bound);
+    if (bound > zs->cap) {
+        uint8_t *p = realloc(zs->buf, bound);
         if (!p)
             return -ENOMEM;
-        Z.zbuf = p;
-        Z.zcap = bound;
+        zs->buf = p;
+        zs->cap = bound;
     }
     /* One frame from two buffers: stream both, then end the frame. */
-    ZSTD_outBuffer out = {Z.zbuf, Z.zcap, 0};
+    ZSTD_outBuffer out = {zs->buf, zs->cap, 0};
     ZSTD_inBuffer ia = {a->p, a->len, 0};
-    size_t rc = ZSTD_compressStream2(Z.cctx, &out, &ia, ZSTD_e_continue);
+    size_t rc = ZSTD_compressStream2(zs->cctx, &out, &ia, ZSTD_e_continue);
     if (!ZSTD_isError(rc) && b && b->len) {
         ZSTD_inBuffer ib = {b->p, b->len, 0};
-        rc = ZSTD_compressStream2(Z.cctx, &out, &ib, ZSTD_e_continue);
+        rc = ZSTD_compressStream2(zs->cctx, &out, &ib, ZSTD_e_continue);
     }
     ZSTD_inBuffer none = {NULL, 0, 0};
-    while (!ZSTD_isError(rc) && (rc = ZSTD_compressStream2(Z.cctx, &out, &none, ZSTD_e_end)) > 0)
+    while (!ZSTD_isError(rc) && (rc = ZSTD_compressStream2(zs->cctx, &out, &none, ZSTD_e_end)) > 0)
         ;
     if (ZSTD_isError(rc)) {
-        ZSTD_CCtx_reset(Z.cctx, ZSTD_reset_session_only);
+        ZSTD_CCtx_reset(zs->cctx, ZSTD_reset_session_only);
         return -EIO;
     }
-    *z = Z.zbuf;
+    *z = zs->buf;
     *zn = out.pos;
     return 0;
+}
+
+int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b, const void **z,
+                       size_t *zn)
+{
+    return ctr__zstream_frame(&Z, a, b, z, zn);
 }
 

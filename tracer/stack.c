@@ -111,9 +111,14 @@ static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pc
     backtrace_t backtrace = atomic_load_explicit(&backtrace_fn, memory_order_acquire);
     if (!backtrace)
         return n;
+    /* libunwind reads and writes its own descriptors: not while the
+     * program is taking one's number (fdguard.c); the walk's PCs stand. */
+    if (!ctr__fd_use_begin(0))
+        return n;
     t->internal++; /* libunwind may lock: its calls go to the real functions */
     int got = backtrace(buf, (int)(max + DWARF_EXTRA));
     t->internal--;
+    ctr__fd_use_end();
     int i = 0;
     while (i < got && !in_tracer((uintptr_t)buf[i]))
         i++; /* libunwind's own frame, if it reports it */
@@ -183,6 +188,16 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_at(struct ctr_thread *t, uintptr_t frame)
     return intern_pcs(pcs, walk(t, frame, pcs, ctr__session.stack_depth));
 }
 
+/* Records the executable segment holding unw_backtrace: libunwind's text. */
+static void note_unwinder(void *ctx, const struct ctr_map_info *m)
+{
+    uintptr_t fn = (uintptr_t)ctx;
+    if (fn >= m->start && fn < m->limit) {
+        atomic_store_explicit(&ctr__unwinder_lo, m->start, memory_order_relaxed);
+        atomic_store_explicit(&ctr__unwinder_hi, m->limit, memory_order_relaxed);
+    }
+}
+
 /* Finds unw_backtrace and makes its expensive first call. */
 static int dwarf_load(void)
 {
@@ -195,6 +210,9 @@ static int dwarf_load(void)
     *(void **)&fn = dlsym(h, "unw_backtrace"); /* POSIX's way to a function pointer */
     if (!fn)
         return 0; /* the handle stays: nothing else refers to it */
+    /* Its calls are known by their return address from now on: its pipe,
+     * made by the first call, and its files are the tracer's (fdguard.c). */
+    ctr__maps_scan(note_unwinder, *(void **)&fn);
     void *warm[CTR_STACK_MAX];
     struct ctr_thread *saved = ctr__internal_begin(); /* its I/O is the tracer's */
     fn(warm, CTR_STACK_MAX);

@@ -142,6 +142,7 @@
     X(int, pipe2, (int fds[2], int flags), (fds, flags), 1)                                  \
     X(int, dup, (int fd), (fd), 1)                                                           \
     X(int, dup2, (int fd, int fd2), (fd, fd2), 1)                                            \
-    X(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), 1)
+    X(int, dup3, (int fd, int fd2, int flags), (fd, fd2, flags), 1)                         \
+    X(int, close_range, (unsigned first, unsigned last, int flags), (first, last, flags), 0)
 
 #endif

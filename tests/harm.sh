@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# harm.sh - `ctrace run` must leave a program's signals, descriptors and files
+# exactly as they are untraced: each case runs without and with ctrace, and
+# what the program prints, writes and returns must be the same, byte for
+# byte, with a whole trace beside it.
+#   - a sigwait()-based shutdown (SIGTERM blocked, taken by a dedicated
+#     thread), five times: the collector thread must not take the signal;
+#   - a shell's `exec 3>file`: no trace bytes in the program's fd 3;
+#   - programs that close every descriptor >= 3 (a loop, close_range,
+#     closefrom) and then write a data file: the data file is theirs alone,
+#     and the trace survives;
+#   - closed descriptors reused for sockets while libunwind unwinds: the
+#     program gets the same numbers and nobody reads or writes its sockets;
+#   - dup2 onto the tracer's own descriptor: the program gets the number, the
+#     trace moves elsewhere and stays whole.
+# usage: harm.sh CTRACE_BINARY PROG_HARM
+set -uo pipefail
+ctrace=$1
+prog=$2
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+
+traced() {
+    local trace=$1
+    shift
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$ctrace" run -o "$trace" -- "$@"
+}
+
+# whole TRACE: ctrace reads it to its END record.
+whole() {
+    "$ctrace" stats "$1" 2>&1 | head -1 | grep -q '(complete)'
+}
+
+# compare NAME MODE: the mode's output, status and data file, untraced and
+# traced, must be identical; the trace whole.
+compare() {
+    local name=$1 mode=$2
+    (cd "$tmp" && "$prog" "$mode" "$tmp/$name.ref.data" >"$tmp/$name.ref.out" 2>&1
+     echo $? >"$tmp/$name.ref.status")
+    (cd "$tmp" && traced "$tmp/$name.bin" "$prog" "$mode" "$tmp/$name.run.data" \
+         >"$tmp/$name.run.out" 2>&1
+     echo $? >"$tmp/$name.run.status")
+    check "$name: status 0" grep -qx 0 "$tmp/$name.ref.status"
+    check "$name: output the same under ctrace run" cmp -s "$tmp/$name.ref.out" "$tmp/$name.run.out"
+    check "$name: status the same" cmp -s "$tmp/$name.ref.status" "$tmp/$name.run.status"
+    if [ -e "$tmp/$name.ref.data" ]; then
+        check "$name: data file byte-identical" cmp -s "$tmp/$name.ref.data" "$tmp/$name.run.data"
+    fi
+    check "$name: the trace is whole" whole "$tmp/$name.bin"
+    if ! cmp -s "$tmp/$name.ref.out" "$tmp/$name.run.out"; then
+        diff "$tmp/$name.ref.out" "$tmp/$name.run.out" | head -10
+    fi
+}
+
+# Signals: five runs, since delivery picks any thread that accepts it.
+for i in 1 2 3 4 5; do
+    compare "sigwait-$i" sigwait
+done
+
+# Descriptors.
+compare closeall closeall
+compare closerange closerange
+compare closefrom closefrom
+compare fdreuse fdreuse
+compare dup2top dup2top
+check "dup2top: the trace still has the program's waits" \
+    sh -c "'$ctrace' stats '$tmp/dup2top.bin' | grep -Eq 'BLOCK +[1-9]'"
+
+# A shell's own descriptor 3.
+(cd "$tmp" && bash -c 'exec 3>ref3.txt; echo hi >&3; sleep 0.2; echo bye >&3')
+(cd "$tmp" && traced "$tmp/b3.bin" bash -c 'exec 3>run3.txt; echo hi >&3; sleep 0.2; echo bye >&3')
+check "exec 3>: the file holds the shell's bytes only" cmp -s "$tmp/ref3.txt" "$tmp/run3.txt"
+check "exec 3>: the trace is whole" whole "$tmp/b3.bin"
+
+finish

@@ -1,0 +1,172 @@
+/* tables.c - the records that describe the traced process rather than its
+ * events (FORMAT.md §3): TRACE_INFO, CLOCK, MAPPING, STRING, STACK, THREAD,
+ * and the one-event batches that open the waits of calls still in progress.
+ *
+ * The collector writes them into each generation of the file, what the
+ * tables gained since the last one; a flight-recorder dump writes all of
+ * them at its start (ctr__rec_prologue), from whatever thread asked for it.
+ * So nothing here keeps state between calls or belongs to one thread: each
+ * function writes into the buffer it is given, and reads only what any
+ * thread may read (the lock-free intern tables, the loader's list of
+ * objects, the thread slab under its reclaim lock).
+ */
+#include "internal.h"
+#include "maps.h"
+#include "record.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+void ctr__rec_trace_info(struct ctr_outbuf *o)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
+    CTR_REC(o, CTR_REC_TRACE_INFO, (uint64_t)getpid(),
+            ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
+            ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
+            ctr__session.io_min_ns);
+}
+
+void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c)
+{
+    CTR_REC(o, CTR_REC_CLOCK, c->ticks, c->mono, c->real);
+}
+
+void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, const struct ctr_map_info *m)
+{
+    uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
+    size_t b = ctr_rec_begin(o, CTR_REC_MAPPING);
+    ctr_out_uv(o, id);
+    ctr_out_uv(o, m->start);
+    ctr_out_uv(o, m->limit);
+    ctr_out_uv(o, m->file_offset);
+    ctr_out_uv(o, m->bias);
+    ctr_out_uv(o, path);
+    ctr_out_uv(o, m->build_id_len);
+    ctr_out_bytes(o, m->build_id, m->build_id_len);
+    ctr_rec_end(o, b);
+}
+
+static void visit_string(void *ctx, const struct ctr_intern_entry *e)
+{
+    struct ctr_outbuf *o = ctx;
+    size_t b = ctr_rec_begin(o, CTR_REC_STRING);
+    ctr_out_uv(o, e->id);
+    ctr_out_bytes(o, e->bytes, e->len);
+    ctr_rec_end(o, b);
+}
+
+static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
+{
+    struct ctr_outbuf *o = ctx;
+    const uintptr_t *pcs = (const uintptr_t *)e->bytes;
+    uint32_t n = e->len / (uint32_t)sizeof(uintptr_t);
+    size_t b = ctr_rec_begin(o, CTR_REC_STACK);
+    ctr_out_uv(o, e->id);
+    ctr_out_uv(o, n);
+    for (uint32_t i = 0; i < n; i++)
+        ctr_out_uv(o, pcs[i]);
+    ctr_rec_end(o, b);
+}
+
+void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor)
+{
+    ctr__intern_scan(&ctr__strings, cursor, visit_string, o);
+}
+
+void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor)
+{
+    ctr__intern_scan(&ctr__stacks, cursor, visit_stack, o);
+}
+
+void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name)
+{
+    CTR_REC(o, CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name,
+            (uint64_t)t->handle);
+}
+
+void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
+                    uint64_t object, uint64_t stack)
+{
+    uint8_t ev[CTR_MAX_EVENT_BYTES], *p = ev;
+    *p++ = CTR_EV_BLOCK;
+    p = ctr_put_uvarint(p, 0);
+    p = ctr_put_uvarint(p, reason);
+    p = ctr_put_uvarint(p, object);
+    p = ctr_put_uvarint(p, stack);
+    size_t body = ctr_rec_begin(o, CTR_REC_BATCH);
+    ctr_out_uv(o, thread_id);
+    ctr_out_uv(o, ticks);
+    ctr_out_bytes(o, ev, (size_t)(p - ev));
+    ctr_rec_end(o, body);
+}
+
+/* The slab's used slots, for a scan (under ctr__threads.reclaim). */
+static uint32_t slots_in_use(void)
+{
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    return high < ctr__threads.capacity ? high : ctr__threads.capacity;
+}
+
+void ctr__pending_io(struct ctr_outbuf *o)
+{
+    uint64_t now = ctr__ticks();
+    uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
+    ctr_lock_acquire(&ctr__threads.reclaim);
+    for (uint32_t s = 0; s < slots_in_use(); s++) {
+        struct ctr_thread *t = &ctr__threads.slab[s];
+        if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
+            continue;
+        /* acquire: pairs with ctr__io_begin's release; reading io_start
+         * again after the fields catches a call that ended meanwhile. */
+        uint64_t start = atomic_load_explicit(&t->io_start, memory_order_acquire);
+        if (!start || now - start < min)
+            continue;
+        uint64_t reason = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
+        uint64_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
+        int fd = atomic_load_explicit(&t->io_fd, memory_order_relaxed);
+        int by_fd = atomic_load_explicit(&t->io_by_fd, memory_order_relaxed);
+        /* acquire fence: the field loads above before the load below. */
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
+            continue;
+        if (by_fd && ctr__fd_is_socket(fd))
+            reason++; /* the NET_ variant (see interpose_io.c) */
+        uint64_t stack = pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
+        ctr__rec_block(o, t->id, start, reason, (uint64_t)(int64_t)fd, stack);
+    }
+    ctr_lock_release(&ctr__threads.reclaim);
+}
+
+struct map_count {
+    struct ctr_outbuf *o;
+    uint64_t id;
+};
+
+static void visit_map(void *ctx, const struct ctr_map_info *m)
+{
+    struct map_count *mc = ctx;
+    ctr__rec_mapping(mc->o, ++mc->id, m);
+}
+
+void ctr__rec_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start,
+                       uint32_t (*name_of)(void *ctx, uint64_t thread_id, uint32_t registered),
+                       void *ctx)
+{
+    ctr__rec_trace_info(o);
+    ctr__rec_clock(o, start);
+    struct map_count mc = {o, 0};
+    ctr__maps_scan(visit_map, &mc);
+    size_t strings = 0, stacks = 0;
+    ctr__rec_strings(o, &strings);
+    ctr__rec_stacks(o, &stacks);
+    ctr_lock_acquire(&ctr__threads.reclaim);
+    for (uint32_t s = 0; s < slots_in_use(); s++) {
+        const struct ctr_thread *t = &ctr__threads.slab[s];
+        if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_FREE)
+            ctr__rec_thread(o, t, name_of(ctx, t->id, t->name_id));
+    }
+    ctr_lock_release(&ctr__threads.reclaim);
+}
