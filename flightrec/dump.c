@@ -65,16 +65,23 @@ static int write_dump(int fd, struct fr_snapshot *s, struct ctr_zstream *z,
 int ctr__fr_dump(int fd, _Atomic int *holder)
 {
     struct fr_snapshot s;
-    int rc = ctr__fr_snapshot(&s);
-    if (rc)
-        return rc;
     struct ctr_outbuf head = {0}, tail = {0};
     struct ctr_zstream z = {0};
-    /* Threads inside a call that may never return (a write nobody reads)
-     * are waiting: they go last, after all their events, but are taken
-     * first, so that the prologue has their call sites' stacks. */
-    ctr__pending_io(&tail);
-    prologue(&head, &s);
+    /* The snapshot and the scans of the thread slab under its reclaim lock:
+     * a thread whose last events (and THREAD record) the collector writes
+     * after the snapshot keeps its slot until the scans have seen it. */
+    ctr_lock_acquire(&ctr__threads.reclaim);
+    int rc = ctr__fr_snapshot(&s);
+    if (rc == 0) {
+        /* Threads inside a call that may never return (a write nobody
+         * reads) are waiting: they go last, after all their events, but are
+         * taken first, so that the prologue has their call sites' stacks. */
+        ctr__pending_io(&tail);
+        prologue(&head, &s);
+    }
+    ctr_lock_release(&ctr__threads.reclaim);
+    if (rc)
+        return rc;
     struct ctr_clock_sample now;
     ctr__clock_sample(&now.ticks, &now.mono, &now.real);
     ctr__rec_clock(&tail, &now);

@@ -2,12 +2,15 @@
 # tests/run.sh - installs what ctrace needs (Debian 12), builds it and runs every
 # test suite: once in build/ (gcc, RelWithDebInfo), once in build-asan/ under
 # AddressSanitizer + UndefinedBehaviorSanitizer, once in build-clang/ (clang:
-# other inlining and tail calls than gcc's).
+# other inlining and tail calls than gcc's), and the unit tests (the test-*
+# programs) once more in build-tsan/ under ThreadSanitizer, where any report
+# fails the test.
 #
-# Usage: tests/run.sh [--no-install] [--no-asan] [--no-clang]
+# Usage: tests/run.sh [--no-install] [--no-asan] [--no-clang] [--no-tsan]
 #   --no-install  do not check for or install packages (tests/deps.sh)
 #   --no-asan     skip the sanitizer build and its test run
 #   --no-clang    skip the clang build and its test run
+#   --no-tsan     skip the ThreadSanitizer build and its test run
 # Works from any directory. Exit status: 0 when every step passed, 1 when a
 # build or a test suite failed, 2 on a usage error. Both test suites run even
 # if the first fails; the last line says what happened.
@@ -16,21 +19,24 @@ set -euo pipefail
 prog=tests/run.sh
 usage() {
     cat <<'USAGE'
-usage: tests/run.sh [--no-install] [--no-asan] [--no-clang]
+usage: tests/run.sh [--no-install] [--no-asan] [--no-clang] [--no-tsan]
   --no-install  do not check for or install packages (tests/deps.sh)
   --no-asan     skip the sanitizer build and its test run
   --no-clang    skip the clang build and its test run
+  --no-tsan     skip the ThreadSanitizer build and its test run
 USAGE
 }
 
 install=1
 asan=1
 clang=1
+tsan=1
 for arg in "$@"; do
     case $arg in
     --no-install) install=0 ;;
     --no-asan) asan=0 ;;
     --no-clang) clang=0 ;;
+    --no-tsan) tsan=0 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "$prog: unknown argument '$arg'" >&2; usage >&2; exit 2 ;;
     esac
@@ -88,11 +94,13 @@ configure_and_build() {
     cmake --build "$dir" -j"$jobs" || fail "build $dir"
 }
 
-# run_tests DIR LABEL: a failing suite is recorded; the next one still runs.
+# run_tests DIR LABEL [CTEST ARGS...]: a failing suite is recorded; the next
+# one still runs.
 run_tests() {
     local dir=$1 label=$2
+    shift 2
     echo "== $label =="
-    if ! ctest --test-dir "$dir" --output-on-failure -j"$jobs"; then
+    if ! ctest --test-dir "$dir" --output-on-failure -j"$jobs" "$@"; then
         failed+=("$label ($dir)")
     fi
 }
@@ -120,6 +128,18 @@ if [[ $clang -eq 1 ]]; then
     run_tests build-clang "tests built with clang"
 fi
 
+if [[ $tsan -eq 1 ]]; then
+    configure_and_build build-tsan -DCTRACE_TSAN=ON
+    # The unit tests only: the shell tests preload libctrace into programs
+    # built without TSan. Any report fails its test (halt_on_error, exit
+    # code 66); there are no suppressions.
+    # Stacks by frame pointers: libunwind is not built with TSan, and its
+    # per-thread cache's destructor calls into TSan's interceptors after TSan
+    # has finalized the thread (a crash inside TSan).
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+    CTRACE_UNWIND=fp run_tests build-tsan "unit tests under ThreadSanitizer" -R '^test-'
+fi
+
 if [[ ${#failed[@]} -gt 0 ]]; then
     echo "$prog: FAILED: ${failed[*]}"
     exit 1
@@ -127,4 +147,5 @@ fi
 passes="build/"
 [[ $asan -eq 1 ]] && passes+=", build-asan/ under ASan+UBSan"
 [[ $clang -eq 1 ]] && passes+=", build-clang/"
+[[ $tsan -eq 1 ]] && passes+=", build-tsan/ under TSan"
 echo "$prog: all test suites passed ($passes)"

@@ -202,7 +202,7 @@ static void test_stop_waits_for_event_in_progress(void **state)
     assert_int_equal(pthread_create(&writer, NULL, log_writer, NULL), 0);
     char path[64];
     ctr_test_temp(path, sizeof(path), "inflight");
-    int caught = 0;
+    int caught = 0, landed = 0;
     for (int round = 0; round < 400 && caught < 5; round++) {
         assert_int_equal(trace_start(path), 0);
         until_logged_in_session();
@@ -226,16 +226,17 @@ static void test_stop_waits_for_event_in_progress(void **state)
         ctr_test_read(path, &tr);
         uint64_t last;
         assert_true(logged_sequence(&tr, &last) > 0);
-        /* The event the handler interrupted is in the trace; one whose
-         * section had not begun may not be. */
-        if (in_section)
-            assert_int_equal(last, started - 1);
-        else if (last + 2 < started || last >= started)
+        /* The log being written when the handler came is in the trace if
+         * its section had read the epoch before the stop (else it saw 0 and
+         * wrote nothing); every earlier one is. */
+        if (last + 2 < started || last >= started)
             fail_msg("round %d: last logged %llu, %llu begun", round, (unsigned long long)last,
                      (unsigned long long)started);
+        landed += in_section && last == started - 1;
         ctr_trace_free(&tr);
     }
     assert_int_equal(caught, 5);
+    assert_true(landed > 0); /* an event the stop waited for reached the trace */
     atomic_store(&writers_stop, 1);
     pthread_join(writer, NULL);
     sigaction(SIGUSR1, &old, NULL);
@@ -340,7 +341,7 @@ static void *busy(void *arg)
 static void test_start_stop_loop_threads_running(void **state)
 {
     (void)state;
-    enum { THREADS = 4, ROUNDS = 300 };
+    enum { THREADS = 4, ROUNDS = CTR_TEST_TSAN ? 30 : 300 };
     atomic_store(&writers_stop, 0);
     pthread_t th[THREADS];
     int pipes[THREADS][2];

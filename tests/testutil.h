@@ -12,6 +12,20 @@
 #include "ctrace/trace.h"
 #include "reader.h"
 
+/* CTR_TEST_TSAN: 1 in a ThreadSanitizer build, where everything runs 5 to 15
+ * times slower; stress loops then run fewer rounds (that pass looks for
+ * races, which a few rounds show, not for rare interleavings). */
+#if defined(__SANITIZE_THREAD__)
+#define CTR_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CTR_TEST_TSAN 1
+#endif
+#endif
+#ifndef CTR_TEST_TSAN
+#define CTR_TEST_TSAN 0
+#endif
+
 /* Creates an empty file /tmp/ctrace-STEM-XXXXXX and puts its name in buf. */
 static inline void ctr_test_temp(char *buf, size_t cap, const char *stem)
 {

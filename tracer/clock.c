@@ -15,7 +15,7 @@
 #include <cpuid.h>
 #endif
 
-int ctr__clock_tsc;
+_Atomic int ctr__clock_tsc;
 
 uint64_t ctr__ticks_slow(void)
 {
@@ -26,10 +26,16 @@ uint64_t ctr__ticks_slow(void)
 
 void ctr__clock_init(void)
 {
+    /* Once: threads of a stopped session may still read ticks while the
+     * next one starts, and a process's ticks must stay of one kind. Under
+     * the API lock, so no two threads get here at once. */
+    static int chosen;
+    if (chosen)
+        return;
+    chosen = 1;
     /* CTRACE_CLOCK=monotonic forces the portable clock (for tests, or a TSC
      * the hypervisor misreports as invariant). */
     const char *force = getenv("CTRACE_CLOCK");
-    ctr__clock_tsc = 0;
     if (force && strcmp(force, "monotonic") == 0)
         return;
 #if defined(__x86_64__) || defined(__i386__)
@@ -38,7 +44,8 @@ void ctr__clock_init(void)
      * P-/C-state, so ticks are comparable across time and across CPUs. */
     if (__get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007 &&
         __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)))
-        ctr__clock_tsc = 1;
+        /* relaxed: published with the session's epoch (release). */
+        atomic_store_explicit(&ctr__clock_tsc, 1, memory_order_relaxed);
 #endif
 }
 
@@ -47,7 +54,7 @@ double ctr__clock_ticks_per_ns(void)
     /* A first estimate, for thresholds kept in ticks (the analyzer converts
      * with the CLOCK records, not with this): once per process, over 1 ms. */
     static double rate;
-    if (!ctr__clock_tsc)
+    if (!atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed))
         return 1.0;
     if (rate == 0) {
         uint64_t t0, m0, r0, t1, m1, r1;

@@ -391,8 +391,11 @@ static void round_run(int final)
 
     /* The end of the file: threads stuck in a call that may never return
      * are waiting, not running (before the tables: their stacks are new). */
-    if (file_closing)
+    if (file_closing) {
+        ctr_lock_acquire(&ctr__threads.reclaim);
         ctr__pending_io(&C.ev);
+        ctr_lock_release(&ctr__threads.reclaim);
+    }
 
     /* 4. Threads and counters; then, for the file, what the tables gained. */
     for (uint32_t s = 0; s < high; s++) {
@@ -423,8 +426,8 @@ static void round_run(int final)
             C.maps_version = mv;
             ctr__maps_scan(visit_map, NULL);
         }
-        ctr__rec_strings(C.dst, &C.string_cursor);
-        ctr__rec_stacks(C.dst, &C.stack_cursor);
+        ctr__rec_strings(C.dst, &C.string_cursor, 0);
+        ctr__rec_stacks(C.dst, &C.stack_cursor, 0);
         C.dst = &C.ev;
     }
     write_clock();

@@ -19,6 +19,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -117,16 +118,21 @@ overflow:
     return 0;
 }
 
-void ctr__intern_scan(struct ctr_intern *t, size_t *cursor,
+void ctr__intern_scan(struct ctr_intern *t, size_t *cursor, int settle,
                       void (*visit)(void *ctx, const struct ctr_intern_entry *e), void *ctx)
 {
     size_t used = atomic_load_explicit(&t->arena_used, memory_order_relaxed);
     if (used > t->arena_bytes)
         used = t->arena_bytes; /* overflowing reservations past the end */
+    unsigned waited = 0;
     while (*cursor + sizeof(struct ctr_intern_entry) <= used) {
         struct ctr_intern_entry *e = (struct ctr_intern_entry *)(t->arena + *cursor);
         /* acquire: pairs with the release store of `ready` by the inserter. */
         uint32_t r = atomic_load_explicit(&e->ready, memory_order_acquire);
+        if (r == 0 && settle && waited++ < 10000) {
+            sched_yield(); /* filled in nanoseconds, unless its thread lost the CPU */
+            continue;
+        }
         if (r == 0)
             return; /* still being filled; resume here next time */
         if (r == 1)

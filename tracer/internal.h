@@ -33,9 +33,13 @@
  * Clock (clock.c)
  * ------------------------------------------------------------------------- */
 
-extern int ctr__clock_tsc; /* 1: ticks are rdtsc cycles; 0: CLOCK_MONOTONIC ns */
+/* 1: ticks are rdtsc cycles; 0: CLOCK_MONOTONIC ns. Chosen once per process
+ * by ctr__clock_init (before any session is published) and never changed:
+ * readers load it relaxed. */
+extern _Atomic int ctr__clock_tsc;
 
 uint64_t ctr__ticks_slow(void); /* CLOCK_MONOTONIC in ns */
+/* Chooses the tick source, once per process (later calls do nothing). */
 void ctr__clock_init(void);
 /* Ticks per nanosecond, measured once per process (1 ms): for thresholds
  * that must be in ticks from a session's first event. */
@@ -47,7 +51,7 @@ void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
 static inline uint64_t ctr__ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (CTR_LIKELY(ctr__clock_tsc)) {
+    if (CTR_LIKELY(atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed))) {
         uint32_t lo, hi;
         __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
         return ((uint64_t)hi << 32) | lo;
@@ -291,8 +295,9 @@ struct ctr_intern_entry {
 int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes);
 uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len);
 /* Visits the entries from *cursor on; stops at the first one still being
- * filled. Collector only. */
-void ctr__intern_scan(struct ctr_intern *t, size_t *cursor,
+ * filled, or first waits a little for it to be (settle: a reader with no
+ * next time, a dump). One reader per cursor; any thread. */
+void ctr__intern_scan(struct ctr_intern *t, size_t *cursor, int settle,
                       void (*visit)(void *ctx, const struct ctr_intern_entry *e), void *ctx);
 
 extern struct ctr_intern ctr__stacks;  /* bytes: uintptr_t PCs */
@@ -458,9 +463,10 @@ int ctr__sink_write(const void *buf, size_t len);
 void ctr__rec_trace_info(struct ctr_outbuf *o);
 void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c);
 void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, const struct ctr_map_info *m);
-/* The strings / stacks interned from *cursor on (0: all). */
-void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor);
-void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor);
+/* The strings / stacks interned from *cursor on (0: all); `settle`: wait
+ * for entries still being filled rather than stop (ctr__intern_scan). */
+void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor, int settle);
+void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor, int settle);
 /* t's THREAD record, with name (a string id). */
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name);
 /* A BATCH of one BLOCK event at `ticks`: a wait that began there. */
@@ -469,11 +475,12 @@ void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, ui
 /* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
  * with one BLOCK at the call's start, stacked at its call site. A call that
  * never returns (a write nobody reads) is thus a wait still open at the end
- * of a trace or dump. */
+ * of a trace or dump. Under ctr__threads.reclaim. */
 void ctr__pending_io(struct ctr_outbuf *o);
 /* What makes a stream self-contained: TRACE_INFO, CLOCK at `start`, every
  * mapping, string and stack, and a THREAD record for every thread in the
- * slab, named name_of(ctx, id, name at registration): the start of a dump. */
+ * slab, named name_of(ctx, id, name at registration): the start of a dump.
+ * Under ctr__threads.reclaim. */
 void ctr__rec_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start,
                        uint32_t (*name_of)(void *ctx, uint64_t thread_id, uint32_t registered),
                        void *ctx);

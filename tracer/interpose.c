@@ -88,7 +88,11 @@ void ctr__interpose_init(void)
         return;
     struct ctr_real r;
 #define CTR_X_RESOLVE(ret, name, params, args, req) r.name = resolve(#name, NULL, req);
-#define CTR_X_VRESOLVE(ret, field, sym, ver, params, args) r.field = resolve(#sym, #ver, 1);
+    /* The default ABI's real function is the next definition, whatever it is
+     * (a sanitizer's interceptor, which must see every wait, or libc's
+     * default version); the old ABI's must be libc's of that version. */
+#define CTR_X_VRESOLVE(ret, field, sym, ver, params, args) \
+    r.field = resolve(#sym, strcmp(#ver, CTR_COND_DEFAULT_VERSION) ? #ver : NULL, 1);
     CTR_WRAPPED(CTR_X_RESOLVE)
     CTR_WRAPPED_COND(CTR_X_VRESOLVE)
     r.cond_clockwait = resolve("pthread_cond_clockwait", NULL, 0);
@@ -103,6 +107,16 @@ void ctr__interpose_init(void)
     atomic_store_explicit(&done, 1, memory_order_release);
 }
 
+
+/* Linked from the static library, an archive member is pulled in only for a
+ * symbol still undefined when the linker reaches it; a sanitizer's runtime,
+ * which the compiler puts first on the link line, already defines
+ * pthread_mutex_lock, read and the others, so the wrapper files would be
+ * left out and nothing traced. This file is always pulled (ctr__real), and
+ * these references pull in every wrapper file with it. */
+extern const int ctr__wrappers_sync, ctr__wrappers_io, ctr__wrappers_cond;
+__attribute__((used)) static const int *const wrapper_files[] = {
+    &ctr__wrappers_sync, &ctr__wrappers_io, &ctr__wrappers_cond};
 
 /* ---------------------------------------------------------------------------
  * Threads

@@ -104,6 +104,10 @@
     X(siglongjmp, (struct __jmp_buf_tag env[1], int val), (env, val))     \
     X(__longjmp_chk, (struct __jmp_buf_tag env[1], int val), (env, val))
 
+/* The condition variables' default ABI version (first column of
+ * CTR_WRAPPED_COND's versions). */
+#define CTR_COND_DEFAULT_VERSION "GLIBC_2.3.2"
+
 struct ctr_real {
 #define CTR_X_FIELD(ret, name, params, args, req) ret(*name) params;
     CTR_WRAPPED(CTR_X_FIELD)

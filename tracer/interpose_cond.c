@@ -20,6 +20,9 @@
 
 #include <errno.h>
 
+/* Pulls this file in with interpose.c from the static library. */
+const int ctr__wrappers_cond;
+
 #ifdef CTR_SYMVER
 #define CTR_VERSIONED(new_name, old_name, symbol)                     \
     __asm__(".symver " #new_name ", " #symbol "@@GLIBC_2.3.2");     \

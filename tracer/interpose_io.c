@@ -37,6 +37,9 @@
 
 #include <errno.h>
 
+/* Pulls this file in with interpose.c from the static library. */
+const int ctr__wrappers_io;
+
 /* ctr__self_traced(), keeping errno when it registers the thread. */
 static inline struct ctr_thread *self_traced(void)
 {

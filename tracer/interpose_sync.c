@@ -20,6 +20,9 @@
 
 #include <errno.h>
 
+/* Pulls this file in with interpose.c from the static library. */
+const int ctr__wrappers_sync;
+
 /* ---------------------------------------------------------------------------
  * The traced path shared by every "try, then wait" wrapper
  * ------------------------------------------------------------------------- */

@@ -67,19 +67,21 @@ static _Atomic(backtrace_t) backtrace_fn;
 /* The text of interposers that sit between the program and our wrappers:
  * the sanitizers' runtimes, whose interceptors catch write() and friends
  * first. Their frames are skipped like ours, so a stack still starts at the
- * program's call. Found once per session (ctr__stack_init), read-only while
- * it runs. */
+ * program's call. They are loaded with the program: found once per process
+ * (the first ctr__stack_init), filled, then published by a release store of
+ * nforeign (acquire in in_tracer), and never changed. */
 #define MAX_FOREIGN 8
 static struct {
     uintptr_t lo, hi;
 } foreign[MAX_FOREIGN];
-static int nforeign;
+static _Atomic int nforeign;
 
 static int in_tracer(uintptr_t pc)
 {
     if (pc >= (uintptr_t)__start_ctrace_text && pc < (uintptr_t)__stop_ctrace_text)
         return 1;
-    for (int i = 0; i < nforeign; i++)
+    int n = atomic_load_explicit(&nforeign, memory_order_acquire);
+    for (int i = 0; i < n; i++)
         if (pc >= foreign[i].lo && pc < foreign[i].hi)
             return 1;
     return 0;
@@ -87,16 +89,16 @@ static int in_tracer(uintptr_t pc)
 
 static void note_foreign(void *ctx, const struct ctr_map_info *m)
 {
-    (void)ctx;
+    int *n = ctx;
     static const char *const runtimes[] = {"libasan", "libtsan", "liblsan", "libubsan",
                                            "libhwasan", "libmsan"};
     const char *base = strrchr(m->path, '/');
     base = base ? base + 1 : m->path;
     for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
-        if (strncmp(base, runtimes[i], strlen(runtimes[i])) == 0 && nforeign < MAX_FOREIGN) {
-            foreign[nforeign].lo = m->start;
-            foreign[nforeign].hi = m->limit;
-            nforeign++;
+        if (strncmp(base, runtimes[i], strlen(runtimes[i])) == 0 && *n < MAX_FOREIGN) {
+            foreign[*n].lo = m->start;
+            foreign[*n].hi = m->limit;
+            ++*n;
         }
 }
 
@@ -232,8 +234,14 @@ void ctr__stack_init(void)
     if ((want & UNWIND_DWARF) && !dwarf_load())
         want = UNWIND_FP; /* no libunwind here: frame pointers it is */
     atomic_store_explicit(&methods, want, memory_order_relaxed);
-    nforeign = 0;
-    ctr__maps_scan(note_foreign, NULL);
+    static int scanned; /* under the API lock, like every call of this */
+    if (!scanned) {
+        int n = 0;
+        ctr__maps_scan(note_foreign, &n);
+        /* release: the ranges before their count (pairs with in_tracer). */
+        atomic_store_explicit(&nforeign, n, memory_order_release);
+        scanned = 1;
+    }
 }
 
 uint32_t ctr__stack_info(void)

@@ -8,7 +8,8 @@
  * So nothing here keeps state between calls or belongs to one thread: each
  * function writes into the buffer it is given, and reads only what any
  * thread may read (the lock-free intern tables, the loader's list of
- * objects, the thread slab under its reclaim lock).
+ * objects, the thread slab under its reclaim lock, which the callers of the
+ * slab scans hold).
  */
 #include "internal.h"
 #include "maps.h"
@@ -24,7 +25,8 @@ void ctr__rec_trace_info(struct ctr_outbuf *o)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
     CTR_REC(o, CTR_REC_TRACE_INFO, (uint64_t)getpid(),
-            ctr__clock_tsc ? CTR_TICKS_TSC : CTR_TICKS_MONOTONIC_NS,
+            atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed) ? CTR_TICKS_TSC
+                                                                         : CTR_TICKS_MONOTONIC_NS,
             ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
             ctr__session.io_min_ns);
 }
@@ -71,14 +73,14 @@ static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
     ctr_rec_end(o, b);
 }
 
-void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor)
+void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor, int settle)
 {
-    ctr__intern_scan(&ctr__strings, cursor, visit_string, o);
+    ctr__intern_scan(&ctr__strings, cursor, settle, visit_string, o);
 }
 
-void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor)
+void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor, int settle)
 {
-    ctr__intern_scan(&ctr__stacks, cursor, visit_stack, o);
+    ctr__intern_scan(&ctr__stacks, cursor, settle, visit_stack, o);
 }
 
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name)
@@ -114,7 +116,6 @@ void ctr__pending_io(struct ctr_outbuf *o)
 {
     uint64_t now = ctr__ticks();
     uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
-    ctr_lock_acquire(&ctr__threads.reclaim);
     for (uint32_t s = 0; s < slots_in_use(); s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
         if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
@@ -137,7 +138,6 @@ void ctr__pending_io(struct ctr_outbuf *o)
         uint64_t stack = pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
         ctr__rec_block(o, t->id, start, reason, (uint64_t)(int64_t)fd, stack);
     }
-    ctr_lock_release(&ctr__threads.reclaim);
 }
 
 struct map_count {
@@ -160,13 +160,11 @@ void ctr__rec_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *star
     struct map_count mc = {o, 0};
     ctr__maps_scan(visit_map, &mc);
     size_t strings = 0, stacks = 0;
-    ctr__rec_strings(o, &strings);
-    ctr__rec_stacks(o, &stacks);
-    ctr_lock_acquire(&ctr__threads.reclaim);
+    ctr__rec_strings(o, &strings, 1);
+    ctr__rec_stacks(o, &stacks, 1);
     for (uint32_t s = 0; s < slots_in_use(); s++) {
         const struct ctr_thread *t = &ctr__threads.slab[s];
         if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_FREE)
             ctr__rec_thread(o, t, name_of(ctx, t->id, t->name_id));
     }
-    ctr_lock_release(&ctr__threads.reclaim);
 }
