@@ -74,7 +74,9 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
             (unsigned long long)t->file_bytes, (double)t->file_bytes / n,
             (double)t->batch_bytes / n);
     fprintf(out, "dropped:      %llu events%s\n", (unsigned long long)dropped,
-            dropped ? " (buffers full: the trace has gaps)" : "");
+            dropped ? " (buffers full, or a signal handler's events in the middle of "
+                      "another event: the trace has gaps)"
+                    : "");
     if (lost != dropped)
         fprintf(out, "              %llu of them marked in place by Lost events\n",
                 (unsigned long long)lost);

@@ -49,6 +49,12 @@
 
 enum { UNWIND_FP = 1, UNWIND_DWARF = 2 }; /* bits of `methods` */
 
+/* The walks read whatever the stack holds where a frame pointer leads:
+ * memory that is mapped (the bounds are checked) but that AddressSanitizer
+ * may have poisoned as another frame's redzone (code without frame pointers
+ * leaves any value in rbp). Reading it is the point: not instrumented. */
+#define CTR_STACK_READER __attribute__((no_sanitize_address))
+
 typedef int (*backtrace_t)(void **buf, int size);
 _Static_assert(__builtin_types_compatible_p(backtrace_t, __typeof__(&unw_backtrace)),
                "backtrace_t is unw_backtrace's type");
@@ -139,8 +145,8 @@ static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pc
  * inside [the first frame, top of the thread's stack), and be 8-byte aligned;
  * a zero return address ends the walk; leading frames that return into the
  * wrapper layer are the tracer's and are skipped. @return the PCs found. */
-static CTR_WRAPPER_TEXT unsigned walk(const struct ctr_thread *t, uintptr_t fp, uintptr_t *pcs,
-                                      unsigned max)
+static CTR_WRAPPER_TEXT CTR_STACK_READER unsigned walk(const struct ctr_thread *t, uintptr_t fp,
+                                                       uintptr_t *pcs, unsigned max)
 {
     unsigned n = 0;
     uintptr_t lo = fp, hi = t->stack_hi;
@@ -251,7 +257,7 @@ uint32_t ctr__stack_info(void)
            (m & UNWIND_DWARF ? CTR_INFO_STACKS_DWARF : 0);
 }
 
-CTR_WRAPPER_TEXT uintptr_t ctr__caller_pc(void)
+CTR_WRAPPER_TEXT CTR_STACK_READER uintptr_t ctr__caller_pc(void)
 {
     /* The same walk as above, to the first frame outside the wrapper layer,
      * with the same bounds: only frames above ours, at most a few. */
