@@ -192,14 +192,30 @@ static size_t logged_sequence(const struct ctr_trace *tr, uint64_t *last)
     return n;
 }
 
-static void test_stop_waits_for_event_in_progress(void **state)
+/* The holding handler on SIGUSR1 and a thread writing logs, for the tests
+ * that freeze it; *old keeps the previous action. */
+static pthread_t start_log_writer(struct sigaction *old)
 {
-    (void)state;
-    struct sigaction sa = {.sa_handler = holding_handler}, old;
-    sigaction(SIGUSR1, &sa, &old);
+    struct sigaction sa = {.sa_handler = holding_handler};
+    sigaction(SIGUSR1, &sa, old);
     atomic_store(&writers_stop, 0);
     pthread_t writer;
     assert_int_equal(pthread_create(&writer, NULL, log_writer, NULL), 0);
+    return writer;
+}
+
+static void end_log_writer(pthread_t writer, const struct sigaction *old)
+{
+    atomic_store(&writers_stop, 1);
+    pthread_join(writer, NULL);
+    sigaction(SIGUSR1, old, NULL);
+}
+
+static void test_stop_waits_for_event_in_progress(void **state)
+{
+    (void)state;
+    struct sigaction old;
+    pthread_t writer = start_log_writer(&old);
     char path[64];
     ctr_test_temp(path, sizeof(path), "inflight");
     int caught = 0, landed = 0;
@@ -237,9 +253,7 @@ static void test_stop_waits_for_event_in_progress(void **state)
     }
     assert_int_equal(caught, 5);
     assert_true(landed > 0); /* an event the stop waited for reached the trace */
-    atomic_store(&writers_stop, 1);
-    pthread_join(writer, NULL);
-    sigaction(SIGUSR1, &old, NULL);
+    end_log_writer(writer, &old);
     unlink(path);
 }
 
@@ -261,11 +275,8 @@ static void *churn_logs(void *arg)
 static void test_stop_gives_up_on_stuck_writer(void **state)
 {
     (void)state;
-    struct sigaction sa = {.sa_handler = holding_handler}, old;
-    sigaction(SIGUSR1, &sa, &old);
-    atomic_store(&writers_stop, 0);
-    pthread_t writer;
-    assert_int_equal(pthread_create(&writer, NULL, log_writer, NULL), 0);
+    struct sigaction old;
+    pthread_t writer = start_log_writer(&old);
     char first[64], second[64];
     ctr_test_temp(first, sizeof(first), "stuck1");
     ctr_test_temp(second, sizeof(second), "stuck2");
@@ -296,8 +307,7 @@ static void test_stop_gives_up_on_stuck_writer(void **state)
     usleep(10000);
     thaw(); /* the old event completes, into the old session's pool */
     pthread_join(other, NULL);
-    atomic_store(&writers_stop, 1);
-    pthread_join(writer, NULL);
+    end_log_writer(writer, &old);
     struct ctr_trace tr;
     ctr_test_stop_and_read(second, &tr);
     assert_true(tr.complete);
@@ -307,7 +317,6 @@ static void test_stop_gives_up_on_stuck_writer(void **state)
         dropped += tr.threads[i].dropped;
     assert_true(count_events(&tr, 0, CTR_EV_TASK_BEGIN) + dropped >= n);
     ctr_trace_free(&tr);
-    sigaction(SIGUSR1, &old, NULL);
     unlink(first);
     unlink(second);
 }

@@ -2,12 +2,15 @@
  *
  * The moving parts (the file format they produce is format/FORMAT.md):
  *   - ctr_thread: one per traced thread, in a slab that is never unmapped.
- *     Its owner writes events into its current ctr_chunk with plain stores.
+ *     Its owner writes events into its current ctr_chunk with plain stores,
+ *     inside a write section (see "Write sections" below).
  *   - ctr_chunk: fixed-size buffers from the session's pool. A full chunk goes
  *     to the collector through a lock-free queue; the collector also copies the
  *     committed prefix of chunks that are still being filled (idle threads).
  *   - ctr_intern: insert-only, lock-free tables (stacks, strings).
- *   - the collector thread turns all of that into the file (collector.c).
+ *   - the collector thread turns all of that into the file (collector.c)
+ *     and the flight recorder's window (flightrec/), with the records of
+ *     tables.c; the tracer's own descriptors are kept apart (fdguard.c).
  * Internal non-static functions and globals carry the ctr__ prefix; types are
  * ctr_ (they never leave the library).
  */

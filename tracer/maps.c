@@ -2,8 +2,9 @@
  * loaded shared object) with their load bias and GNU build-id, so that the
  * analyzer can symbolize raw PCs offline and check it has the right files.
  *
- * Runs in the collector thread only: dl_iterate_phdr takes the loader's lock,
- * and reading /proc/self/exe costs a syscall.
+ * Runs in the collector, at a session's start and in a dump's thread, never
+ * in a wrapper: dl_iterate_phdr takes the loader's lock, and reading
+ * /proc/self/exe costs a syscall.
  */
 #include "maps.h"
 

@@ -1,6 +1,6 @@
 /* record.h - building the records of the trace stream (FORMAT.md §3) in a
  * growable buffer: shared by the collector's generations and the flight
- * recorder's dumps. Collector thread only (not thread-safe).
+ * recorder's dumps. A buffer belongs to one thread (not thread-safe).
  *
  * A record's length is written as a 3-byte (possibly non-minimal) varint,
  * so its body can be written in place before the length is known. Bodies

@@ -22,7 +22,8 @@
  * is published, never in a wrapper's first wait. A thread's first unwind
  * still costs about 0.1 ms: libunwind maps and fills a 256 KiB per-thread
  * cache. Its own calls into wrapped functions go straight to the real ones
- * (the nesting guard).
+ * (the thread's `internal` count), and may touch only the tracer's own
+ * descriptors (fdguard.c).
  *
  * Either way the frames that lead up to the user's call site are the
  * tracer's (CTR_WRAPPER_TEXT, which holds this file's functions too) and are
