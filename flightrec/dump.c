@@ -62,7 +62,9 @@ static int write_dump(int fd, struct fr_snapshot *s, struct ctr_zstream *z,
     return rc ? rc : write_frame(z, fd, tail);
 }
 
-int ctr__fr_dump(int fd, _Atomic int *holder)
+/* The dump, to the caller's descriptor fd, or (holder) to the tracer
+ * descriptor in *holder, which must still refer to *id. */
+static int dump_to(int fd, _Atomic int *holder, const struct ctr_fd_id *id)
 {
     struct fr_snapshot s;
     struct ctr_outbuf head = {0}, tail = {0};
@@ -96,8 +98,8 @@ int ctr__fr_dump(int fd, _Atomic int *holder)
          * is written. */
         if (holder)
             ctr__fd_use_begin(1);
-        rc = write_dump(holder ? atomic_load_explicit(holder, memory_order_relaxed) : fd, &s, &z,
-                        &head, &tail);
+        int out = holder ? atomic_load_explicit(holder, memory_order_relaxed) : fd;
+        rc = holder && !ctr__fd_is(out, id) ? -EBADF : write_dump(out, &s, &z, &head, &tail);
         if (holder)
             ctr__fd_use_end();
     }
@@ -106,4 +108,25 @@ int ctr__fr_dump(int fd, _Atomic int *holder)
     free(tail.p);
     ctr__fr_unpin(&s);
     return rc;
+}
+
+int ctr__fr_dump(int fd)
+{
+    return dump_to(fd, NULL, NULL);
+}
+
+int ctr__fr_dump_file(int fd)
+{
+    if (fd < 0)
+        return -errno;
+    _Atomic int holder;
+    int own = ctr__fd_adopt(fd, &holder);
+    if (own < 0)
+        return own;
+    struct ctr_fd_id id;
+    int rc = ctr__fd_identify(own, &id);
+    if (rc == 0)
+        rc = dump_to(-1, &holder, &id);
+    int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
+    return rc ? rc : crc;
 }

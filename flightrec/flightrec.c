@@ -92,13 +92,14 @@ static void end_dump_turn(void)
     atomic_store_explicit(&dumping, 0, memory_order_release);
 }
 
-/* The window now, to fd or to the tracer descriptor in *holder. */
-static int dump_now(int fd, _Atomic int *holder)
+/* Gives the collector a moment to bring the window up to now. @return 0,
+ * or -ENOENT when no recorder runs. */
+static int catch_up(void)
 {
     if (!flightrec_is_running())
         return -ENOENT;
     ctr__collector_sync_for(DUMP_CATCH_UP_NS);
-    return ctr__fr_dump(fd, holder);
+    return 0;
 }
 
 int flightrec_dump_fd(int fd)
@@ -107,7 +108,9 @@ int flightrec_dump_fd(int fd)
         return -EBADF;
     if (!take_dump_turn())
         return -EBUSY;
-    int rc = dump_now(fd, NULL);
+    int rc = catch_up();
+    if (rc == 0)
+        rc = ctr__fr_dump(fd);
     end_dump_turn();
     return rc;
 }
@@ -124,18 +127,14 @@ int flightrec_dump(const char *path)
      * symlink at the path is replaced, never followed. */
     char tmp[PATH_MAX];
     int rc = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) < (int)sizeof(tmp) ? 0 : -ENAMETOOLONG;
-    _Atomic int holder;
-    int fd = rc ? -1 : ctr__fd_adopt(mkostemp(tmp, O_CLOEXEC), &holder);
-    if (rc == 0 && fd < 0)
-        rc = fd == -1 ? -errno : fd;
+    if (rc == 0)
+        rc = catch_up();
     if (rc == 0) {
-        rc = dump_now(-1, &holder);
-        int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
-        if (rc == 0)
-            rc = crc;
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        rc = ctr__fr_dump_file(fd);
         if (rc == 0 && rename(tmp, path) != 0)
             rc = -errno;
-        if (rc != 0)
+        if (rc != 0 && fd >= 0)
             unlink(tmp);
     }
     end_dump_turn();

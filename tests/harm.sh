@@ -12,7 +12,10 @@
 #   - closed descriptors reused for sockets while libunwind unwinds: the
 #     program gets the same numbers and nobody reads or writes its sockets;
 #   - dup2 onto the tracer's own descriptor: the program gets the number, the
-#     trace moves elsewhere and stays whole.
+#     trace moves elsewhere and stays whole;
+#   - a trace lost anyway (descriptors closed by raw syscalls, which no
+#     wrapper sees): the program's status is its own, and ctrace run says on
+#     stderr that the trace is not whole.
 # usage: harm.sh CTRACE_BINARY PROG_HARM
 set -uo pipefail
 ctrace=$1
@@ -64,6 +67,12 @@ compare fdreuse fdreuse
 compare dup2top dup2top
 check "dup2top: the trace still has the program's waits" \
     sh -c "'$ctrace' stats '$tmp/dup2top.bin' | grep -Eq 'BLOCK +[1-9]'"
+
+# A trace lost behind the tracer's back is said, not silent.
+(cd "$tmp" && traced "$tmp/raw.bin" "$prog" rawclose >"$tmp/raw.out" 2>&1; echo $? >"$tmp/raw.status")
+check "rawclose: status 0" grep -qx 0 "$tmp/raw.status"
+check "rawclose: ctrace run says the trace is not whole" \
+    grep -q "the trace could not be written whole" "$tmp/raw.out"
 
 # A shell's own descriptor 3.
 (cd "$tmp" && bash -c 'exec 3>ref3.txt; echo hi >&3; sleep 0.2; echo bye >&3')

@@ -14,6 +14,8 @@
  *               contend for a lock, then pass a message over each pair
  *   dup2top     dup2 a file onto the highest descriptor open at start (the
  *               tracer's, if any), write FILE through it, contend for a lock
+ *   rawclose    close every fd >= 3 with raw syscalls (which no wrapper sees:
+ *               the trace is lost, and ctrace run must say so), contend
  * Prints what it saw; exits 0 when everything went as it would untraced.
  */
 #include <dirent.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,6 +185,13 @@ int main(int argc, char **argv)
         return mode_fdreuse();
     if (!strcmp(mode, "dup2top"))
         return mode_dup2top(file);
-    fprintf(stderr, "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top [FILE]\n");
+    if (!strcmp(mode, "rawclose")) {
+        for (long fd = 3; fd < 65536; fd++)
+            syscall(SYS_close, fd);
+        contention();
+        return 0;
+    }
+    fprintf(stderr,
+            "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose [FILE]\n");
     return 2;
 }

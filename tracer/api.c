@@ -224,6 +224,7 @@ int trace_start_opts(const struct trace_options *o)
             rc = fd == -1 ? -errno : fd;
             goto out;
         }
+        ctr__fd_identify(fd, &s->file_id);
         s->close_fd = 1;
     } else {
         atomic_store_explicit(&s->fd, o->fd, memory_order_relaxed);

@@ -324,16 +324,8 @@ static void serve_trigger(void)
         uint64_t n = atomic_load(&ctr__session.dumps_written) + atomic_load(&ctr__session.dumps_failed);
         snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", ctr__session.trigger_dir,
                  (int)getpid(), (long long)now.tv_sec, (unsigned long long)n);
-        _Atomic int holder;
-        int dfd = ctr__fd_adopt(
-            ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600), &holder);
-        int rc = dfd == -1 ? -errno : dfd;
-        if (dfd >= 0) {
-            rc = ctr__fr_dump(-1, &holder);
-            int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
-            if (rc == 0)
-                rc = crc;
-        }
+        int rc = ctr__fr_dump_file(
+            ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
         atomic_fetch_add(rc == 0 ? &ctr__session.dumps_written : &ctr__session.dumps_failed, 1);
     }
 }

@@ -35,7 +35,11 @@
  *
  * Not covered: raw syscalls (syscall(SYS_close, ...)), fcntl(F_DUPFD) with
  * a tracer descriptor as source, and close_range's CLOSE_RANGE_UNSHARE
- * split into several calls (the first one unshares).
+ * split into several calls (the first one unshares). A descriptor closed by
+ * a raw syscall is noticed when the tracer gets its number again (its holder
+ * then reads -1), and before every write of the trace or a dump
+ * (ctr__fd_is: the number must still refer to the file it did), so the
+ * trace fails loudly instead of going into the program's file.
  */
 #include "interpose.h"
 #include "internal.h"
@@ -44,6 +48,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 struct owned {
@@ -87,6 +92,16 @@ static struct owned *find(int fd)
 
 static int add(int fd, int partner, _Atomic int *holder)
 {
+    /* The number is registered already: that descriptor was closed behind
+     * our back (a raw syscall). Its holder must not use the new one: -1
+     * makes its I/O fail, and the failure is reported (a lost trace is
+     * said, never written into another file). */
+    struct owned *stale = find(fd);
+    if (stale) {
+        if (stale->holder)
+            atomic_store_explicit(stale->holder, -1, memory_order_relaxed);
+        *stale = R.v[--R.n];
+    }
     if (R.n == R.cap) {
         size_t cap = R.cap ? 2 * R.cap : 16;
         struct owned *v = realloc(R.v, cap * sizeof(*v));
@@ -188,6 +203,22 @@ int ctr__fd_close(int fd)
         forget(o);
     ctr_lock_release(&R.lock);
     return ctr__real.close(fd) == 0 ? 0 : -errno;
+}
+
+int ctr__fd_identify(int fd, struct ctr_fd_id *id)
+{
+    int saved = errno;
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? 0 : -errno;
+    *id = rc ? (struct ctr_fd_id){0, 0} : (struct ctr_fd_id){st.st_dev, st.st_ino};
+    errno = saved;
+    return rc;
+}
+
+int ctr__fd_is(int fd, const struct ctr_fd_id *id)
+{
+    struct ctr_fd_id now;
+    return ctr__fd_identify(fd, &now) == 0 && now.dev == id->dev && now.ino == id->ino;
 }
 
 int ctr__fd_is_tracers(int fd)

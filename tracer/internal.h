@@ -333,6 +333,12 @@ uint32_t ctr__stack_info(void);
  * Session state (api.c) and the collector (collector.c)
  * ------------------------------------------------------------------------- */
 
+/* What a descriptor refers to, to check later that its number still does
+ * (one closed by a raw syscall may have been reused by then): fdguard.c. */
+struct ctr_fd_id {
+    uint64_t dev, ino;
+};
+
 struct ctr_session {
     /* 0 when not tracing; the session number otherwise. Wrappers load it
      * relaxed to decide whether to trace at all; a write section loads it
@@ -351,6 +357,7 @@ struct ctr_session {
      * the caller's. */
     _Atomic int fd;
     int close_fd;
+    struct ctr_fd_id file_id;    /* what fd referred to when trace_start opened it */
     unsigned flush_ms;
     int level;
     unsigned stack_depth;
@@ -507,11 +514,14 @@ uint32_t ctr__fr_thread_name(uint32_t slot, uint32_t registered_name);
 /* Empties the window and closes it: dumps fail with -ENOENT until the next
  * generation begins. */
 void ctr__fr_clear(void);
-/* Writes a dump of the window as it is now to the tracer descriptor whose
- * number is in *holder (it may move while written, fdguard.c), or to the
- * caller's descriptor fd when holder is NULL. Any thread, the collector
- * included. @return 0, -ENOENT when the window is closed, or -errno. */
-int ctr__fr_dump(int fd, _Atomic int *holder);
+/* Writes a dump of the window as it is now to the caller's descriptor fd.
+ * Any thread, the collector included. @return 0, -ENOENT when the window is
+ * closed, or -errno. */
+int ctr__fr_dump(int fd);
+/* The same into a file the tracer just created, whose descriptor is fd (or
+ * -1 with errno set, passed on): adopted (fdguard.c), written, closed.
+ * @return as ctr__fr_dump. */
+int ctr__fr_dump_file(int fd);
 /* The window's size and span, for flightrec_get_stats. */
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
 
@@ -826,6 +836,10 @@ int ctr__fd_adopt_pipe(int fds[2]);
 int ctr__fd_close(int fd);
 /* Whether fd is the tracer's (a relaxed load). */
 int ctr__fd_is_tracers(int fd);
+/* @return 0 (*id set) or -errno from fstat. Keeps errno. */
+int ctr__fd_identify(int fd, struct ctr_fd_id *id);
+/* Whether fd still refers to id: one fstat, no lock. Keeps errno. */
+int ctr__fd_is(int fd, const struct ctr_fd_id *id);
 /* Before the program makes fd a copy of another descriptor (dup2, dup3):
  * moves the tracer's descriptor fd, if it is one, elsewhere. */
 void ctr__fd_evict(int fd);

@@ -60,7 +60,11 @@ int ctr__sink_write(const void *buf, size_t len)
     /* The file's number may move (the program dup2'd onto it): not while
      * this write uses it. */
     ctr__fd_use_begin(1);
-    int err = ctr__write_all(atomic_load_explicit(&ctr__session.fd, memory_order_relaxed), buf, len);
+    int fd = atomic_load_explicit(&ctr__session.fd, memory_order_relaxed);
+    /* The file the trace started in, not whatever holds its number now. */
+    int err = ctr__session.close_fd && !ctr__fd_is(fd, &ctr__session.file_id)
+                  ? -EBADF
+                  : ctr__write_all(fd, buf, len);
     ctr__fd_use_end();
     if (err) {
         int zero = 0;
