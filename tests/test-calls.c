@@ -90,15 +90,24 @@ struct blocked_thread {
     pthread_t th;
     int fd;
     _Atomic uint64_t id, t0; /* trace id; the time just before the call */
+    _Atomic pid_t tid;
     _Atomic int jumped;
 };
 
-/* Waits until b's thread has begun its call, and a little more. */
+/* Notes, on b's own thread, that it is about to make its call. */
+static void about_to_call(struct blocked_thread *b)
+{
+    atomic_store(&b->id, ctr__self_traced()->id);
+    atomic_store(&b->tid, ctr_test_tid());
+    atomic_store(&b->t0, ctr_test_now_ns());
+}
+
+/* Waits until b's thread is asleep in its call. */
 static void until_in_call(struct blocked_thread *b)
 {
     while (!atomic_load(&b->t0))
         sched_yield();
-    usleep(20000);
+    ctr_test_until_asleep(atomic_load(&b->tid));
 }
 
 /* ---------------------------------------------------------------------------
@@ -109,8 +118,7 @@ static void *read_forever(void *arg)
 {
     struct blocked_thread *b = arg;
     char c;
-    atomic_store(&b->id, ctr__self_traced()->id);
-    atomic_store(&b->t0, ctr_test_now_ns());
+    about_to_call(b);
     for (;;)
         if (read(b->fd, &c, 1) < 0)
             break;
@@ -150,10 +158,9 @@ static void unlock_on_cancel(void *m)
 static void *cond_wait_forever(void *arg)
 {
     struct blocked_thread *b = arg;
-    atomic_store(&b->id, ctr__self_traced()->id);
     pthread_mutex_lock(&cv_lock);
     pthread_cleanup_push(unlock_on_cancel, &cv_lock);
-    atomic_store(&b->t0, ctr_test_now_ns());
+    about_to_call(b);
     for (;;)
         pthread_cond_wait(&cv, &cv_lock);
     pthread_cleanup_pop(1);
@@ -192,9 +199,8 @@ static void *read_with_timeout(void *arg)
 {
     struct blocked_thread *b = arg;
     char c;
-    atomic_store(&b->id, ctr__self_traced()->id);
     if (sigsetjmp(timeout_jump, 1) == 0) {
-        atomic_store(&b->t0, ctr_test_now_ns());
+        about_to_call(b);
         if (read(b->fd, &c, 1) >= 0)
             return (void *)1; /* never: nobody writes */
     }

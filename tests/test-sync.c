@@ -56,6 +56,14 @@ static _Atomic uint64_t called_at, release_begun, release_done;
 
 static char path[64];
 static _Atomic int ready;
+static _Atomic pid_t waiter_tid;
+
+/* Says the calling thread (the waiter) is about to wait. */
+static void announce(void)
+{
+    atomic_store(&waiter_tid, ctr_test_tid());
+    atomic_store(&ready, 1);
+}
 
 static void sleep_ms(int ms)
 {
@@ -64,11 +72,13 @@ static void sleep_ms(int ms)
         ;
 }
 
-/* Waits until the waiter announced itself, then 50 ms more. */
+/* Waits until the waiter announced itself and is asleep in its wait, then
+ * 50 ms more. */
 static void await_waiter_then_sleep(void)
 {
     while (!atomic_load(&ready))
         sched_yield();
+    ctr_test_until_asleep(atomic_load(&waiter_tid));
     sleep_ms(50);
 }
 
@@ -152,7 +162,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static __attribute__((noinline)) void wait_mutex(void)
 {
-    atomic_store(&ready, 1);
+    announce();
     MEASURED(pthread_mutex_lock(&mu));
     pthread_mutex_unlock(&mu);
 }
@@ -200,7 +210,7 @@ static int go;
 static __attribute__((noinline)) void wait_cond(void)
 {
     pthread_mutex_lock(&mu);
-    atomic_store(&ready, 1); /* set under the mutex: the signaler sees us waiting */
+    announce(); /* under the mutex: the signaler sees us waiting */
     MEASURED(while (!go) pthread_cond_wait(&cv, &mu));
     pthread_mutex_unlock(&mu);
 }
@@ -233,7 +243,7 @@ static sem_t sem;
 
 static __attribute__((noinline)) void wait_sem(void)
 {
-    atomic_store(&ready, 1);
+    announce();
     MEASURED(sem_wait(&sem));
     STAY(); /* not a tail call: this function must be on the stack */
 }
@@ -264,7 +274,7 @@ static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 
 static __attribute__((noinline)) void wait_rdlock(void)
 {
-    atomic_store(&ready, 1);
+    announce();
     MEASURED(pthread_rwlock_rdlock(&rw));
     pthread_rwlock_unlock(&rw);
 }
@@ -294,7 +304,7 @@ static pthread_barrier_t bar;
 
 static __attribute__((noinline)) void wait_barrier(void)
 {
-    atomic_store(&ready, 1);
+    announce();
     MEASURED(pthread_barrier_wait(&bar));
     STAY();
 }
@@ -324,7 +334,7 @@ static void test_barrier(void **state)
 static void *run_50ms(void *arg)
 {
     (void)arg;
-    sleep_ms(50);
+    await_waiter_then_sleep(); /* the joiner is the waiter */
     /* Released by this thread's end, after it returns: from here until
      * the join returns (wait_join). */
     atomic_store(&release_begun, ctr_test_now_ns());
@@ -334,6 +344,7 @@ static void *run_50ms(void *arg)
 static __attribute__((noinline)) void wait_join(void)
 {
     pthread_t th;
+    announce();
     assert_int_equal(pthread_create(&th, NULL, run_50ms, NULL), 0);
     MEASURED(pthread_join(th, NULL));
     atomic_store(&release_done, ctr_test_now_ns());

@@ -626,7 +626,7 @@ static void arrive(void)
 {
     int i = atomic_fetch_add(&arrived, 1);
     if (i < 16)
-        atomic_store(&arrived_tids[i], (pid_t)syscall(SYS_gettid));
+        atomic_store(&arrived_tids[i], ctr_test_tid());
 }
 
 /* Waits until the n threads that arrived are asleep in the kernel (their
@@ -635,21 +635,8 @@ static uint64_t until_all_blocked(int n)
 {
     while (atomic_load(&arrived) < n)
         sched_yield();
-    for (int i = 0; i < n; i++) {
-        char p[64], stat[512];
-        snprintf(p, sizeof(p), "/proc/self/task/%d/stat", (int)atomic_load(&arrived_tids[i]));
-        for (;;) {
-            FILE *f = fopen(p, "r");
-            size_t len = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-            if (f)
-                fclose(f);
-            stat[len] = 0;
-            const char *s = strrchr(stat, ')'); /* the name may hold spaces */
-            if (s && s[1] == ' ' && s[2] == 'S')
-                break;
-            sched_yield();
-        }
-    }
+    for (int i = 0; i < n; i++)
+        ctr_test_until_asleep(atomic_load(&arrived_tids[i]));
     return ctr_test_now_ns();
 }
 static _Atomic int mutex_line, write_line; /* written by every leaking thread */

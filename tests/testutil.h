@@ -3,9 +3,12 @@
 #ifndef CTR_TESTUTIL_H
 #define CTR_TESTUTIL_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +78,33 @@ static inline uint64_t ctr_test_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's kernel id. */
+static inline pid_t ctr_test_tid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* Waits until thread tid (of this process) is asleep in the kernel (state
+ * S): in its blocking call, when it does nothing else that sleeps. Tests use
+ * it instead of sleeping "long enough" for a thread to get there, which a
+ * loaded machine can make too short. */
+static inline void ctr_test_until_asleep(pid_t tid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        stat[len] = 0;
+        const char *s = strrchr(stat, ')'); /* the name may hold spaces */
+        if (s && s[1] == ' ' && s[2] == 'S')
+            return;
+        sched_yield();
+    }
 }
 
 #endif
