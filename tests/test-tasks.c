@@ -87,10 +87,16 @@ struct hold {
     trace_task_t end_task;
     _Atomic uint64_t ended_at; /* when the holder ended end_task */
     _Atomic int held, go;
+    _Atomic uint64_t unlock_at; /* when the holder began its unlock */
     pthread_t th;
-    /* Measured by the waiter: when it called lock, and how long it waited
-     * there and then in the join of the holder (both sync waits). */
-    uint64_t lock_called, sync_ns;
+    /* Measured by the waiter: when it called lock; the wait's sync time,
+     * which ends at the release: at least from the lock call to the unlock,
+     * at most the lock and join calls' whole time (a woken thread's wait
+     * for a CPU is runnable, not sync). */
+    uint64_t lock_called;
+    struct sync_bounds {
+        uint64_t lo, hi;
+    } sync;
 };
 
 static void *holder_main(void *arg)
@@ -108,6 +114,7 @@ static void *holder_main(void *arg)
     } else {
         sleep_ms(h->ms);
     }
+    atomic_store(&h->unlock_at, ctr_test_now_ns());
     pthread_mutex_unlock(&mu);
     return NULL;
 }
@@ -132,8 +139,24 @@ static void hold_wait(struct hold *h)
     pthread_mutex_unlock(&mu);
     uint64_t unlocked = ctr_test_now_ns();
     pthread_join(h->th, NULL);
-    h->sync_ns = (locked - h->lock_called) + (ctr_test_now_ns() - unlocked);
+    h->sync.lo = atomic_load(&h->unlock_at) - h->lock_called;
+    h->sync.hi = (locked - h->lock_called) + (ctr_test_now_ns() - unlocked);
 }
+
+static struct sync_bounds sync_sum(struct sync_bounds a, struct sync_bounds b)
+{
+    return (struct sync_bounds){a.lo + b.lo, a.hi + b.hi};
+}
+
+/* A sync time within its measured bounds (10% or 2 ms beyond them). */
+#define assert_sync(got, bounds)                                                                \
+    do {                                                                                        \
+        uint64_t g_ = (got);                                                                    \
+        struct sync_bounds b_ = (bounds);                                                       \
+        if (!near(g_, b_.lo) && !near(g_, b_.hi) && (g_ < b_.lo || g_ > b_.hi))                 \
+            fail_msg("%s = %.2f ms, measured between %.2f and %.2f ms", #got, g_ / 1e6,          \
+                     b_.lo / 1e6, b_.hi / 1e6);                                                 \
+    } while (0)
 
 /* ---------------------------------------------------------------------------
  * Reading the results
@@ -205,22 +228,53 @@ static void assert_contains(const char *text, const char *what)
  * Tasks: latencies, breakdowns, regions, logs
  * ------------------------------------------------------------------------- */
 
+/* An annotated interval as the test measured it: outside, from before its
+ * begin call to after its end call returned; inside, from after the begin
+ * call returned to before the end call. The trace's span of it must lie
+ * between the two, whatever the machine's load. */
+struct span {
+    uint64_t b0, b1, e0, e1;
+};
+
+#define SPAN_BEGIN(s, call)             \
+    do {                                \
+        (s)->b0 = ctr_test_now_ns();    \
+        call;                           \
+        (s)->b1 = ctr_test_now_ns();    \
+    } while (0)
+#define SPAN_END(s, call)               \
+    do {                                \
+        (s)->e0 = ctr_test_now_ns();    \
+        call;                           \
+        (s)->e1 = ctr_test_now_ns();    \
+    } while (0)
+
+/* The clock the trace converts its ticks to and the test's agree within
+ * microseconds: this much slack covers it. */
+#define SPAN_SLACK (200 * 1000ull)
+
+#define assert_span(got, s)                                                                   \
+    do {                                                                                      \
+        uint64_t g_ = (got), lo_ = (s)->e0 - (s)->b1, hi_ = (s)->e1 - (s)->b0;                \
+        if (g_ + SPAN_SLACK < lo_ || g_ > hi_ + SPAN_SLACK)                                   \
+            fail_msg("%s = %.3f ms, measured between %.3f and %.3f ms", #got, g_ / 1e6,        \
+                     lo_ / 1e6, hi_ / 1e6);                                                   \
+    } while (0)
+
 static trace_task_t handed;
-/* Measured by the threads handed a task: its region's span and sleep, and
- * when the task was ended. */
-static uint64_t handed_region_ns, handed_sleep_ns, handed_end;
+/* Measured by the threads handed a task: its region and sleep, and the
+ * task's span (begun by the test's thread, ended by the other). */
+static struct span handed_region, handed_task;
+static uint64_t handed_sleep_ns;
 
 static void *work_on_handed(void *arg)
 {
     (void)arg;
-    uint64_t r0 = ctr_test_now_ns();
-    trace_region_begin(handed, "work");
+    SPAN_BEGIN(&handed_region, trace_region_begin(handed, "work"));
     handed_sleep_ns = sleep_ms(30);
     trace_log(handed, "status", "done\non another thread");
-    trace_region_end(handed, "work");
-    handed_region_ns = ctr_test_now_ns() - r0;
-    trace_task_end(handed);
-    handed_end = ctr_test_now_ns();
+    SPAN_END(&handed_region, trace_region_end(handed, "work"));
+    SPAN_END(&handed_task, trace_task_end(handed));
     return NULL;
 }
 
@@ -228,8 +282,7 @@ static void *end_handed_later(void *arg)
 {
     (void)arg;
     sleep_ms(15);
-    trace_task_end(handed);
-    handed_end = ctr_test_now_ns();
+    SPAN_END(&handed_task, trace_task_end(handed));
     sleep_ms(10);
     return NULL;
 }
@@ -241,58 +294,48 @@ static void test_tasks(void **state)
 
     /* A: a request with a child task, then nested regions holding a 50 ms
      * mutex wait and a 20 ms sleep, and a log. Every span timed here. */
-    uint64_t a0 = ctr_test_now_ns();
-    trace_task_t a = trace_task_begin("request", 0);
-    uint64_t child0 = ctr_test_now_ns();
-    trace_task_t child = trace_task_begin("lookup", a);
+    struct span sa, schild, shandle, slock, snap;
+    trace_task_t a, child;
+    SPAN_BEGIN(&sa, a = trace_task_begin("request", 0));
+    SPAN_BEGIN(&schild, child = trace_task_begin("lookup", a));
     trace_region_begin(child, "probe");
     uint64_t probe_sleep = sleep_ms(5);
     trace_region_end(child, "probe");
-    trace_task_end(child);
-    uint64_t child_ns = ctr_test_now_ns() - child0;
+    SPAN_END(&schild, trace_task_end(child));
     hold_start(&h, 50);
-    uint64_t handle0 = ctr_test_now_ns();
-    trace_region_begin(a, "handle");
-    uint64_t lock0 = ctr_test_now_ns();
-    trace_region_begin(a, "lock");
+    SPAN_BEGIN(&shandle, trace_region_begin(a, "handle"));
+    SPAN_BEGIN(&slock, trace_region_begin(a, "lock"));
     hold_wait(&h);
-    trace_region_end(a, "lock");
-    uint64_t lock_ns = ctr_test_now_ns() - lock0;
+    SPAN_END(&slock, trace_region_end(a, "lock"));
     trace_logf(a, "cache", "miss on %s", "k1");
-    uint64_t nap0 = ctr_test_now_ns();
-    trace_region_begin(a, "nap");
+    SPAN_BEGIN(&snap, trace_region_begin(a, "nap"));
     uint64_t nap_sleep = sleep_ms(20);
-    trace_region_end(a, "nap");
-    uint64_t nap_ns = ctr_test_now_ns() - nap0;
-    trace_region_end(a, "handle");
-    uint64_t handle_ns = ctr_test_now_ns() - handle0;
-    trace_task_end(a);
-    uint64_t a_ns = ctr_test_now_ns() - a0;
+    SPAN_END(&snap, trace_region_end(a, "nap"));
+    SPAN_END(&shandle, trace_region_end(a, "handle"));
+    SPAN_END(&sa, trace_task_end(a));
 
     /* B: begun here, worked on and ended by another thread. */
     pthread_t th;
-    uint64_t b0 = ctr_test_now_ns();
-    handed = trace_task_begin("request", 0);
+    SPAN_BEGIN(&handed_task, handed = trace_task_begin("request", 0));
     trace_task_t b = handed;
     assert_int_equal(pthread_create(&th, NULL, work_on_handed, NULL), 0);
     pthread_join(th, NULL);
-    uint64_t b_ns = handed_end - b0;
+    struct span sb = handed_task;
 
     /* C: no regions, ended here: this thread's 40 ms. */
-    uint64_t c0 = ctr_test_now_ns();
-    trace_task_t c = trace_task_begin("batch", 0);
+    struct span sc;
+    trace_task_t c;
+    SPAN_BEGIN(&sc, c = trace_task_begin("batch", 0));
     uint64_t c_sleep = sleep_ms(40);
-    trace_task_end(c);
-    uint64_t c_ns = ctr_test_now_ns() - c0;
+    SPAN_END(&sc, trace_task_end(c));
 
     /* D: no regions, ended by another thread after 15 ms while this one
      * waits in a join: this thread's time until the end, all sync. */
-    uint64_t d0 = ctr_test_now_ns();
-    handed = trace_task_begin("batch", 0);
+    SPAN_BEGIN(&handed_task, handed = trace_task_begin("batch", 0));
     trace_task_t d = handed;
     assert_int_equal(pthread_create(&th, NULL, end_handed_later, NULL), 0);
     pthread_join(th, NULL);
-    uint64_t d_ns = handed_end - d0;
+    struct span sd = handed_task;
 
     /* E: never ended, with a region never ended. And ends of nothing. */
     trace_task_t e = trace_task_begin("stuck", 0);
@@ -313,17 +356,17 @@ static void test_tasks(void **state)
     const struct ctr_task *ta = task_of(&ts, a), *tc = task_of(&ts, child);
     assert_string_equal(ta->type, "request");
     assert_true(ta->ended && ta->end_thread == ta->begin_thread);
-    assert_near(ctr_task_latency(ta), a_ns);
+    assert_span(ctr_task_latency(ta), &sa);
     struct ctr_task_breakdown bd = breakdown(&tr, &ts, ta);
-    assert_near(bd.sync, h.sync_ns);
+    assert_sync(bd.sync, h.sync);
     assert_near(bd.sleep, nap_sleep);
     assert_int_equal(bd.nthreads, 1);
     assert_true(bd.net == 0 && bd.syscall == 0);
     size_t n;
-    assert_near(region_time(&ts, ta, "handle", &n), handle_ns);
+    assert_span(region_time(&ts, ta, "handle", &n), &shandle);
     assert_int_equal(n, 1);
-    assert_near(region_time(&ts, ta, "lock", NULL), lock_ns);
-    assert_near(region_time(&ts, ta, "nap", NULL), nap_ns);
+    assert_span(region_time(&ts, ta, "lock", NULL), &slock);
+    assert_span(region_time(&ts, ta, "nap", NULL), &snap);
     assert_int_equal(region_time(&ts, ta, "probe", &n), 0); /* the child's, not A's */
     for (size_t r = ta->region0; r < ta->region0 + ta->nregions; r++)
         assert_int_equal(ts.regions[r].depth, strcmp(ts.regions[r].name, "handle") ? 1 : 0);
@@ -333,27 +376,27 @@ static void test_tasks(void **state)
     assert_memory_equal(ts.logs[ta->log0].msg, "miss on k1", 10);
 
     assert_true(tc->parent == a);
-    assert_near(ctr_task_latency(tc), child_ns);
+    assert_span(ctr_task_latency(tc), &schild);
     assert_near(breakdown(&tr, &ts, tc).sleep, probe_sleep);
 
     const struct ctr_task *tb = task_of(&ts, b);
     assert_true(tb->ended && tb->end_thread != tb->begin_thread);
-    assert_near(ctr_task_latency(tb), b_ns);
+    assert_span(ctr_task_latency(tb), &sb);
     bd = breakdown(&tr, &ts, tb);
     assert_near(bd.sleep, handed_sleep_ns); /* the worker's region */
     assert_int_equal(bd.nthreads, 1);
-    assert_near(region_time(&ts, tb, "work", NULL), handed_region_ns);
+    assert_span(region_time(&ts, tb, "work", NULL), &handed_region);
 
     const struct ctr_task *tc2 = task_of(&ts, c);
     assert_int_equal(tc2->nregions, 0);
-    assert_near(ctr_task_latency(tc2), c_ns);
+    assert_span(ctr_task_latency(tc2), &sc);
     assert_near(breakdown(&tr, &ts, tc2).sleep, c_sleep);
 
     const struct ctr_task *td = task_of(&ts, d);
     assert_true(td->end_thread != td->begin_thread);
-    assert_near(ctr_task_latency(td), d_ns);
+    assert_span(ctr_task_latency(td), &sd);
     bd = breakdown(&tr, &ts, td);
-    assert_near(bd.sync + bd.running + bd.runnable, d_ns); /* the join, up to the end */
+    assert_span(bd.sync + bd.running + bd.runnable, &sd); /* the join, up to the end */
     assert_int_equal(bd.sleep, 0);                         /* the ender's sleep is not its */
 
     const struct ctr_task *te = task_of(&ts, e);
@@ -552,13 +595,13 @@ static void test_profile_filters(void **state)
     hold_start(&h, 50);
     trace_region_begin(t1, "inside");
     hold_wait(&h);
-    uint64_t inside_sync = h.sync_ns;
+    struct sync_bounds inside_sync = h.sync;
     trace_region_end(t1, "inside");
     trace_task_end(t1);
     uint64_t t1_ns = ctr_test_now_ns() - t1_0;
     hold_start(&h, 30);
     hold_wait(&h);
-    uint64_t outside_sync = h.sync_ns;
+    struct sync_bounds outside_sync = h.sync;
     /* "clip": a task with no region, ended by the holder 20 ms into this
      * thread's 60 ms wait: only those 20 ms are the task's. */
     uint64_t clip0 = ctr_test_now_ns();
@@ -566,25 +609,25 @@ static void test_profile_filters(void **state)
     h.end_after_ms = 20;
     hold_start(&h, 60);
     hold_wait(&h);
-    uint64_t clip_sync = h.sync_ns;
+    struct sync_bounds clip_sync = h.sync;
     uint64_t clip_ns = atomic_load(&h.ended_at) - clip0;
     uint64_t clip_part = atomic_load(&h.ended_at) - h.lock_called; /* its part of the wait */
 
     struct ctr_trace tr;
     ctr_test_stop_and_read(path, &tr);
     struct sum all = sync_profile(&tr, NULL);
-    assert_near((uint64_t)all.delay, inside_sync + outside_sync + clip_sync);
+    assert_sync((uint64_t)all.delay, sync_sum(sync_sum(inside_sync, outside_sync), clip_sync));
 
     struct ctr_profile_filter f = {.region = "inside"};
     struct sum s = sync_profile(&tr, &f);
-    assert_near((uint64_t)s.delay, inside_sync);
+    assert_sync((uint64_t)s.delay, inside_sync);
     assert_true(s.max <= s.delay); /* not the 60 ms wait, which is outside */
     assert_int_equal(ctr_profile_filter_check(&tr, &f, NULL), 0);
 
     f = (struct ctr_profile_filter){.task = "t1"};
-    assert_near((uint64_t)sync_profile(&tr, &f).delay, inside_sync);
+    assert_sync((uint64_t)sync_profile(&tr, &f).delay, inside_sync);
     f = (struct ctr_profile_filter){.task = "t1", .region = "inside"};
-    assert_near((uint64_t)sync_profile(&tr, &f).delay, inside_sync);
+    assert_sync((uint64_t)sync_profile(&tr, &f).delay, inside_sync);
     f = (struct ctr_profile_filter){.task = "clip", .region = "inside"};
     assert_int_equal(sync_profile(&tr, &f).delay, 0);
 
@@ -592,7 +635,7 @@ static void test_profile_filters(void **state)
      * t1's (about 50): t1's waits only. */
     assert_true(clip_ns < t1_ns);
     f = (struct ctr_profile_filter){.latmin_ns = clip_ns + (t1_ns - clip_ns) / 2};
-    assert_near((uint64_t)sync_profile(&tr, &f).delay, inside_sync);
+    assert_sync((uint64_t)sync_profile(&tr, &f).delay, inside_sync);
     f = (struct ctr_profile_filter){.latmin_ns = 10 * 1000 * MS};
     assert_int_equal(sync_profile(&tr, &f).count, 0);
     assert_int_equal(ctr_profile_filter_check(&tr, &f, NULL), 1);

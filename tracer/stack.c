@@ -50,6 +50,9 @@
 
 enum { UNWIND_FP = 1, UNWIND_DWARF = 2 }; /* bits of `methods` */
 
+/* The lowest address code can have (Linux's default vm.mmap_min_addr). */
+#define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
+
 /* The walks read whatever the stack holds where a frame pointer leads:
  * memory that is mapped (the bounds are checked) but that AddressSanitizer
  * may have poisoned as another frame's redzone (code without frame pointers
@@ -144,8 +147,9 @@ static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pc
 /* Walks the frame-pointer chain from frame address fp, into pcs[0..max):
  * each frame pointer must lie above the previous one (stacks grow down),
  * inside [the first frame, top of the thread's stack), and be 8-byte aligned;
- * a zero return address ends the walk; leading frames that return into the
- * wrapper layer are the tracer's and are skipped. @return the PCs found. */
+ * a return address too low to be code ends the walk; leading frames that
+ * return into the wrapper layer are the tracer's and are skipped. @return
+ * the PCs found. */
 static CTR_WRAPPER_TEXT CTR_STACK_READER unsigned walk(const struct ctr_thread *t, uintptr_t fp,
                                                        uintptr_t *pcs, unsigned max)
 {
@@ -157,7 +161,9 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER unsigned walk(const struct ctr_thread *
             break;
         const uintptr_t *frame = (const uintptr_t *)fp;
         uintptr_t next = frame[0], ret = frame[1];
-        if (ret == 0)
+        /* Nothing is mapped below 64 KiB (Linux's mmap_min_addr): such a
+         * return address means rbp was no frame pointer here. */
+        if (ret < CTR_MIN_CODE_ADDR)
             break;
         if (!(leading && in_tracer(ret))) {
             leading = 0;
@@ -267,6 +273,8 @@ CTR_WRAPPER_TEXT CTR_STACK_READER uintptr_t ctr__caller_pc(void)
         if (fp < lo || (fp & (sizeof(uintptr_t) - 1)))
             return 0;
         const uintptr_t *frame = (const uintptr_t *)fp;
+        if (frame[1] < CTR_MIN_CODE_ADDR)
+            return 0;
         if (!in_tracer(frame[1]))
             return frame[1];
         if (frame[0] <= fp)
