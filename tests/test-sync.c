@@ -41,6 +41,18 @@ static _Atomic uint64_t called_at, release_begun, release_done;
         call;                                               \
     } while (0)
 
+/* How long the releaser's own join of the waiter took (the pair's
+ * scaffolding: on a loaded machine, as long as the woken waiter waits for a
+ * CPU); a sample elsewhere may be that long. */
+static _Atomic uint64_t scaffold_join_ns;
+
+static void join_waiter(pthread_t th)
+{
+    uint64_t t0 = ctr_test_now_ns();
+    pthread_join(th, NULL);
+    atomic_store(&scaffold_join_ns, ctr_test_now_ns() - t0);
+}
+
 /* RELEASE(call) : the call that lets the waiter go, bracketed. */
 #define RELEASE(call)                                       \
     do {                                                    \
@@ -116,7 +128,7 @@ static int tally_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t 
 
 /* Stops tracing, reads the trace and checks that profile `type` has the
  * measured wait (within 10%) under `leaf` called from `fn`, and no other
- * sample half as large. */
+ * sample half as large, but for the pair's own join of the waiter. */
 static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*fn)(void))
 {
     struct ctr_trace tr;
@@ -125,9 +137,11 @@ static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*
     assert_int_equal(ctr_profile_samples(&tr, type, NULL, tally_sample, &t), 0);
     int64_t lo = (int64_t)(atomic_load(&release_begun) - atomic_load(&called_at));
     int64_t hi = (int64_t)(atomic_load(&release_done) - atomic_load(&called_at));
-    if (t.at_site < lo * 9 / 10 || t.at_site > hi * 11 / 10 || t.elsewhere_max > lo / 2)
+    int64_t join = (int64_t)atomic_load(&scaffold_join_ns) * 11 / 10 + 1000000;
+    int64_t elsewhere_ok = lo / 2 > join ? lo / 2 : join;
+    if (t.at_site < lo * 9 / 10 || t.at_site > hi * 11 / 10 || t.elsewhere_max > elsewhere_ok)
         fail_msg("%s profile, %s: %.2f ms at the call site (want %.2f to %.2f ms, +- 10%%), "
-                 "largest elsewhere %.2f ms (want < half)",
+                 "largest elsewhere %.2f ms (want < half, or the pair's join)",
                  ctr_profile_name(type), leaf, t.at_site / 1e6, lo / 1e6, hi / 1e6,
                  t.elsewhere_max / 1e6);
     ctr_trace_free(&tr);
@@ -137,6 +151,7 @@ static int setup(void **state)
 {
     (void)state;
     atomic_store(&ready, 0);
+    atomic_store(&scaffold_join_ns, 0);
     return ctr_test_trace_begin(path, sizeof(path), "sync");
 }
 
@@ -151,7 +166,7 @@ static void run_pair(void *(*waiter)(void *), void (*releaser)(void))
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, waiter, NULL), 0);
     releaser();
-    pthread_join(th, NULL);
+    join_waiter(th);
 }
 
 /* ---------------------------------------------------------------------------
@@ -183,7 +198,7 @@ static __attribute__((noinline)) void hold_mutex_50ms(void)
     assert_int_equal(pthread_create(&th, NULL, mutex_waiter, NULL), 0);
     await_waiter_then_sleep();
     RELEASE(pthread_mutex_unlock(&mu));
-    pthread_join(th, NULL);
+    join_waiter(th);
 }
 
 static void test_mutex(void **state)
