@@ -738,7 +738,15 @@ void ctr__release(struct ctr_thread *t, const void *obj);
  * if marked: end with ctr__io_end. */
 int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason, int by_fd, int fd,
                   uintptr_t frame);
-void ctr__io_end(struct ctr_thread *t);
+
+/* ctr__io_end() : the marked I/O call returned. */
+static inline void ctr__io_end(struct ctr_thread *t)
+{
+    /* relaxed: the collector rereads io_start after the fields (see
+     * ctr__pending_io); a 0 just says the call is over. */
+    atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
+    t->call_kind = CTR_CALL_NONE;
+}
 /* Ends t's open call now, as a call that did not return: an I/O call as a
  * wait from its start (if long enough), a wait with its Unblock. _jump: the
  * call's frames are still whole (a longjmp about to leave them), so the
@@ -752,9 +760,19 @@ struct ctr_call_guard {
     struct ctr_thread *t;
     int marked;
 };
+/* Ends the guarded call: a cancellation unwinds through its wrapper. */
+void ctr__call_unwound_slow(struct ctr_call_guard *g);
+
 /* The guard's cleanup: runs when the wrapper's scope ends, normally (the
- * mark is cleared by then) or because a cancellation unwinds through it. */
-void ctr__call_unwound(struct ctr_call_guard *g);
+ * mark is cleared by then: a load and a branch) or because a cancellation
+ * unwinds through it. */
+static inline void ctr__call_unwound(struct ctr_call_guard *g)
+{
+    /* marked: this wrapper set the mark (a nested handler's wrapper did
+     * not); still set: the call did not come back through the wrapper. */
+    if (CTR_UNLIKELY(g->marked && g->t->call_kind != CTR_CALL_NONE))
+        ctr__call_unwound_slow(g);
+}
 
 /* CTR_CALL_GUARD(name, t) : declares, in a wrapper around a real call, the
  * guard whose cleanup ends t's open call if the call is cancelled (the

@@ -74,14 +74,16 @@ _Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
                "each I/O reason's NET_ variant follows it");
 
 /* The end of a traced I/O call that returned: its mark cleared, and the
- * call recorded if it lasted (errno kept). */
-static CTR_WRAPPER_TEXT void io_returned(struct ctr_thread *t, struct ctr_call_guard *g,
-                                         uint64_t start, enum ctr_reason reason, int by_fd,
-                                         int fd)
+ * call recorded if it lasted (errno kept). Inline: most calls are short. */
+static inline __attribute__((always_inline)) void io_returned(struct ctr_thread *t,
+                                                              struct ctr_call_guard *g,
+                                                              uint64_t start,
+                                                              enum ctr_reason reason, int by_fd,
+                                                              int fd)
 {
     if (g->marked)
         ctr__io_end(t);
-    if (long_enough(start)) {
+    if (CTR_UNLIKELY(long_enough(start))) {
         int saved = errno;
         ctr__wait_span(t, by_fd ? reason_by_fd(reason, fd) : reason, FD_OBJ(fd), start);
         errno = saved;

@@ -50,14 +50,7 @@
 
 enum { UNWIND_FP = 1, UNWIND_DWARF = 2 }; /* bits of `methods` */
 
-/* The lowest address code can have (Linux's default vm.mmap_min_addr). */
-#define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
 
-/* The walks read whatever the stack holds where a frame pointer leads:
- * memory that is mapped (the bounds are checked) but that AddressSanitizer
- * may have poisoned as another frame's redzone (code without frame pointers
- * leaves any value in rbp). Reading it is the point: not instrumented. */
-#define CTR_STACK_READER __attribute__((no_sanitize_address))
 
 typedef int (*backtrace_t)(void **buf, int size);
 _Static_assert(__builtin_types_compatible_p(backtrace_t, __typeof__(&unw_backtrace)),
@@ -70,6 +63,15 @@ static _Atomic unsigned methods = UNWIND_FP;
 /* unw_backtrace, once found; never reset. Release store after its first
  * call, acquire load before each use, so a user of it sees it warmed up. */
 static _Atomic(backtrace_t) backtrace_fn;
+
+/* The lowest address code can have (Linux's default vm.mmap_min_addr). */
+#define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
+
+/* The walks read whatever the stack holds where a frame pointer leads:
+ * memory that is mapped (the bounds are checked) but that AddressSanitizer
+ * may have poisoned as another frame's redzone (code without frame pointers
+ * leaves any value in rbp). Reading it is the point: not instrumented. */
+#define CTR_STACK_READER __attribute__((no_sanitize_address))
 
 /* Leading PCs that libunwind may report for its own frames, before ours. */
 #define DWARF_EXTRA 16
@@ -86,7 +88,9 @@ static struct {
 } foreign[MAX_FOREIGN];
 static _Atomic int nforeign;
 
-static int in_tracer(uintptr_t pc)
+/* Inlined into the walks (which share its attribute: GCC does not inline
+ * across differing sanitizer attributes). */
+static inline CTR_STACK_READER int in_tracer(uintptr_t pc)
 {
     if (pc >= (uintptr_t)__start_ctrace_text && pc < (uintptr_t)__stop_ctrace_text)
         return 1;

@@ -103,12 +103,6 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
     return 1;
 }
 
-void ctr__io_end(struct ctr_thread *t)
-{
-    atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
-    t->call_kind = CTR_CALL_NONE;
-}
-
 /* The wait reason of t's marked I/O call: its NET_ variant on a socket. */
 static enum ctr_reason io_reason(struct ctr_thread *t)
 {
@@ -154,10 +148,7 @@ CTR_WRAPPER_TEXT void ctr__call_abandon(struct ctr_thread *t)
     call_end(t, 0);
 }
 
-CTR_WRAPPER_TEXT void ctr__call_unwound(struct ctr_call_guard *g)
+CTR_WRAPPER_TEXT void ctr__call_unwound_slow(struct ctr_call_guard *g)
 {
-    /* marked: this wrapper set the mark (a nested handler's wrapper did
-     * not); still set: the call did not come back through the wrapper. */
-    if (g->marked && g->t->call_kind != CTR_CALL_NONE)
-        call_end(g->t, 1);
+    call_end(g->t, 1);
 }
