@@ -21,6 +21,7 @@
  *
  * The collector itself is never traced: its ctr__self is the "off" slot.
  */
+#include "frames.h"
 #include "internal.h"
 #include "interpose.h"
 #include "maps.h"
@@ -336,6 +337,7 @@ static void round_run(int final)
      * what was asked (sinks, dumps). */
     uint32_t seen = atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire);
     sinks_update(final);
+    ctr__frames_refresh(0); /* code loaded or unloaded: what stack walks check */
     int file_closing = C.file_on && (final || !atomic_load(&ctr__session.file_want));
     C.dst = &C.ev;
     REC(CTR_REC_GEN_BEGIN, C.gen);

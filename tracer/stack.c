@@ -1,20 +1,26 @@
 /* stack.c - captures the calling thread's stack as raw PCs and interns it to
- * a stack id: by walking frame pointers, or, for code built without them, by
- * .eh_frame unwinding with libunwind.
+ * a stack id: by walking frame pointers, checked step by step, and by
+ * .eh_frame unwinding with libunwind wherever they cannot be trusted.
  *
  * The frame-pointer walk trusts nothing it reads: each frame pointer must lie
  * above the previous one (stacks grow down), inside [current frame, top of
- * the thread's stack), and be 8-byte aligned; a zero return address ends the
- * walk. So a caller compiled without frame pointers yields a short stack,
- * never a crash. About 14 ns for 10 frames here; only slow paths (contended
- * waits, releases with waiters, thread creation) pay it.
+ * the thread's stack), and be 8-byte aligned; each return address must lie in
+ * an executable segment of a loaded object. Code built without frame
+ * pointers (all of Debian) passes those checks often enough to make up
+ * frames, so each return address also has a verdict, learned once by
+ * comparing the walk with libunwind's unwinding (frames.h, frames.c): the
+ * walk goes on through GOOD ones, stops after an END one (the thread's root),
+ * and hands the stack to libunwind at a BAD one. A stack is true, or shorter
+ * than it could be; never made up.
  *
  * The method is chosen per session by CTRACE_UNWIND (read at trace start):
- *   fp     frame pointers only;
- *   dwarf  libunwind's unw_backtrace only (about 120 ns);
- *   auto   (default) frame pointers, and libunwind when the walk does not get
- *          past the first frame: the caller of the wrapper has no frame
- *          pointer (Debian's packages, anything built with plain -O2).
+ *   fp     frame pointers only (the checks above, no verdicts): stacks end
+ *          where the first frame without a frame pointer is;
+ *   dwarf  libunwind's unw_backtrace only;
+ *   auto   (default) frame pointers where the verdicts say they are true,
+ *          libunwind elsewhere and to learn a new return address's verdict.
+ *          A program built with frame pointers pays a walk and a table
+ *          look-up per frame; one built without pays libunwind per stack.
  * libunwind is dlopen'd RTLD_LOCAL, never linked: in the global scope of a
  * preloaded program its _Unwind_* definitions would take over C++ exception
  * handling from libgcc_s (and make each throw many times slower). Its first
@@ -33,6 +39,7 @@
  * walks from another frame of the same stack (a call's wrapper, while a
  * signal handler runs below it), by frame pointers only.
  */
+#include "frames.h"
 #include "interpose.h"
 #include "internal.h"
 #include "maps.h"
@@ -67,11 +74,6 @@ static _Atomic(backtrace_t) backtrace_fn;
 /* The lowest address code can have (Linux's default vm.mmap_min_addr). */
 #define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
 
-/* The walks read whatever the stack holds where a frame pointer leads:
- * memory that is mapped (the bounds are checked) but that AddressSanitizer
- * may have poisoned as another frame's redzone (code without frame pointers
- * leaves any value in rbp). Reading it is the point: not instrumented. */
-#define CTR_STACK_READER __attribute__((no_sanitize_address))
 
 /* Leading PCs that libunwind may report for its own frames, before ours. */
 #define DWARF_EXTRA 16
@@ -116,21 +118,17 @@ static void note_foreign(void *ctx, const struct ctr_map_info *m)
         }
 }
 
-/* The stack by .eh_frame unwinding, for when the walk found only n < 2 PCs:
- * replaces pcs[0..n) with up to max PCs from the first frame outside the
- * tracer (after the leading run of CTR_WRAPPER_TEXT frames, which starts
- * with this function) if that is more; returns the new count. */
-static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pcs, unsigned n,
-                                             unsigned max)
+/* The stack by .eh_frame unwinding, into pcs[0..max): from the first frame
+ * outside the tracer (after the leading run of CTR_WRAPPER_TEXT frames, which
+ * starts with this function). @return the PCs found, or -1 when libunwind
+ * cannot run now (not loaded, or the program is taking a descriptor's
+ * number: libunwind reads and writes its own, fdguard.c). */
+static CTR_WRAPPER_TEXT int stack_dwarf(struct ctr_thread *t, uintptr_t *pcs, unsigned max)
 {
-    void *buf[CTR_STACK_MAX + DWARF_EXTRA];
+    void *buf[CTR_STACK_MAX + 1 + DWARF_EXTRA];
     backtrace_t backtrace = atomic_load_explicit(&backtrace_fn, memory_order_acquire);
-    if (!backtrace)
-        return n;
-    /* libunwind reads and writes its own descriptors: not while the
-     * program is taking one's number (fdguard.c); the walk's PCs stand. */
-    if (!ctr__fd_use_begin(0))
-        return n;
+    if (!backtrace || !ctr__fd_use_begin(0))
+        return -1;
     t->internal++; /* libunwind may lock: its calls go to the real functions */
     int got = backtrace(buf, (int)(max + DWARF_EXTRA));
     t->internal--;
@@ -140,27 +138,35 @@ static CTR_WRAPPER_TEXT unsigned stack_dwarf(struct ctr_thread *t, uintptr_t *pc
         i++; /* libunwind's own frame, if it reports it */
     while (i < got && in_tracer((uintptr_t)buf[i]))
         i++;
-    if (got - i <= (int)n)
-        return n;
     unsigned k = 0;
     for (; i < got && k < max; i++)
         pcs[k++] = (uintptr_t)buf[i];
-    return k;
+    return (int)k;
 }
 
-/* Walks the frame-pointer chain from frame address fp, into pcs[0..max):
- * each frame pointer must lie above the previous one (stacks grow down),
- * inside [the first frame, top of the thread's stack), and be 8-byte aligned;
- * a return address too low to be code ends the walk; leading frames that
- * return into the wrapper layer are the tracer's and are skipped. @return
- * the PCs found. */
-static CTR_WRAPPER_TEXT CTR_STACK_READER unsigned walk(const struct ctr_thread *t, uintptr_t fp,
-                                                       uintptr_t *pcs, unsigned max)
+/* What a frame-pointer walk found. */
+struct fp_walk {
+    unsigned n; /* PCs, true as far as the verdicts go */
+    int verify; /* it passed a PC with no verdict: check it against libunwind */
+    int bad;    /* it stopped at a BAD PC: the rest must come from libunwind */
+};
+
+/* Walks the frame-pointer chain from frame address fp, into pcs[0..max).
+ * Each frame pointer must lie above the previous one (stacks grow down),
+ * inside [the first frame, top of the thread's stack), and be 8-byte
+ * aligned; each return address must be in code (frames.h), unless a verdict
+ * already vouches for it; the verdicts end the walk (END, BAD) where it can
+ * no longer be trusted. Leading frames that return into the wrapper layer are
+ * the tracer's and are skipped. */
+static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, uintptr_t fp,
+                                                   uintptr_t *pcs, unsigned max,
+                                                   struct fp_walk *w)
 {
-    unsigned n = 0;
     uintptr_t lo = fp, hi = t->stack_hi;
     int leading = 1;
-    while (n < max) {
+    w->n = 0;
+    w->verify = w->bad = 0;
+    while (w->n < max) {
         if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1)))
             break;
         const uintptr_t *frame = (const uintptr_t *)fp;
@@ -171,13 +177,54 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER unsigned walk(const struct ctr_thread *
             break;
         if (!(leading && in_tracer(ret))) {
             leading = 0;
-            pcs[n++] = ret;
+            enum ctr_fp_verdict v = ctr__fp_verdict(ret);
+            if (v == CTR_FP_UNKNOWN) {
+                w->verify = 1;
+                if (!ctr__in_code(ret))
+                    break; /* the step that led here was false */
+            }
+            pcs[w->n++] = ret;
+            if (v == CTR_FP_END)
+                break;
+            if (v == CTR_FP_BAD) {
+                w->bad = 1;
+                break;
+            }
         }
         if (next <= fp)
             break;
         fp = next;
     }
-    return n;
+}
+
+/* Frames libunwind may find beyond the last one a walk should report: the
+ * thread's root (see frames.c). */
+#define CTR_ROOT_FRAMES 2
+#define USE_DWARF (-1)
+
+/* Compares a walk's PCs f[0..nf) with libunwind's d[0..nd) for the same
+ * stack (both may hold one PC more than will be kept, so that the last kept
+ * one's step can be judged), keeps the verdicts learned (frames.c), and
+ * says which stack is true: the first `return` PCs of the walk, or
+ * USE_DWARF. */
+static CTR_WRAPPER_TEXT int judge(const uintptr_t *f, unsigned nf, const uintptr_t *d,
+                                  unsigned nd, unsigned limit)
+{
+    unsigned m = 0;
+    while (m < nf && m < nd && f[m] == d[m])
+        m++;
+    if (m == 0) /* they disagree on the call site itself: trust libunwind */
+        return nd ? USE_DWARF : (nf ? 1 : 0);
+    for (unsigned i = 0; i + 1 < m; i++)
+        ctr__fp_learn(f[i], CTR_FP_GOOD);
+    if (m == nf && m == nd && m == limit)
+        return (int)m; /* both cut short by the depth: the last step unknown */
+    if (m < nd && nd - m > CTR_ROOT_FRAMES) {
+        ctr__fp_learn(f[m - 1], CTR_FP_BAD);
+        return USE_DWARF;
+    }
+    ctr__fp_learn(f[m - 1], CTR_FP_END);
+    return (int)m;
 }
 
 static uint32_t intern_pcs(const uintptr_t *pcs, unsigned n)
@@ -187,24 +234,43 @@ static uint32_t intern_pcs(const uintptr_t *pcs, unsigned n)
 
 CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
 {
-    uintptr_t pcs[CTR_STACK_MAX];
+    uintptr_t pcs[CTR_STACK_MAX + 1], dw[CTR_STACK_MAX + 1];
     unsigned max = ctr__session.stack_depth;
     unsigned how = atomic_load_explicit(&methods, memory_order_relaxed);
     if (t->stack_hi == 0)
         return 0; /* stack bounds unknown: a stackless event beats a fault */
-    unsigned n = walk(t, (uintptr_t)__builtin_frame_address(0), pcs, how & UNWIND_FP ? max : 0);
-    /* The walk stopped at the caller's own frame: it has no frame pointer. */
-    if (CTR_UNLIKELY(n < 2 && (how & UNWIND_DWARF)) && n < max)
-        n = stack_dwarf(t, pcs, n, max);
-    return intern_pcs(pcs, n);
+    if (!(how & UNWIND_FP)) {
+        int nd = stack_dwarf(t, dw, max);
+        return intern_pcs(dw, nd > 0 ? (unsigned)nd : 0);
+    }
+    /* One PC more than kept, so that the last kept one can be judged. */
+    struct fp_walk w;
+    walk(t, (uintptr_t)__builtin_frame_address(0), pcs, max + 1, &w);
+    unsigned n = w.n;
+    if (CTR_UNLIKELY(w.bad || w.verify) && (how & UNWIND_DWARF)) {
+        int nd = stack_dwarf(t, dw, max + 1);
+        /* Nothing new to learn from a walk that only met known verdicts. */
+        int keep = nd < 0 ? (int)n
+                   : w.verify ? judge(pcs, n, dw, (unsigned)nd, max + 1)
+                              : USE_DWARF;
+        if (keep == USE_DWARF && nd > 0)
+            return intern_pcs(dw, (unsigned)nd < max ? (unsigned)nd : max);
+        if (keep >= 0)
+            n = (unsigned)keep;
+    }
+    return intern_pcs(pcs, n < max ? n : max);
 }
 
 CTR_WRAPPER_TEXT uint32_t ctr__stack_at(struct ctr_thread *t, uintptr_t frame)
 {
     uintptr_t pcs[CTR_STACK_MAX];
+    struct fp_walk w;
     if (t->stack_hi == 0 || frame < (uintptr_t)__builtin_frame_address(0))
         return 0; /* not a frame above ours on this stack */
-    return intern_pcs(pcs, walk(t, frame, pcs, ctr__session.stack_depth));
+    /* No libunwind from another frame: the walk stops where the verdicts do
+     * (a BAD PC is itself true; only the step beyond it is not). */
+    walk(t, frame, pcs, ctr__session.stack_depth, &w);
+    return intern_pcs(pcs, w.n);
 }
 
 /* Records the executable segment holding unw_backtrace: libunwind's text. */
@@ -250,6 +316,7 @@ void ctr__stack_init(void)
         want = UNWIND_DWARF;
     if ((want & UNWIND_DWARF) && !dwarf_load())
         want = UNWIND_FP; /* no libunwind here: frame pointers it is */
+    ctr__frames_refresh(0); /* the code ranges the walk checks against */
     atomic_store_explicit(&methods, want, memory_order_relaxed);
     static int scanned; /* under the API lock, like every call of this */
     if (!scanned) {

@@ -41,6 +41,7 @@ struct bench_variant {
     int traced;                    /* run while a trace is running */
     unsigned io_min_ns;            /* the trace's threshold, 0 = default */
     double samples[BENCH_MAX_ROUNDS];
+    const char *unwind;            /* the trace's CTRACE_UNWIND, NULL = default */
 };
 
 static void *bench_idle(void *arg)
@@ -70,7 +71,11 @@ static inline void bench_table(const char *title, struct bench_variant *v, int n
                  * dropping (the collector shares the machine's cores). */
                 struct trace_options o = {.path = trace_path, .pool_bytes = 1u << 30,
                                           .io_min_ns = v[i].io_min_ns};
-                if (trace_start_opts(&o) != 0) {
+                if (v[i].unwind)
+                    setenv("CTRACE_UNWIND", v[i].unwind, 1);
+                int rc = trace_start_opts(&o);
+                unsetenv("CTRACE_UNWIND");
+                if (rc != 0) {
                     fprintf(stderr, "bench: trace_start failed\n");
                     exit(1);
                 }
