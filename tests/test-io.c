@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -385,6 +387,71 @@ static void test_collector_not_traced(void **state)
     close(fd);
 }
 
+/* A call that cannot block is no wait, even at io_min_ns = 1: non-blocking
+ * descriptors (not regular files, where O_NONBLOCK changes nothing),
+ * MSG_DONTWAIT, zero timeouts. errno is the call's own. The same calls that
+ * may block are recorded. */
+static void test_calls_that_cannot_block(void **state)
+{
+    (void)state;
+    int nb[2], bl[2], sv[2], ep = epoll_create1(0);
+    assert_true(ep >= 0);
+    assert_int_equal(pipe2(nb, O_NONBLOCK), 0);
+    assert_int_equal(pipe(bl), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    int lst = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    assert_true(lst >= 0);
+    assert_int_equal(listen(lst, 1), 0);
+    int file = open(fpath, O_RDONLY | O_NONBLOCK);
+    assert_true(file >= 0);
+    start(1);
+    char c = 'x';
+    errno = 0;
+    assert_int_equal(read(nb[0], &c, 1), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(write(nb[1], &c, 1), 1);
+    assert_int_equal(recv(sv[0], &c, 1, MSG_DONTWAIT), -1);
+    assert_int_equal(errno, EAGAIN);
+    assert_int_equal(send(sv[1], &c, 1, MSG_DONTWAIT), 1);
+    assert_int_equal(accept(lst, NULL, NULL), -1);
+    assert_int_equal(errno, EAGAIN);
+    struct pollfd pf = {bl[0], POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 0), 0);
+    struct epoll_event ev;
+    assert_int_equal(epoll_wait(ep, &ev, 1, 0), 0);
+    struct timeval tv = {0, 0};
+    fd_set rd;
+    FD_ZERO(&rd);
+    FD_SET(bl[0], &rd);
+    assert_int_equal(select(bl[0] + 1, &rd, NULL, NULL, &tv), 0);
+    struct timespec ts = {0, 0};
+    assert_int_equal(ppoll(&pf, 1, &ts, NULL), 0);
+    /* And what may block: recorded. */
+    assert_true(read(file, &c, 1) >= 0);
+    assert_int_equal(write(bl[1], &c, 1), 1);
+    assert_int_equal(read(bl[0], &c, 1), 1);
+    assert_int_equal(recv(sv[0], &c, 1, 0), 1);
+    assert_int_equal(poll(&pf, 1, 1), 0);
+    struct ctr_trace tr;
+    ctr_test_stop_and_read(path, &tr);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(blocks_on(&tr, nb[i], 0).n, 0);
+    assert_int_equal(blocks_on(&tr, sv[1], 0).n, 0);
+    assert_int_equal(blocks_on(&tr, lst, 0).n, 0);
+    assert_int_equal(blocks_on(&tr, ep, 0).n, 0);
+    assert_int_equal(blocks_on(&tr, bl[0], CTR_REASON_SELECT).n, 0);
+    assert_int_equal(blocks_on(&tr, bl[0], CTR_REASON_PPOLL).n, 0);
+    assert_int_equal(blocks_on(&tr, bl[0], CTR_REASON_POLL).n, 1); /* the 1 ms one */
+    assert_int_equal(blocks_on(&tr, file, CTR_REASON_READ).n, 1);
+    assert_int_equal(blocks_on(&tr, bl[0], CTR_REASON_READ).n, 1);
+    assert_int_equal(blocks_on(&tr, sv[0], CTR_REASON_RECV).n, 1);
+    assert_int_equal(blocks_on(&tr, sv[0], 0).n, 1);
+    ctr_trace_free(&tr);
+    int fds[] = {nb[0], nb[1], bl[0], bl[1], sv[0], sv[1], lst, file, ep};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        close(fds[i]);
+}
+
 /* Each call's reason: NET_ variants on a socket, the plain ones elsewhere. */
 static void test_reasons_by_call(void **state)
 {
@@ -405,7 +472,7 @@ static void test_reasons_by_call(void **state)
     assert_int_equal(sendmsg(sv[1], &mh, 0), 1);
     assert_int_equal(recvmsg(sv[0], &mh, 0), 1);
     struct pollfd pf = {sv[0], POLLIN, 0};
-    assert_int_equal(poll(&pf, 1, 0), 0);
+    assert_int_equal(poll(&pf, 1, 1), 0); /* waits its millisecond: nothing to read */
     assert_int_equal(writev(p[1], &iov, 1), 1);
     assert_int_equal(readv(p[0], &iov, 1), 1);
     int d = dup2(sv[0], 100); /* 100 is now a socket */
@@ -721,6 +788,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_every_call_recorded_at_1ns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_collector_not_traced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_by_call, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_calls_that_cannot_block, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errno_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles_split_net_and_syscall, setup, teardown),
     };

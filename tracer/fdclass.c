@@ -27,6 +27,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -81,4 +82,18 @@ int ctr__fd_is_socket(int fd)
     if (tb)
         atomic_store_explicit(&tb[fd], c, memory_order_relaxed);
     return c == CTR_FD_SOCKET;
+}
+
+int ctr__fd_cannot_block(int fd)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || !(flags & O_NONBLOCK))
+        return 0;
+    if (ctr__fd_is_socket(fd))
+        return 1;
+    /* O_NONBLOCK means nothing to a regular file or a block device: their
+     * reads still wait for the disk. Pipes, FIFOs, terminals, eventfds...
+     * honour it. */
+    struct stat st;
+    return fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
 }

@@ -806,6 +806,11 @@ void ctr__fd_note_slow(int fd, enum ctr_fd_class c);
 /* Whether fd is a socket: the cached class, else one fstat (whose answer is
  * cached). For the slow path of a recorded call only; may change errno. */
 int ctr__fd_is_socket(int fd);
+/* Whether a call on fd returns at once instead of waiting: fd is open with
+ * O_NONBLOCK and is something that honours it (not a regular file or a block
+ * device). Two or three syscalls: for the slow path of a recorded call only;
+ * may change errno. */
+int ctr__fd_cannot_block(int fd);
 
 /* ctr__fd_note() : fd (if >= 0) now has class c. Once the table exists this
  * is a relaxed store whether tracing or not, so that it follows every

@@ -79,13 +79,16 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
                                                               struct ctr_call_guard *g,
                                                               uint64_t start,
                                                               enum ctr_reason reason, int by_fd,
-                                                              int fd)
+                                                              int nb_fd, int fd)
 {
     if (g->marked)
         ctr__io_end(t);
     if (CTR_UNLIKELY(long_enough(start))) {
         int saved = errno;
-        ctr__wait_span(t, by_fd ? reason_by_fd(reason, fd) : reason, FD_OBJ(fd), start);
+        /* A long call on a non-blocking descriptor spent its time working in
+         * the kernel, not waiting: the thread was running. */
+        if (!(nb_fd && ctr__fd_cannot_block(fd)))
+            ctr__wait_span(t, by_fd ? reason_by_fd(reason, fd) : reason, FD_OBJ(fd), start);
         errno = saved;
     }
 }
@@ -97,47 +100,65 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
     (CTR_UNLIKELY(ctr__from_unwinder(__builtin_return_address(0))) && !ctr__fd_is_tracers(fd))
 #define NEVER 0
 
-/* CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse) :
+/* CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse,
+ *        instant, nb_fd) :
  * the wrapper of `name` and its traced path. `object` is the descriptor (an
  * expression of the parameters); `reason` the wait reason, whose NET_
  * variant is used on a socket when by_fd is 1. `after` is a statement run
  * after every real call, with the result in `rc` (descriptor bookkeeping; it
  * must keep errno). While tracing, a call for which `refuse` is true fails
- * with EBADF without being made (FOREIGN_FD). While the real call runs, the thread's open call mark
- * says so (wait.c), so that a call that never returns (a write to a pipe
- * nobody reads, a cancelled or jumped-out-of read) is still a wait. */
-#define CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse)    \
-    static CTR_WRAPPER_TEXT ret name##_traced params                             \
-    {                                                                            \
-        ret rc;                                                                  \
-        struct ctr_thread *t = self_traced();                                    \
-        if (!t) {                                                                \
-            rc = ctr__real.name args;                                            \
-            after;                                                               \
-            return rc;                                                           \
-        }                                                                        \
-        uint64_t start = ctr__ticks();                                           \
-        CTR_CALL_GUARD(g, t);                                                    \
-        g.marked = ctr__io_begin(t, start, reason, by_fd, (int)(object),        \
-                                 (uintptr_t)__builtin_frame_address(0));         \
-        rc = ctr__real.name args;                                                \
-        after;                                                                   \
-        io_returned(t, &g, start, reason, by_fd, (int)(object));                 \
-        return rc;                                                               \
-    }                                                                            \
-    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                  \
-    {                                                                            \
-        if (CTR_LIKELY(!ctr__tracing())) {                                       \
-            ret rc = ctr__real.name args;                                        \
-            after;                                                               \
-            return rc;                                                           \
-        }                                                                        \
-        if (refuse) {                                                            \
-            errno = EBADF;                                                       \
-            return -1;                                                           \
-        }                                                                        \
-        return name##_traced args;                                               \
+ * with EBADF without being made (FOREIGN_FD). While the real call runs, the
+ * thread's open call mark says so (wait.c), so that a call that never
+ * returns (a write to a pipe nobody reads, a cancelled or jumped-out-of read)
+ * is still a wait.
+ *
+ * A call that cannot block is no wait, however long the kernel works on it
+ * (README, "What counts as a wait"): `instant` says so from the arguments
+ * alone (MSG_DONTWAIT, a zero timeout), and such a call goes straight to the
+ * real function; when nb_fd is 1, a call long enough to record is first asked
+ * whether its descriptor is non-blocking (ctr__fd_cannot_block). */
+#define CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse, instant, nb_fd) \
+    static CTR_WRAPPER_TEXT ret name##_traced params                                          \
+    {                                                                                         \
+        ret rc;                                                                               \
+        struct ctr_thread *t = self_traced();                                                 \
+        if (!t || (instant)) {                                                                \
+            rc = ctr__real.name args;                                                         \
+            after;                                                                            \
+            return rc;                                                                        \
+        }                                                                                     \
+        uint64_t start = ctr__ticks();                                                        \
+        CTR_CALL_GUARD(g, t);                                                                 \
+        g.marked = ctr__io_begin(t, start, reason, by_fd, (int)(object),                     \
+                                 (uintptr_t)__builtin_frame_address(0));                      \
+        rc = ctr__real.name args;                                                             \
+        after;                                                                                \
+        io_returned(t, &g, start, reason, by_fd, nb_fd, (int)(object));                       \
+        return rc;                                                                            \
+    }                                                                                         \
+    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                               \
+    {                                                                                         \
+        if (CTR_LIKELY(!ctr__tracing())) {                                                    \
+            ret rc = ctr__real.name args;                                                     \
+            after;                                                                            \
+            return rc;                                                                        \
+        }                                                                                     \
+        if (refuse) {                                                                         \
+            errno = EBADF;                                                                    \
+            return -1;                                                                        \
+        }                                                                                     \
+        return name##_traced args;                                                            \
     }
+
+/* The `instant` column: what the arguments say. */
+#define WAITS 0                                         /* may block: ask nothing */
+#define DONTWAIT(flags) (((flags) & MSG_DONTWAIT) != 0) /* a socket call told not to */
+#define POLL_NOW(ms) ((ms) == 0)                        /* poll, epoll_wait */
+#define TS_NOW(ts) ((ts) && (ts)->tv_sec == 0 && (ts)->tv_nsec == 0)
+#define TV_NOW(tv) ((tv) && (tv)->tv_sec == 0 && (tv)->tv_usec == 0)
+/* The nb_fd column. */
+#define NB_FD 1 /* the descriptor's O_NONBLOCK decides */
+#define ANY_FD 0 /* no descriptor, or one whose flag does not matter */
 
 #define NOTHING ((void)0)
 #define NOTE_SOCKET ctr__fd_note(rc, CTR_FD_SOCKET)
@@ -146,50 +167,50 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
  * Reads and writes: net on a socket, syscall otherwise
  * ------------------------------------------------------------------------- */
 
-CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING, FOREIGN_FD(fd))
+CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING, FOREIGN_FD(fd), WAITS, NB_FD)
 CTR_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_WRITE, 1,
-       NOTHING, FOREIGN_FD(fd))
+       NOTHING, FOREIGN_FD(fd), WAITS, NB_FD)
 CTR_IO(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
-       CTR_REASON_READV, 1, NOTHING, NEVER)
+       CTR_REASON_READV, 1, NOTHING, NEVER, WAITS, NB_FD)
 CTR_IO(ssize_t, writev, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
-       CTR_REASON_WRITEV, 1, NOTHING, NEVER)
+       CTR_REASON_WRITEV, 1, NOTHING, NEVER, WAITS, NB_FD)
 
 /* Positioned I/O needs a seekable file: never a socket. */
 CTR_IO(ssize_t, pread, (int fd, void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PREAD, 0, NOTHING, NEVER)
+       CTR_REASON_PREAD, 0, NOTHING, NEVER, WAITS, ANY_FD)
 CTR_IO(ssize_t, pread64, (int fd, void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PREAD, 0, NOTHING, NEVER)
+       CTR_REASON_PREAD, 0, NOTHING, NEVER, WAITS, ANY_FD)
 CTR_IO(ssize_t, pwrite, (int fd, const void *buf, size_t n, off_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PWRITE, 0, NOTHING, NEVER)
+       CTR_REASON_PWRITE, 0, NOTHING, NEVER, WAITS, ANY_FD)
 CTR_IO(ssize_t, pwrite64, (int fd, const void *buf, size_t n, off64_t off), (fd, buf, n, off), fd,
-       CTR_REASON_PWRITE, 0, NOTHING, NEVER)
+       CTR_REASON_PWRITE, 0, NOTHING, NEVER, WAITS, ANY_FD)
 
 /* ---------------------------------------------------------------------------
  * Sockets: always net
  * ------------------------------------------------------------------------- */
 
 CTR_IO(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
-       CTR_REASON_RECV, 0, NOTHING, NEVER)
+       CTR_REASON_RECV, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, recvfrom,
        (int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags), fd,
-       CTR_REASON_RECVMSG, 0, NOTHING, NEVER)
+       CTR_REASON_RECVMSG, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
-       CTR_REASON_SEND, 0, NOTHING, NEVER)
+       CTR_REASON_SEND, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, sendto,
        (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
         socklen_t addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING, NEVER)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), fd,
-       CTR_REASON_SENDMSG, 0, NOTHING, NEVER)
+       CTR_REASON_SENDMSG, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(int, accept, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen),
-       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET, NEVER)
+       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET, NEVER, WAITS, NB_FD)
 CTR_IO(int, accept4, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen, int flags),
-       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, 0, NOTE_SOCKET, NEVER)
+       (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, 0, NOTE_SOCKET, NEVER, WAITS, NB_FD)
 CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd, addr, addrlen),
-       fd, CTR_REASON_CONNECT, 0, NOTHING, NEVER)
+       fd, CTR_REASON_CONNECT, 0, NOTHING, NEVER, WAITS, NB_FD)
 
 /* ---------------------------------------------------------------------------
  * Readiness waits: always net. The object of poll is the first descriptor
@@ -200,31 +221,31 @@ CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd
 #define FIRST_FD(fds, nfds) ((nfds) > 0 && (fds) ? (fds)[0].fd : -1)
 
 CTR_IO(int, poll, (struct pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout),
-       FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER)
+       FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
 CTR_IO(int, ppoll,
        (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
         const sigset_t *sigmask),
-       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER)
+       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER, TS_NOW(timeout), ANY_FD)
 CTR_IO(int, select,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         struct timeval *restrict timeout),
-       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING, NEVER)
+       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING, NEVER, TV_NOW(timeout), ANY_FD)
 CTR_IO(int, pselect,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         const struct timespec *restrict timeout, const sigset_t *restrict sigmask),
-       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING, NEVER)
+       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING, NEVER, TS_NOW(timeout), ANY_FD)
 CTR_IO(int, epoll_wait, (int epfd, struct epoll_event *ev, int maxev, int timeout),
-       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING, NEVER)
+       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
 CTR_IO(int, epoll_pwait,
        (int epfd, struct epoll_event *ev, int maxev, int timeout, const sigset_t *sigmask),
-       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING, NEVER)
+       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
 
 /* ---------------------------------------------------------------------------
  * File system: always syscall
  * ------------------------------------------------------------------------- */
 
-CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, 0, NOTHING, NEVER)
-CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, 0, NOTHING, NEVER)
+CTR_IO(int, fsync, (int fd), (fd), fd, CTR_REASON_FSYNC, 0, NOTHING, NEVER, WAITS, ANY_FD)
+CTR_IO(int, fdatasync, (int fd), (fd), fd, CTR_REASON_FDATASYNC, 0, NOTHING, NEVER, WAITS, ANY_FD)
 
 /* The open family is variadic: each wrapper reads the mode (only if the
  * flags say there is one) and passes it on explicitly to the real function,
@@ -256,7 +277,7 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
     CTR_CALL_GUARD(g, t);
     g.marked = ctr__io_begin(t, start, reason, 0, -1, (uintptr_t)__builtin_frame_address(0));
     int fd = open_real(k, dirfd, path, flags, mode);
-    io_returned(t, &g, start, reason, 0, fd);
+    io_returned(t, &g, start, reason, 0, ANY_FD, fd);
     return fd;
 }
 
@@ -267,32 +288,32 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
 #define NOTE_OTHER ctr__fd_note(rc, CTR_FD_OTHER)
 
 CTR_IO(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,
-       CTR_REASON_READ, 1, NOTHING, NEVER)
+       CTR_REASON_READ, 1, NOTHING, NEVER, WAITS, NB_FD)
 CTR_IO(ssize_t, __pread_chk, (int fd, void *buf, size_t n, off_t off, size_t buflen),
-       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING, NEVER)
+       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING, NEVER, WAITS, ANY_FD)
 CTR_IO(ssize_t, __pread64_chk, (int fd, void *buf, size_t n, off64_t off, size_t buflen),
-       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING, NEVER)
+       (fd, buf, n, off, buflen), fd, CTR_REASON_PREAD, 0, NOTHING, NEVER, WAITS, ANY_FD)
 CTR_IO(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int flags),
-       (fd, buf, n, buflen, flags), fd, CTR_REASON_RECV, 0, NOTHING, NEVER)
+       (fd, buf, n, buflen, flags), fd, CTR_REASON_RECV, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, __recvfrom_chk,
        (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER)
+       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(int, __poll_chk, (struct pollfd * fds, nfds_t nfds, int timeout, size_t fdslen),
-       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER)
+       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
 CTR_IO(int, __ppoll_chk,
        (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
         const sigset_t *sigmask, size_t fdslen),
-       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER)
+       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER, TS_NOW(timeout), ANY_FD)
 /* The object of an open is the descriptor it returns, unknown before. */
 CTR_IO(int, __open_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
-       NOTE_OTHER, NEVER)
+       NOTE_OTHER, NEVER, WAITS, ANY_FD)
 CTR_IO(int, __open64_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
-       NOTE_OTHER, NEVER)
+       NOTE_OTHER, NEVER, WAITS, ANY_FD)
 CTR_IO(int, __openat_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), -1,
-       CTR_REASON_OPENAT, 0, NOTE_OTHER, NEVER)
+       CTR_REASON_OPENAT, 0, NOTE_OTHER, NEVER, WAITS, ANY_FD)
 CTR_IO(int, __openat64_2, (int dirfd, const char *path, int flags), (dirfd, path, flags), -1,
-       CTR_REASON_OPENAT, 0, NOTE_OTHER, NEVER)
+       CTR_REASON_OPENAT, 0, NOTE_OTHER, NEVER, WAITS, ANY_FD)
 
 /* A file libunwind opens is the tracer's (fdguard.c). */
 static int open_for_unwinder(enum open_kind k, int dirfd, const char *path, int flags, mode_t mode)
