@@ -22,15 +22,9 @@ double bench_nofp_descend(int depth, double (*leaf)(uint64_t), uint64_t iters);
 
 static volatile uint64_t sink;
 
-__attribute__((noinline)) static double fp_descend(int depth, double (*leaf)(uint64_t),
-                                                   uint64_t iters)
-{
-    if (depth == 0)
-        return leaf(iters);
-    double r = fp_descend(depth - 1, leaf, iters);
-    __asm__ volatile("" ::: "memory"); /* not a tail call */
-    return r;
-}
+#define BENCH_DESCEND fp_descend
+double fp_descend(int depth, double (*leaf)(uint64_t), uint64_t iters);
+#include "bench_descend.h"
 
 __attribute__((noinline)) static uint32_t no_stack(struct ctr_thread *t)
 {
