@@ -20,10 +20,13 @@
  */
 #include "symbolize.h"
 
+#include "symname.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@
 #include <sys/stat.h>
 
 #define CHAIN_MAX 32   /* inline depth kept per PC; the outermost are cut */
+#define SCOPES_MAX 32  /* scopes named in a qualified name; the outermost are cut */
 
 struct cu_range {      /* [lo, hi) in module addresses belongs to cu */
     Dwarf_Addr lo, hi, bias;
@@ -292,13 +296,17 @@ static int cmp_lo(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Returns the CU DIE containing module address addr, or NULL. libdw 0.188
- * finds CUs only through .debug_aranges, which clang does not emit by
- * default; then a table of every CU's own ranges stands in for it. */
+/* Returns the CU DIE whose ranges contain module address addr, or NULL.
+ * libdw 0.188 finds CUs only through .debug_aranges, which clang does not
+ * emit by default; then a table of every CU's own ranges stands in for it.
+ * And libdwfl keeps only where each CU's run of aranges starts, so it
+ * answers with the CU before a gap for an address in the gap (_start, or
+ * code compiled without -g, between a unit's .text.startup and .text):
+ * its answer counts only if the CU's own ranges hold addr. */
 static Dwarf_Die *find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Addr *bias)
 {
     Dwarf_Die *cu = dwfl_module_addrdie(d->mod, addr, bias);
-    if (cu != NULL)
+    if (cu != NULL && dwarf_haspc(cu, addr - *bias) == 1)
         return cu;
     if (!d->cus_built) {
         d->cus_built = true;
@@ -347,15 +355,99 @@ static int clamp_line(Dwarf_Word v)
     return v > INT32_MAX ? 0 : (int)v;
 }
 
-/* The source name of a function DIE; inlined instances and out-of-line
- * clones (foo.constprop.0) carry it only on their abstract origin. */
-static const char *die_function(Dwarf_Die *die)
+/* Interns the shown name (symname.h) of a symbol-table or linkage name. */
+static const char *intern_symname(struct ctr_symbolizer *s, const char *symbol)
 {
+    char *name = ctr_symname(symbol);
+    const char *r = intern(s, name);
+    free(name);
+    return r;
+}
+
+/* Follows die's DW_AT_abstract_origin / DW_AT_specification chain (inlined
+ * instances, out-of-line clones and member definitions) to the DIE that
+ * carries its DW_AT_name, the declaration in its scope; false if none. */
+static bool declaration(Dwarf_Die *die, Dwarf_Die *out)
+{
+    *out = *die;
+    for (int hops = 0; hops < 16; hops++) {   /* bounds a cycle in bogus DWARF */
+        if (dwarf_hasattr(out, DW_AT_name))
+            return true;
+        Dwarf_Attribute mem, *a = dwarf_attr(out, DW_AT_abstract_origin, &mem);
+        if (a == NULL)
+            a = dwarf_attr(out, DW_AT_specification, &mem);
+        if (a == NULL || dwarf_formref_die(a, out) == NULL)
+            return false;
+    }
+    return false;
+}
+
+static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, int depth);
+
+static bool is_c(int lang)
+{
+    return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99
+           || lang == DW_LANG_C11;
+}
+
+/* The name of a function that has no linkage name (C; a C++ constructor's
+ * inlined instance): its DW_AT_name qualified by the namespaces, classes
+ * and enclosing function around its declaration, as the demangler would
+ * write them; NULL if unknown. */
+static const char *qualified_name(struct ctr_symbolizer *s, Dwarf_Die *die, int depth)
+{
+    Dwarf_Die decl, *scopes = NULL;
+    if (!declaration(die, &decl))
+        return NULL;
+    const char *parts[SCOPES_MAX];
+    int nparts = 0;
+    if ((parts[nparts++] = dwarf_diename(&decl)) == NULL)
+        return NULL;
+    Dwarf_Die cu;
+    if (dwarf_diecu(&decl, &cu, NULL, NULL) == NULL || is_c(dwarf_srclang(&cu)))
+        return intern(s, parts[0]);   /* C has no scopes: spare the walk over the unit */
+    int n = dwarf_getscopes_die(&decl, &scopes);   /* decl itself, then outwards */
+    for (int i = 1; i < n && nparts < SCOPES_MAX; i++) {
+        const char *name = dwarf_diename(&scopes[i]);
+        int tag = dwarf_tag(&scopes[i]);
+        if (tag == DW_TAG_namespace)
+            parts[nparts++] = name ? name : "(anonymous namespace)";
+        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type
+                 || tag == DW_TAG_union_type)
+            parts[nparts++] = name ? name : "{unnamed type}";
+        else if (tag == DW_TAG_subprogram) {   /* a local class's function */
+            if ((name = function_name(s, &scopes[i], depth + 1)) != NULL)
+                parts[nparts++] = name;
+            break;   /* that name is qualified already */
+        }
+    }
+    free(scopes);
+    size_t len = 1;
+    for (int i = 0; i < nparts; i++)
+        len += strlen(parts[i]) + 2;
+    char *q = malloc(len), *end = q;
+    if (q == NULL)
+        return NULL;
+    for (int i = nparts - 1; i >= 0; i--)
+        end += sprintf(end, "%s%s", parts[i], i > 0 ? "::" : "");
+    const char *r = intern(s, q);
+    free(q);
+    return r;
+}
+
+/* The shown name (symname.h) of a subprogram or inlined-subroutine DIE:
+ * from its linkage name, which the symbol table has too (so both sources
+ * give one name), else qualified_name(). depth bounds the recursion through
+ * enclosing functions. NULL if unknown. */
+static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, int depth)
+{
+    if (depth > 8)
+        return NULL;
     Dwarf_Attribute mem;
-    const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &mem));
-    if (name == NULL)
-        name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &mem));
-    return name;
+    const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &mem));
+    if (linkage == NULL)
+        linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &mem));
+    return linkage ? intern_symname(s, linkage) : qualified_name(s, die, depth);
 }
 
 /* Interns file, made absolute against the CU's comp_dir when relative. */
@@ -444,7 +536,7 @@ static int dwarf_chain(struct ctr_symbolizer *s, struct dso *d, Dwarf_Addr addr,
     size_t nfiles = 0;
     for (int i = n - 1; i >= 0; i--) {   /* innermost first */
         Dwarf_Word v;
-        out[k].function = intern(s, die_function(&chain[i]));
+        out[k].function = function_name(s, &chain[i], 0);
         out[k].file = file;
         out[k].line = line;
         out[k].function_line = attr_udata(&chain[i], DW_AT_decl_line, true, &v) ? clamp_line(v) : 0;
@@ -488,7 +580,8 @@ static int lookup(struct ctr_symbolizer *s, uint64_t pc, struct ctr_sym_frame *o
     int k = dwarf_chain(s, m->dso, addr, out);
     if (k > 0 && out[k - 1].function != NULL)
         return k;
-    const char *sym = intern(s, dwfl_module_addrname(m->dso->mod, addr));
+    const char *name = dwfl_module_addrname(m->dso->mod, addr);
+    const char *sym = name ? intern_symname(s, name) : NULL;
     if (sym == NULL)
         return k;   /* k == 1 here keeps a known file/line */
     if (k == 0)
@@ -565,6 +658,17 @@ int ctr_symbolizer_mapping(const struct ctr_symbolizer *s, uint64_t pc)
 {
     const struct map *m = s ? find_map(s, pc) : NULL;
     return m ? m->index : -1;
+}
+
+const char *ctr_symbolizer_module_offset(const struct ctr_symbolizer *s, uint64_t pc,
+                                         char *buf, size_t len)
+{
+    const struct map *m = s ? find_map(s, pc) : NULL;
+    if (m != NULL)
+        snprintf(buf, len, "%s+0x%" PRIx64, m->m.path, pc - m->m.bias);
+    else
+        snprintf(buf, len, "0x%" PRIx64, pc);
+    return buf;
 }
 
 const char *ctr_symbolizer_warnings(const struct ctr_symbolizer *s)

@@ -50,6 +50,16 @@ int ctr_symbolize(struct ctr_symbolizer *s, uint64_t pc, struct ctr_sym_frame *o
  * contains pc, or -1. */
 int ctr_symbolizer_mapping(const struct ctr_symbolizer *s, uint64_t pc);
 
+/* ctr_symbolizer_module_offset() : names pc without symbols, in a form
+ * that holds across runs (ASLR) and that addr2line -e takes:
+ * "PATH+0xADDR", ADDR being pc's address in the ELF file of the mapping
+ * that contains it (pc minus the mapping's load bias); "0xPC" when pc is in
+ * no mapping or s is NULL. Written into buf as snprintf writes (cut to
+ * len - 1 bytes). Does not open any file.
+ * @return buf. */
+const char *ctr_symbolizer_module_offset(const struct ctr_symbolizer *s, uint64_t pc,
+                                         char *buf, size_t len);
+
 /* ctr_symbolizer_warnings() : @return a NUL-terminated text of one line per
  * problem met so far (missing file, build-id mismatch, no debug info), or "". */
 const char *ctr_symbolizer_warnings(const struct ctr_symbolizer *s);

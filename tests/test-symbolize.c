@@ -6,6 +6,7 @@
  */
 #include "maps.h"
 #include "symbolize.h"
+#include "symname.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -108,6 +109,32 @@ static NOINLINE void outer(void)
 {
     inner(); outer_line = __LINE__;
 }
+
+/* C functions that carry C++ linkage names, as methods of two classes
+ * with one name would: DWARF has both the linkage name and "lock". (An
+ * inlined C function has no linkage name: tests/cxx.sh checks C++'s.) */
+NOINLINE void widget_lock(void) __asm__("_ZN7ctrtest6Widget4lockEv");
+NOINLINE void door_lock(void) __asm__("_ZNK7ctrtest4Door4lockEv");
+static int widget_line, door_line;
+
+static inline __attribute__((always_inline)) void widget_check(void)
+{
+    probe(); widget_line = __LINE__;
+}
+
+NOINLINE void widget_lock(void)
+{
+    widget_check();
+}
+
+NOINLINE void door_lock(void)
+{
+    probe(); door_line = __LINE__;
+}
+
+/* In symbolize-nodwarf.c, built without DWARF but for its hand-made unit. */
+void nodwarf_member(int x) __asm__("_ZN7nodwarf3Gap5probeEi");
+void ctr_gap_a(void), ctr_gap_b(void), ctr_gap_c(void);
 
 /* __FILE__ is whatever the compiler was given; DWARF must give it absolute. */
 static void assert_this_file(const char *file)
@@ -351,6 +378,183 @@ static void test_build_id_mismatch(void **state)
     ctr_symbolizer_free(s);
 }
 
+/* DWARF names functions by their linkage names, demangled: two "lock"s
+ * of two classes stay apart, and an inlined function is qualified too. */
+static void test_dwarf_qualified_names(void **state)
+{
+    (void)state;
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
+    assert_non_null(s);
+    struct ctr_sym_frame f[8];
+    widget_lock();
+    assert_int_equal(ctr_symbolize(s, probe_pc, f, 8), 2);
+    assert_string_equal(f[0].function, "widget_check");
+    assert_int_equal(f[0].line, widget_line);
+    assert_string_equal(f[1].function, "ctrtest::Widget::lock");
+    assert_this_file(f[1].file);
+    door_lock();
+    assert_int_equal(ctr_symbolize(s, probe_pc, f, 8), 1);
+    assert_string_equal(f[0].function, "ctrtest::Door::lock");
+    assert_this_file(f[0].file);
+    assert_int_equal(f[0].line, door_line);
+    ctr_symbolizer_free(s);
+}
+
+/* Code without DWARF between two units: named from the symbol table,
+ * demangled as DWARF names are, and with no file:line. */
+static void test_no_dwarf_in_a_gap(void **state)
+{
+    (void)state;
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
+    assert_non_null(s);
+    nodwarf_member(1);
+    struct ctr_sym_frame f[8];
+    const uint64_t pcs[] = { fn_pc((void (*)(void))nodwarf_member),
+                             fn_pc((void (*)(void))nodwarf_member) + 2 };
+    for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++) {
+        assert_int_equal(ctr_symbolize(s, pcs[i], f, 8), 1);
+        assert_string_equal(f[0].function, "nodwarf::Gap::probe");
+        assert_null(f[0].file);
+        assert_int_equal(f[0].line, 0);
+    }
+    ctr_symbolizer_free(s);
+}
+
+/* An address that a unit's line table covers but its ranges do not gets no
+ * file:line (symbolize-nodwarf.c describes the unit). */
+static void test_unit_ranges_gap(void **state)
+{
+    (void)state;
+    struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
+    assert_non_null(s);
+    struct ctr_sym_frame f[8];
+    /* The unit is read: its ranges give a and c their lines. */
+    assert_int_equal(ctr_symbolize(s, fn_pc(ctr_gap_a), f, 8), 1);
+    assert_string_equal(f[0].function, "ctr_gap_a");
+    assert_string_equal(f[0].file, "/ctrace-test/gap-unit.c");
+    assert_int_equal(f[0].line, 10);
+    assert_int_equal(ctr_symbolize(s, fn_pc(ctr_gap_c) + 1, f, 8), 1);
+    assert_string_equal(f[0].file, "/ctrace-test/gap-unit.c");
+    assert_int_equal(f[0].line, 31);
+    for (uint64_t pc = fn_pc(ctr_gap_b); pc < fn_pc(ctr_gap_c); pc++) {
+        assert_int_equal(ctr_symbolize(s, pc, f, 8), 1);
+        assert_string_equal(f[0].function, "ctr_gap_b");
+        assert_null(f[0].file);
+        assert_int_equal(f[0].line, 0);
+    }
+    ctr_symbolizer_free(s);
+}
+
+/* An address without a symbol is shown as its file and the address in that
+ * file (what addr2line -e takes), not as an address ASLR picked. */
+static void test_module_offset(void **state)
+{
+    (void)state;
+    const struct ctr_sym_mapping maps[] = {
+        { .start = 0x7f0000001000, .limit = 0x7f0000009000, .file_offset = 0x1000,
+          .bias = 0x7f0000000000, .path = "/nonexistent/libfoo.so" },
+        { .start = 0x400000, .limit = 0x401000, .bias = 0, .path = "/nonexistent/exe" },
+    };
+    struct ctr_symbolizer *s = ctr_symbolizer_new(maps, 2);
+    assert_non_null(s);
+    char buf[64];
+    assert_string_equal(ctr_symbolizer_module_offset(s, 0x7f0000001234, buf, sizeof buf),
+                        "/nonexistent/libfoo.so+0x1234");
+    assert_string_equal(ctr_symbolizer_module_offset(s, 0x400010, buf, sizeof buf),
+                        "/nonexistent/exe+0x400010");
+    assert_string_equal(ctr_symbolizer_module_offset(s, 0x7f0000009000, buf, sizeof buf),
+                        "0x7f0000009000");
+    char tiny[8];   /* cut, as snprintf cuts */
+    assert_string_equal(ctr_symbolizer_module_offset(s, 0x400010, tiny, sizeof tiny), "/nonexi");
+    ctr_symbolizer_free(s);
+    assert_string_equal(ctr_symbolizer_module_offset(NULL, 0x1000, buf, sizeof buf), "0x1000");
+}
+
+/* The reduction of demangled names, case by case (symname.h). */
+static void test_symname_reduce(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        { "store::Table::put(int, std::__cxx11::basic_string<char, std::char_traits<char>, "
+          "std::allocator<char> >)", "store::Table::put" },
+        { "store::Table::get[abi:cxx11](int) const", "store::Table::get" },
+        { "store::Queue<int>::pop(int&)", "store::Queue<int>::pop" },
+        { "void f<int>(int)", "f<int>" },
+        { "std::vector<int, std::allocator<int> > make<int>()", "make<int>" },
+        { "char const* name<char>()", "name<char>" },
+        { "main::{lambda()#1}::operator()() const", "main::{lambda()#1}::operator()" },
+        { "store::f()::Local::g()", "store::f::Local::g" },
+        { "foo(int) [clone .constprop.0] [clone .cold]", "foo" },
+        { "(anonymous namespace)::foo()", "(anonymous namespace)::foo" },
+        { "bool operator< <int>(X<int> const&, X<int> const&)", "operator< <int>" },
+        { "X::operator<<(int)", "X::operator<<" },
+        { "X::operator->() const", "X::operator->" },
+        { "X::operator()(int) &&", "X::operator()" },
+        { "X::operator new[](unsigned long)", "X::operator new[]" },
+        { "X::operator std::vector<int, std::allocator<int> >() const",
+          "X::operator std::vector<int, std::allocator<int> >" },
+        { "operator\"\" _km(unsigned long long)", "operator\"\" _km" },
+        { "non-virtual thunk to store::B::f(int)", "non-virtual thunk to store::B::f" },
+        /* Not functions, or not understood: whole. */
+        { "vtable for store::Table", "vtable for store::Table" },
+        { "guard variable for store::f()::x", "guard variable for store::f()::x" },
+        { "main", "main" },
+        { "f(int", "f(int" },
+        { "f<int>>(int)", "f<int>>(int)" },
+        { "()", "()" },
+        { "", "" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = ctr_symname_reduce(cases[i][0]);
+        assert_non_null(r);
+        if (strcmp(r, cases[i][1]) != 0)
+            fail_msg("reduce(\"%s\") = \"%s\", want \"%s\"", cases[i][0], r, cases[i][1]);
+        free(r);
+    }
+    assert_null(ctr_symname_reduce(NULL));
+}
+
+/* Mangled names demangled, then reduced; anything else as it is. */
+static void test_symname(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        { "_ZNSt6thread4joinEv", "std::thread::join" },
+        { "_ZNK5store5Table3getB5cxx11Ei", "store::Table::get" },
+        { "_ZN5store5QueueIiE3popERi", "store::Queue<int>::pop" },
+        { "_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()" },
+        { "_Z3fooi.constprop.0", "foo" },
+        { "_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo" },
+        { "cache_get_slow", "cache_get_slow" },
+        { "_Zbogus", "_Zbogus" },
+        { "_Z", "_Z" },
+        { "_ZL3buf", "buf" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *r = ctr_symname(cases[i][0]);
+        assert_non_null(r);
+        if (strcmp(r, cases[i][1]) != 0)
+            fail_msg("symname(\"%s\") = \"%s\", want \"%s\"", cases[i][0], r, cases[i][1]);
+        free(r);
+    }
+    assert_null(ctr_symname(NULL));
+    /* A hostile file's names: very long, or deeply nested. */
+    size_t n = 1 << 16;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memcpy(big, "_Z", 2);
+    memset(big + 2, 'P', n - 2);
+    big[n] = '\0';
+    char *r = ctr_symname(big);
+    assert_string_equal(r, big);
+    free(r);
+    memcpy(big, "_Z1f", 4);
+    memset(big + 4, 'P', 4000);
+    memcpy(big + 4004, "v", 2);
+    free(ctr_symname(big));   /* any answer; no crash */
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +564,12 @@ int main(void)
         cmocka_unit_test(test_pc_outside_mappings),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_build_id_mismatch),
+        cmocka_unit_test(test_dwarf_qualified_names),
+        cmocka_unit_test(test_no_dwarf_in_a_gap),
+        cmocka_unit_test(test_unit_ranges_gap),
+        cmocka_unit_test(test_module_offset),
+        cmocka_unit_test(test_symname_reduce),
+        cmocka_unit_test(test_symname),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
