@@ -382,7 +382,24 @@ static bool declaration(Dwarf_Die *die, Dwarf_Die *out)
     return false;
 }
 
-static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, int depth);
+static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, const char *symbol,
+                                 int depth);
+
+/* How a class without a name reads in a qualified name: a lambda's closure
+ * (the class of an operator()) as the demangler writes it, but without the
+ * number that only the mangled name has. */
+static const char *unnamed_class(Dwarf_Die *cls)
+{
+    Dwarf_Die child;
+    const char *name;
+    if (dwarf_child(cls, &child) == 0)
+        do
+            if (dwarf_tag(&child) == DW_TAG_subprogram && (name = dwarf_diename(&child)) != NULL
+                && strcmp(name, "operator()") == 0)
+                return "{lambda}";
+        while (dwarf_siblingof(&child, &child) == 0);
+    return "{unnamed type}";
+}
 
 static bool is_c(int lang)
 {
@@ -414,9 +431,9 @@ static const char *qualified_name(struct ctr_symbolizer *s, Dwarf_Die *die, int 
             parts[nparts++] = name ? name : "(anonymous namespace)";
         else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type
                  || tag == DW_TAG_union_type)
-            parts[nparts++] = name ? name : "{unnamed type}";
+            parts[nparts++] = name ? name : unnamed_class(&scopes[i]);
         else if (tag == DW_TAG_subprogram) {   /* a local class's function */
-            if ((name = function_name(s, &scopes[i], depth + 1)) != NULL)
+            if ((name = function_name(s, &scopes[i], NULL, depth + 1)) != NULL)
                 parts[nparts++] = name;
             break;   /* that name is qualified already */
         }
@@ -437,9 +454,14 @@ static const char *qualified_name(struct ctr_symbolizer *s, Dwarf_Die *die, int 
 
 /* The shown name (symname.h) of a subprogram or inlined-subroutine DIE:
  * from its linkage name, which the symbol table has too (so both sources
- * give one name), else qualified_name(). depth bounds the recursion through
- * enclosing functions. NULL if unknown. */
-static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, int depth)
+ * give one name); else from `symbol`, the symbol-table name of the code
+ * (NULL for an inlined instance, which has none), if it is a C++ one: gcc
+ * gives no linkage name to functions of local classes and lambdas, and
+ * writes their template arguments unlike the demangler; else
+ * qualified_name(). depth bounds the recursion through enclosing
+ * functions. NULL if unknown. */
+static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, const char *symbol,
+                                 int depth)
 {
     if (depth > 8)
         return NULL;
@@ -447,6 +469,8 @@ static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, int d
     const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &mem));
     if (linkage == NULL)
         linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &mem));
+    if (linkage == NULL && symbol != NULL && strncmp(symbol, "_Z", 2) == 0)
+        linkage = symbol;
     return linkage ? intern_symname(s, linkage) : qualified_name(s, die, depth);
 }
 
@@ -536,12 +560,14 @@ static int dwarf_chain(struct ctr_symbolizer *s, struct dso *d, Dwarf_Addr addr,
     size_t nfiles = 0;
     for (int i = n - 1; i >= 0; i--) {   /* innermost first */
         Dwarf_Word v;
-        out[k].function = function_name(s, &chain[i], 0);
+        bool real = dwarf_tag(&chain[i]) == DW_TAG_subprogram;
+        out[k].function = function_name(s, &chain[i],
+                                        real ? dwfl_module_addrname(d->mod, addr) : NULL, 0);
         out[k].file = file;
         out[k].line = line;
         out[k].function_line = attr_udata(&chain[i], DW_AT_decl_line, true, &v) ? clamp_line(v) : 0;
         k++;
-        if (dwarf_tag(&chain[i]) == DW_TAG_subprogram)
+        if (real)
             break;   /* the real function; anything outside is a nested-function parent */
         /* The caller's position is where this instance was inlined. */
         file = NULL, line = 0;

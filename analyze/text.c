@@ -95,11 +95,9 @@ void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char 
     int k = ps->sym ? ctr_symbolize(ps->sym, pc, chain, INLINE_MAX) : 0;
     int mi = ps->sym ? ctr_symbolizer_mapping(ps->sym, pc) : -1;
     const char *module = mi >= 0 && (size_t)mi < ps->nmaps ? ps->maps[mi].path : NULL;
+    char where[CTR_TEXT_WHERE_MAX];
     if (k <= 0) {
-        fprintf(out, "0x%" PRIx64, pc);
-        if (module)
-            fprintf(out, " [%s]", module);
-        fputc('\n', out);
+        fprintf(out, "%s\n", ctr_symbolizer_module_offset(ps->sym, pc, where, sizeof(where)));
         return;
     }
     for (int i = 0; i < k; i++) {
@@ -109,12 +107,12 @@ void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char 
         if (f->function)
             fputs(f->function, out);
         else
-            fprintf(out, "0x%" PRIx64, pc);
+            fputs(ctr_symbolizer_module_offset(ps->sym, pc, where, sizeof(where)), out);
         if (f->file && f->line > 0)
             fprintf(out, " (%s:%d)", f->file, f->line);
         else if (f->file)
             fprintf(out, " (%s)", f->file);
-        else if (module)
+        else if (module && f->function)
             fprintf(out, " [%s]", module);
         fputc('\n', out);
     }

@@ -227,7 +227,7 @@ static char *label_of(struct ctr_profile_sym *ps, uint64_t pc, const char **func
     if (!pc)
         snprintf(buf, sizeof(buf), NO_START);
     else if (k <= 0 || !f[k - 1].function)
-        snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+        ctr_symbolizer_module_offset(ps->sym, pc, buf, sizeof(buf));
     else if (f[k - 1].file && f[k - 1].line > 0)
         snprintf(buf, sizeof(buf), "%s (%s:%d)", f[k - 1].function, f[k - 1].file,
                  f[k - 1].line);
@@ -318,8 +318,9 @@ static void put_innermost_tsv(FILE *out, const struct ctr_trace *t, struct ctr_p
     uint64_t pc = s->pcs[0] - 1; /* a return address: the call is before it */
     struct ctr_sym_frame f[16];
     int k = ps->sym ? ctr_symbolize(ps->sym, pc, f, 16) : 0;
+    char where[CTR_TEXT_WHERE_MAX];
     if (k <= 0 || !f[0].function)
-        fprintf(out, "0x%" PRIx64, pc);
+        fputs(ctr_symbolizer_module_offset(ps->sym, pc, where, sizeof(where)), out);
     else
         fputs(f[0].function, out);
     if (k > 0 && f[0].file && f[0].line > 0)
