@@ -4,8 +4,11 @@
  *
  * Exit status: 0 success; 1 an error (unreadable trace, failed write);
  * 2 a usage error; 3 the trace is damaged: the output covers the part before
- * the damage and a message on stderr says where it is. `ctrace run` becomes
- * the program it runs, whose status is then its own.
+ * the damage and a message on stderr says where it is; 4 (`ctrace stats`
+ * only) the trace holds no threads or no events and has no end record (its
+ * process ended or went away before its first flush). Every verb warns
+ * about a trace without threads or events on stderr. `ctrace run` becomes the program it runs, whose
+ * status is then its own.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,6 +30,7 @@
 
 #define EXIT_USAGE 2
 #define EXIT_DAMAGED 3
+#define EXIT_EMPTY 4
 
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [FILTERS] [-o FILE] TRACE\n"
@@ -52,7 +56,8 @@ static const char usage_text[] =
     "DURATION as in Go: 200ns, 500us, 30ms, 1.5s, 1m30s.\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (output covers the part\n"
-    "before the damage); ctrace run exits with CMD's own status.\n";
+    "before the damage), 4 (stats) an unfinished trace without threads or events;\n"
+    "ctrace run exits with CMD's own status.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -101,6 +106,8 @@ static int load(const char *path, struct ctr_trace *t)
     }
     if (t->damage[0])
         fprintf(stderr, "ctrace: %s: %s\n", path, t->damage);
+    else if (ctr_stats_empty(t))
+        fprintf(stderr, "ctrace: %s: warning: %s\n", path, ctr_stats_empty(t));
     return 0;
 }
 
@@ -111,7 +118,9 @@ static int cmd_stats(int argc, char **argv)
         if (is_help(argv[i])) {
             fputs("usage: ctrace stats TRACE\n"
                   "Prints what TRACE holds: extent, threads, events by type, bytes per\n"
-                  "event, and what was lost (dropped events, table overflows).\n",
+                  "event, and what was lost (dropped events, table overflows).\n"
+                  "Exit status: 0 ok, 1 error, 3 damaged, 4 no threads or no events and\n"
+                  "no end record (the program ended or forked away before its first flush).\n",
                   stdout);
             return 0;
         }
@@ -127,7 +136,9 @@ static int cmd_stats(int argc, char **argv)
     if (load(path, &t))
         return 1;
     ctr_stats_print(&t, path, stdout);
-    int rc = t.damage[0] ? EXIT_DAMAGED : 0;
+    int rc = t.damage[0]                               ? EXIT_DAMAGED
+             : !t.complete && ctr_stats_empty(&t) != NULL ? EXIT_EMPTY
+                                                          : 0;
     ctr_trace_free(&t);
     return rc;
 }

@@ -6,6 +6,19 @@
 
 #include "state.h"
 
+const char *ctr_stats_empty(const struct ctr_trace *t)
+{
+    if (t->nthreads > 0 && t->nevents > 0)
+        return NULL;
+    if (t->complete)
+        return "no threads or no events: the program ran to its end without a traced "
+               "event (no thread created, no wait, no I/O over the threshold)";
+    return "no threads or no events, and no end record: the traced process ended "
+           "(_exit, a signal, an exec) before its first flush, or it forked into the "
+           "background and exited (a daemon: its forked child is not traced; run it in "
+           "the foreground)";
+}
+
 static void count_odd(void *ctx, const struct ctr_interval *iv)
 {
     (void)ctx;
@@ -69,10 +82,13 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
         if (ctr_event_specs[ty].name)
             fprintf(out, "  %-14s %llu\n", ctr_event_specs[ty].name,
                     (unsigned long long)t->events_by_type[ty]);
-    double n = t->nevents ? (double)t->nevents : 1;
-    fprintf(out, "bytes:        %llu in the file, %.2f per event (%.2f before compression)\n",
-            (unsigned long long)t->file_bytes, (double)t->file_bytes / n,
-            (double)t->batch_bytes / n);
+    if (t->nevents == 0)
+        fprintf(out, "bytes:        %llu in the file (no events)\n",
+                (unsigned long long)t->file_bytes);
+    else
+        fprintf(out, "bytes:        %llu in the file, %.2f per event (%.2f before compression)\n",
+                (unsigned long long)t->file_bytes, (double)t->file_bytes / (double)t->nevents,
+                (double)t->batch_bytes / (double)t->nevents);
     fprintf(out, "dropped:      %llu events%s\n", (unsigned long long)dropped,
             dropped ? " (buffers full, or a signal handler's events in the middle of "
                       "another event: the trace has gaps)"
@@ -89,6 +105,9 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
     if (odd)
         fprintf(out, "inconsistent: %llu events out of place (after drops)\n",
                 (unsigned long long)odd);
+    const char *empty = ctr_stats_empty(t);
+    if (empty)
+        fprintf(out, "empty:        %s\n", empty);
     if (t->warning[0])
         fprintf(out, "warning:      %s\n", t->warning);
     if (t->damage[0])

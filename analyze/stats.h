@@ -6,7 +6,16 @@
 
 #include "reader.h"
 
-/* Prints the summary of t (read from `name`) to out. */
+/* ctr_stats_empty() : whether t has nothing to analyze: no threads or no
+ * events (a 16-byte trace is its header alone).
+ * @return NULL if it has something; else a static line saying why it may be
+ *         empty: a complete trace's program never waited; an incomplete
+ *         one's ended, or forked into the background, before its first
+ *         flush. */
+const char *ctr_stats_empty(const struct ctr_trace *t);
+
+/* Prints the summary of t (read from `name`) to out; an empty trace
+ * (ctr_stats_empty()) is said so on a line of its own. */
 void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out);
 
 #endif

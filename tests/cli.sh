@@ -28,6 +28,7 @@ CTRACE_CLOCK=monotonic "$prog" stop "$tmp/mono.bin" || { echo "prog-contend (mon
 size=$(stat -c %s "$tmp/t.bin")
 head -c $((size * 2 / 3)) "$tmp/t.bin" > "$tmp/cut.bin"
 head -c 10 "$tmp/t.bin" > "$tmp/tiny.bin"
+head -c 16 "$tmp/t.bin" > "$tmp/header.bin"   # what a daemon's exited parent leaves
 echo "hello, not a trace" > "$tmp/text.bin"
 cp "$tmp/t.bin" "$tmp/flipped.bin"
 printf '\xff\xff\xff\xff' | dd of="$tmp/flipped.bin" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
@@ -52,6 +53,19 @@ expect "clock fallback profile" 0 "pthread_mutex_lock" -- bash -c \
     "'$ctrace' -pprof=sync '$tmp/mono.bin' > '$tmp/mono.pb.gz' && go tool pprof -top '$tmp/mono.pb.gz'"
 expect "exit-time flush" 0 "\(complete\)" -- "$ctrace" stats "$tmp/exit.bin"
 expect "_exit: incomplete but readable" 0 "incomplete: no end record" -- "$ctrace" stats "$tmp/_exit.bin"
+# A trace that is a header alone: stats says so, with why, and exits 4;
+# nothing is divided by its zero events; every verb warns on stderr.
+expect "empty trace: stats exits 4 and says why" 4 "^empty: +no threads or no events, and no end record: .*daemon" -- \
+    "$ctrace" stats "$tmp/header.bin"
+expect "empty trace: no bytes per event" 4 "^bytes: +16 in the file \(no events\)$" -- \
+    "$ctrace" stats "$tmp/header.bin"
+expect "empty trace: a profile warns" 0 "^ctrace: .*header.bin: warning: no threads or no events" -- \
+    "$ctrace" -pprof=sync -top "$tmp/header.bin"
+expect "empty trace: the warning is not in the output" 0 "^0$" -- \
+    bash -c "'$ctrace' -pprof=sync -top '$tmp/header.bin' 2>/dev/null | grep -c warning || true"
+expect "good trace: no empty warning" 0 "^0$" -- \
+    bash -c "'$ctrace' stats '$tmp/t.bin' 2>&1 | grep -c -e '^empty:' -e 'warning: no threads' || true"
+expect "help names status 4" 0 "4 \(stats\) an unfinished trace without threads" -- "$ctrace" -h
 expect "truncated: stats" 3 "file offset [0-9]+" -- "$ctrace" stats "$tmp/cut.bin"
 expect "truncated: profile" 3 "file offset [0-9]+" -- "$ctrace" -pprof=sync -o "$tmp/cut.pb.gz" "$tmp/cut.bin"
 expect "corrupted: stats" 3 "damaged" -- "$ctrace" stats "$tmp/flipped.bin"
