@@ -11,7 +11,8 @@
 
 # shellcheck shell=bash
 CTRACE_DEPS=(
-    build-essential cmake pkg-config        # toolchain
+    build-essential cmake pkg-config        # toolchain; g++ builds tests/prog-cxx.cpp, and
+                                            # libstdc++ demangles C++ names in the analyzer
     libzstd-dev zstd zlib1g-dev             # trace compression, gzip'd profiles
     libdw-dev libelf-dev                    # symbolization in the analyzer
     libunwind-dev                           # stacks through code without frame pointers
@@ -20,7 +21,8 @@ CTRACE_DEPS=(
     liblttng-ust-dev lttng-tools            # LTTng-UST provider (tp/)
     libbabeltrace2-dev babeltrace2          # CTF reader in the analyzer
     clang                                   # second compiler
-    python3 xz-utils                        # real programs traced by tests/run_debian.sh
+    python3 xz-utils                        # real programs traced by tests/run_debian.sh;
+                                            # xz makes MiniDebugInfo in symbol_sources.sh
 )
 
 ctrace_missing_deps() {
