@@ -400,6 +400,16 @@ static void test_dwarf_qualified_names(void **state)
     ctr_symbolizer_free(s);
 }
 
+/* Asserts that pc symbolizes to one frame, `function`, without file:line. */
+static void assert_symbol_only(struct ctr_symbolizer *s, uint64_t pc, const char *function)
+{
+    struct ctr_sym_frame f[8];
+    assert_int_equal(ctr_symbolize(s, pc, f, 8), 1);
+    assert_string_equal(f[0].function, function);
+    assert_null(f[0].file);
+    assert_int_equal(f[0].line, 0);
+}
+
 /* Code without DWARF between two units: named from the symbol table,
  * demangled as DWARF names are, and with no file:line. */
 static void test_no_dwarf_in_a_gap(void **state)
@@ -408,15 +418,9 @@ static void test_no_dwarf_in_a_gap(void **state)
     struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
     assert_non_null(s);
     nodwarf_member(1);
-    struct ctr_sym_frame f[8];
-    const uint64_t pcs[] = { fn_pc((void (*)(void))nodwarf_member),
-                             fn_pc((void (*)(void))nodwarf_member) + 2 };
-    for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++) {
-        assert_int_equal(ctr_symbolize(s, pcs[i], f, 8), 1);
-        assert_string_equal(f[0].function, "nodwarf::Gap::probe");
-        assert_null(f[0].file);
-        assert_int_equal(f[0].line, 0);
-    }
+    uint64_t pc = fn_pc((void (*)(void))nodwarf_member);
+    assert_symbol_only(s, pc, "nodwarf::Gap::probe");
+    assert_symbol_only(s, pc + 2, "nodwarf::Gap::probe");
     ctr_symbolizer_free(s);
 }
 
@@ -436,12 +440,8 @@ static void test_unit_ranges_gap(void **state)
     assert_int_equal(ctr_symbolize(s, fn_pc(ctr_gap_c) + 1, f, 8), 1);
     assert_string_equal(f[0].file, "/ctrace-test/gap-unit.c");
     assert_int_equal(f[0].line, 31);
-    for (uint64_t pc = fn_pc(ctr_gap_b); pc < fn_pc(ctr_gap_c); pc++) {
-        assert_int_equal(ctr_symbolize(s, pc, f, 8), 1);
-        assert_string_equal(f[0].function, "ctr_gap_b");
-        assert_null(f[0].file);
-        assert_int_equal(f[0].line, 0);
-    }
+    for (uint64_t pc = fn_pc(ctr_gap_b); pc < fn_pc(ctr_gap_c); pc++)
+        assert_symbol_only(s, pc, "ctr_gap_b");
     ctr_symbolizer_free(s);
 }
 
@@ -468,6 +468,19 @@ static void test_module_offset(void **state)
     assert_string_equal(ctr_symbolizer_module_offset(s, 0x400010, tiny, sizeof tiny), "/nonexi");
     ctr_symbolizer_free(s);
     assert_string_equal(ctr_symbolizer_module_offset(NULL, 0x1000, buf, sizeof buf), "0x1000");
+}
+
+/* Checks that fn (called `name`) turns cases[i][0] into cases[i][1]. */
+static void check_names(const char *name, char *(*fn)(const char *),
+                        const char *const (*cases)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *r = fn(cases[i][0]);
+        assert_non_null(r);
+        if (strcmp(r, cases[i][1]) != 0)
+            fail_msg("%s(\"%s\") = \"%s\", want \"%s\"", name, cases[i][0], r, cases[i][1]);
+        free(r);
+    }
 }
 
 /* The reduction of demangled names, case by case (symname.h). */
@@ -504,13 +517,7 @@ static void test_symname_reduce(void **state)
         { "()", "()" },
         { "", "" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *r = ctr_symname_reduce(cases[i][0]);
-        assert_non_null(r);
-        if (strcmp(r, cases[i][1]) != 0)
-            fail_msg("reduce(\"%s\") = \"%s\", want \"%s\"", cases[i][0], r, cases[i][1]);
-        free(r);
-    }
+    check_names("ctr_symname_reduce", ctr_symname_reduce, cases, sizeof cases / sizeof cases[0]);
     assert_null(ctr_symname_reduce(NULL));
 }
 
@@ -530,13 +537,7 @@ static void test_symname(void **state)
         { "_Z", "_Z" },
         { "_ZL3buf", "buf" },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *r = ctr_symname(cases[i][0]);
-        assert_non_null(r);
-        if (strcmp(r, cases[i][1]) != 0)
-            fail_msg("symname(\"%s\") = \"%s\", want \"%s\"", cases[i][0], r, cases[i][1]);
-        free(r);
-    }
+    check_names("ctr_symname", ctr_symname, cases, sizeof cases / sizeof cases[0]);
     assert_null(ctr_symname(NULL));
     /* A hostile file's names: very long, or deeply nested. */
     size_t n = 1 << 16;
