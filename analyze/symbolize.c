@@ -13,10 +13,16 @@
  *   answers, including "unknown", are cached per PC.
  * - Input is untrusted: no PC, mapping or file may crash us; the worst outcome
  *   is "unknown" (return 0).
+ * - A function has one name whether DWARF or a symbol table gives it: the
+ *   form of symname.h, from a linkage name wherever there is one.
+ * - A file:line comes only from a compile unit whose own ranges hold the PC.
  *
- * Separate debug info is found the standard elfutils way (build-id under
- * /usr/lib/debug, .gnu_debuglink, .dwo files, and debuginfod if
- * DEBUGINFOD_URLS is set). Not thread-safe: symbolizing fills caches.
+ * Sources, in order: DWARF (inline chain, file:line), then the symbol table
+ * (the name alone: .symtab, else MiniDebugInfo's .gnu_debugdata, else
+ * .dynsym; libdwfl picks). Separate debug info is found the standard
+ * elfutils way (build-id under /usr/lib/debug, .gnu_debuglink, .dwo files,
+ * and debuginfod if DEBUGINFOD_URLS is set). Not thread-safe: symbolizing
+ * fills caches.
  */
 #include "symbolize.h"
 
@@ -355,6 +361,10 @@ static int clamp_line(Dwarf_Word v)
     return v > INT32_MAX ? 0 : (int)v;
 }
 
+/* ---------------------------------------------------------------------------
+ * Function names (symname.h's form, from DWARF or the symbol table)
+ * ------------------------------------------------------------------------- */
+
 /* Interns the shown name (symname.h) of a symbol-table or linkage name. */
 static const char *intern_symname(struct ctr_symbolizer *s, const char *symbol)
 {
@@ -407,10 +417,11 @@ static bool is_c(int lang)
            || lang == DW_LANG_C11;
 }
 
-/* The name of a function that has no linkage name (C; a C++ constructor's
- * inlined instance): its DW_AT_name qualified by the namespaces, classes
- * and enclosing function around its declaration, as the demangler would
- * write them; NULL if unknown. */
+/* The name of a function that has no linkage name (C; in C++, gcc's inlined
+ * constructors and functions of lambdas and local classes): its DW_AT_name
+ * qualified by the namespaces, classes and enclosing function around its
+ * declaration, as the demangler would write them (template arguments stay
+ * as DWARF writes them); NULL if unknown. */
 static const char *qualified_name(struct ctr_symbolizer *s, Dwarf_Die *die, int depth)
 {
     Dwarf_Die decl, *scopes = NULL;
@@ -473,6 +484,10 @@ static const char *function_name(struct ctr_symbolizer *s, Dwarf_Die *die, const
         linkage = symbol;
     return linkage ? intern_symname(s, linkage) : qualified_name(s, die, depth);
 }
+
+/* ---------------------------------------------------------------------------
+ * Inline chains, and the lookup of a PC
+ * ------------------------------------------------------------------------- */
 
 /* Interns file, made absolute against the CU's comp_dir when relative. */
 static const char *abs_path(struct ctr_symbolizer *s, Dwarf_Die *cu, const char *file)

@@ -23,7 +23,7 @@ struct ctr_sym_mapping {
 /* One source frame. Strings are owned by the symbolizer and live until
  * ctr_symbolizer_free(). */
 struct ctr_sym_frame {
-    const char *function;  /* demangled if possible; NULL if unknown */
+    const char *function;  /* in symname.h's form; NULL if unknown */
     const char *file;      /* absolute source path if known, else NULL */
     int line;              /* 0 if unknown */
     int function_line;     /* first line of the function, 0 if unknown */
