@@ -3,8 +3,10 @@
 # prog-epoll's server (2 worker threads, non-blocking sockets, epoll) under a
 # closed-loop load over loopback (CONNS blocking client connections in another
 # process, each sending a 64-byte request and waiting for its echo), untraced
-# and under `ctrace run`, in interleaved pairs; prints each run and the
-# medians. Never passes or fails on timing.
+# and under `ctrace run`, in interleaved pairs; prints each run's throughput
+# and the server's CPU time per request (user + system, what the server says
+# it used: steadier than throughput on a shared machine), and their medians.
+# Never passes or fails on timing.
 # usage: bench_epoll.sh CTRACE_BINARY PROG_EPOLL [PAIRS (default 8)] [MS (default 2000)]
 #        [CONNS (default 4)] [-- extra `ctrace run` flags]
 set -euo pipefail
@@ -15,36 +17,42 @@ extra=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# one_run traced|untraced: starts the server, loads it, prints requests/s.
+# one_run traced|untraced: starts the server, loads it, prints
+# "requests/s cpu-us/request".
 one_run() {
-    local how=$1 port rate
+    local how=$1 port rate cpu
     mkfifo "$tmp/in"
     if [[ $how == traced ]]; then
-        "$ctrace" run -o "$tmp/t.bin" "${extra[@]}" -- "$prog" serve 2 <"$tmp/in" >"$tmp/port" &
+        "$ctrace" run -o "$tmp/t.bin" "${extra[@]}" -- "$prog" serve 2 <"$tmp/in" >"$tmp/out" &
     else
-        "$prog" serve 2 <"$tmp/in" >"$tmp/port" &
+        "$prog" serve 2 <"$tmp/in" >"$tmp/out" &
     fi
     local pid=$!
     exec {keep}>"$tmp/in" # the server's stdin: open until the run ends
-    until [[ -s $tmp/port ]]; do sleep 0.01; done
-    port=$(cat "$tmp/port")
+    until [[ -s $tmp/out ]]; do sleep 0.01; done
+    port=$(head -1 "$tmp/out")
     rate=$("$prog" load "$port" "$conns" "$ms")
     exec {keep}>&-
     wait "$pid"
-    rm -f "$tmp/in" "$tmp/port"
-    echo "$rate"
+    cpu=$(sed -n 2p "$tmp/out")
+    rm -f "$tmp/in" "$tmp/out"
+    echo "$rate $(awk "BEGIN {printf \"%.2f\", $cpu / ($rate * $ms / 1000)}")"
 }
 
 median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
-: >"$tmp/untraced"; : >"$tmp/traced"
+: >"$tmp/ur"; : >"$tmp/tr"; : >"$tmp/uc"; : >"$tmp/tc"
 echo "epoll echo server, $conns connections, ${ms} ms per run, $pairs interleaved pairs"
-printf "  %4s %14s %14s %8s\n" pair untraced traced ratio
+printf "  %6s %12s %12s %7s %14s %14s %7s\n" pair "untraced/s" "traced/s" ratio \
+    "untraced us/req" "traced us/req" ratio
+ratio() { awk "BEGIN {printf \"%.3f\", $1 / $2}"; }
 for i in $(seq 1 "$pairs"); do
-    u=$(one_run untraced); t=$(one_run traced)
-    echo "$u" >>"$tmp/untraced"; echo "$t" >>"$tmp/traced"
-    printf "  %4d %14s %14s %8.3f\n" "$i" "$u" "$t" "$(awk "BEGIN {print $t / $u}")"
+    read -r ur uc < <(one_run untraced)
+    read -r tr tc < <(one_run traced)
+    echo "$ur" >>"$tmp/ur"; echo "$tr" >>"$tmp/tr"; echo "$uc" >>"$tmp/uc"; echo "$tc" >>"$tmp/tc"
+    printf "  %6d %12s %12s %7s %14s %14s %7s\n" "$i" "$ur" "$tr" "$(ratio "$tr" "$ur")" \
+        "$uc" "$tc" "$(ratio "$tc" "$uc")"
 done
-mu=$(median <"$tmp/untraced"); mt=$(median <"$tmp/traced")
-printf "  %4s %14s %14s %8.3f   (requests/s, medians; throughput change %+.1f%%)\n" median "$mu" "$mt" \
-    "$(awk "BEGIN {print $mt / $mu}")" "$(awk "BEGIN {print ($mt / $mu - 1) * 100}")"
+mur=$(median <"$tmp/ur"); mtr=$(median <"$tmp/tr"); muc=$(median <"$tmp/uc"); mtc=$(median <"$tmp/tc")
+printf "  %6s %12s %12s %7s %14s %14s %7s\n" median "$mur" "$mtr" "$(ratio "$mtr" "$mur")" \
+    "$muc" "$mtc" "$(ratio "$mtc" "$muc")"
