@@ -7,7 +7,8 @@
  * so that a call made before our constructor (by another library's) works.
  * When tracing is off a wrapper costs one load and a branch before jumping to
  * the real function. Traced paths live in CTR_WRAPPER_TEXT functions so that
- * stacks start at the caller's line.
+ * stacks start at the caller's line. The waits for processes and signals
+ * are in interpose_proc.c.
  */
 #include "interpose.h"
 #include "internal.h"
@@ -114,9 +115,9 @@ void ctr__interpose_init(void)
  * pthread_mutex_lock, read and the others, so the wrapper files would be
  * left out and nothing traced. This file is always pulled (ctr__real), and
  * these references pull in every wrapper file with it. */
-extern const int ctr__wrappers_sync, ctr__wrappers_io, ctr__wrappers_cond;
+extern const int ctr__wrappers_sync, ctr__wrappers_io, ctr__wrappers_cond, ctr__wrappers_proc;
 __attribute__((used)) static const int *const wrapper_files[] = {
-    &ctr__wrappers_sync, &ctr__wrappers_io, &ctr__wrappers_cond};
+    &ctr__wrappers_sync, &ctr__wrappers_io, &ctr__wrappers_cond, &ctr__wrappers_proc};
 
 /* ---------------------------------------------------------------------------
  * Threads

@@ -205,7 +205,17 @@ enum ctr_wait_class {
     X(50, FSYNC,             "fsync",                      CTR_CLASS_SYSCALL)  \
     X(51, FDATASYNC,         "fdatasync",                  CTR_CLASS_SYSCALL)  \
     X(52, OPEN,              "open",                       CTR_CLASS_SYSCALL)  \
-    X(53, OPENAT,            "openat",                     CTR_CLASS_SYSCALL)
+    X(53, OPENAT,            "openat",                     CTR_CLASS_SYSCALL)  \
+    X(54, WAIT,              "wait",                       CTR_CLASS_SYSCALL)  \
+    X(55, WAITPID,           "waitpid",                    CTR_CLASS_SYSCALL)  \
+    X(56, WAIT3,             "wait3",                      CTR_CLASS_SYSCALL)  \
+    X(57, WAIT4,             "wait4",                      CTR_CLASS_SYSCALL)  \
+    X(58, WAITID,            "waitid",                     CTR_CLASS_SYSCALL)  \
+    X(59, SIGWAIT,           "sigwait",                    CTR_CLASS_SYSCALL)  \
+    X(60, SIGWAITINFO,       "sigwaitinfo",                CTR_CLASS_SYSCALL)  \
+    X(61, SIGTIMEDWAIT,      "sigtimedwait",               CTR_CLASS_SYSCALL)  \
+    X(62, PAUSE,             "pause",                      CTR_CLASS_SYSCALL)  \
+    X(63, SIGSUSPEND,        "sigsuspend",                 CTR_CLASS_SYSCALL)
 
 enum ctr_reason {
 #define CTR_X_REASON(id, name, call, cls) CTR_REASON_##name = id,
