@@ -382,6 +382,14 @@ void ctr__fr_clear(void)
     ctr_lock_release(&W.lock);
 }
 
+void ctr__fr_forked(void)
+{
+    /* A dump that held the lock or a pin was on a thread of the parent. */
+    W.lock = (struct ctr_lock){0};
+    W.pins = 0;
+    ctr__fr_clear();
+}
+
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations)
 {
     *bytes = atomic_load_explicit(&st_bytes, memory_order_relaxed);

@@ -384,6 +384,103 @@ static void test_fork_child_untraced(void **state)
     unlink(path);
 }
 
+/* Threads of the parent that keep the tracer busy (contended waits: stacks
+ * interned, chunks filled) while the test forks. */
+static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int busy_stop;
+
+static void *busy_main(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&busy_stop)) {
+        pthread_mutex_lock(&busy_lock);
+        sched_yield();
+        pthread_mutex_unlock(&busy_lock);
+    }
+    return NULL;
+}
+
+static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *child_waiter(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&child_lock); /* held by the child's main thread */
+    pthread_mutex_unlock(&child_lock);
+    return NULL;
+}
+
+/* The child's side of test_fork_child_traces_anew: a session of its own
+ * into path, in which one thread waits 20 ms for the lock main holds.
+ * @return its exit status: 0 when trace_start and trace_stop succeeded. */
+static int child_session(const char *path)
+{
+    if (trace_is_running() || trace_start(path) != 0)
+        return 1;
+    pthread_t th;
+    pthread_mutex_lock(&child_lock);
+    if (pthread_create(&th, NULL, child_waiter, NULL) != 0)
+        return 2;
+    struct timespec d = {0, 20 * 1000 * 1000};
+    nanosleep(&d, NULL);
+    pthread_mutex_unlock(&child_lock);
+    pthread_join(th, NULL);
+    return trace_stop() == 0 ? 0 : 3;
+}
+
+/* A child forked while the parent's threads trace can start a session of
+ * its own, as a new process would: its trace holds its own two threads
+ * (not the parent's others, which the fork left behind), the forking
+ * thread under the child's pid, and its wait; the parent's trace goes on. */
+static void test_fork_child_traces_anew(void **state)
+{
+    (void)state;
+    char *path = temp_path();
+    char child_path[64];
+    ctr_test_temp(child_path, sizeof(child_path), "tracer-child");
+    assert_int_equal(trace_start(path), 0);
+    pthread_t busy[3];
+    atomic_store(&busy_stop, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&busy[i], NULL, busy_main, NULL), 0);
+    struct timespec d = {0, 10 * 1000 * 1000};
+    nanosleep(&d, NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(child_session(child_path));
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    atomic_store(&busy_stop, 1);
+    for (int i = 0; i < 3; i++)
+        pthread_join(busy[i], NULL);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(trace_stop(), 0);
+    struct ctr_trace tr;
+    ctr_test_read(child_path, &tr);
+    assert_true(tr.complete);
+    assert_int_equal(tr.pid, pid);
+    assert_int_equal(tr.nthreads, 2);
+    int forker = 0, blocks = 0;
+    for (size_t i = 0; i < tr.nthreads; i++) {
+        forker += tr.threads[i].os_tid == pid;
+        for (size_t k = 0; k < tr.threads[i].nevents; k++)
+            blocks += tr.threads[i].events[k].type == CTR_EV_BLOCK &&
+                      tr.threads[i].events[k].args[0] == CTR_REASON_MUTEX_LOCK &&
+                      tr.threads[i].events[k].args[1] == (uintptr_t)&child_lock;
+    }
+    assert_int_equal(forker, 1);
+    assert_int_equal(blocks, 1);
+    ctr_trace_free(&tr);
+    ctr_test_read(path, &tr);
+    assert_true(tr.complete);
+    assert_true(tr.nthreads >= 4); /* main and the busy threads */
+    ctr_trace_free(&tr);
+    unlink(path);
+    unlink(child_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -395,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_idle_threads_flushed_at_stop),
         cmocka_unit_test(test_write_error_reported_at_stop),
         cmocka_unit_test(test_fork_child_untraced),
+        cmocka_unit_test(test_fork_child_traces_anew),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,8 +42,11 @@ static void unlock_api(void)
 }
 
 /* In a forked child the collector thread does not exist and the file is the
- * parent's: the child simply does not trace, and holds none of the tracer's
- * descriptors. */
+ * parent's: the child does not trace, and holds none of the tracer's
+ * descriptors. It is alone, but inherits whatever the parent's other
+ * threads held at the fork (locks, chunks, half-made table entries, slots):
+ * all of it is let go, so that the child can start a session of its own
+ * (trace_start, or autostart's follow-forks) as a new process would. */
 static void atfork_child(void)
 {
     ctr__fd_forget_all();
@@ -51,7 +54,13 @@ static void atfork_child(void)
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
     atomic_store_explicit(&ctr__session.file_want, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.fr_want, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.trigger_latency_ns, 0, memory_order_relaxed);
     atomic_flag_clear(&api_lock);
+    ctr__collector_forked();
+    ctr__fr_forked();
+    ctr__intern_forked(&ctr__stacks);
+    ctr__intern_forked(&ctr__strings);
+    ctr__threads_forked();
 }
 
 static size_t round_pow2(size_t v)

@@ -11,7 +11,12 @@
  *     that execs is traced too, into its own file when the path has "%p".
  *     A path without "%p" belongs to the process `ctrace run` started (its pid
  *     is CTRACE_PID): other processes leave it alone rather than truncate it.
- *     A forked child that does not exec does not trace (api.c's atfork).
+ *   - With "%p", a forked child (a daemon's, which goes on after its parent
+ *     exits) traces too, from the fork on, into its own file with the same
+ *     options: api.c's atfork lets go of the parent's session in the child,
+ *     and ours, registered after it, starts the child's. Without "%p", the
+ *     first fork says once on stderr that forked processes are not traced
+ *     (a daemon's trace would otherwise end, silently, where it forked).
  *   - secure_getenv: a set-user-ID program never opens a path from its caller.
  *   - A trace that could not be written whole (a full disk, a descriptor
  *     closed under the tracer by a raw syscall) is said on stderr at exit.
@@ -23,6 +28,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +118,10 @@ static int path_is_anothers(const char *pattern)
 
 /* The path this process traces into for `ctrace run`, "" when it does not. */
 static char started_path[PATH_MAX];
+/* What it was started with, for a forked child's own session. */
+static char started_pattern[PATH_MAX];
+static struct trace_options started_opts;
+static int forks_told; /* the message about forks was printed (inherited) */
 
 void ctr__autostart_stopped(int rc)
 {
@@ -120,6 +130,42 @@ void ctr__autostart_stopped(int rc)
                 "ctrace: %s: the trace could not be written whole (%s); it ends at the last "
                 "frame written\n",
                 started_path, strerror(-rc));
+}
+
+/* In a forked child (after api.c's handler): its own session, into the
+ * pattern's path for its pid. */
+static void autostart_child(void)
+{
+    if (!started_path[0])
+        return;
+    started_path[0] = 0;
+    if (!strstr(started_pattern, "%p"))
+        return;
+    char path[PATH_MAX];
+    if (expand_path(started_pattern, path, sizeof(path)) != 0)
+        return;
+    struct trace_options o = started_opts;
+    o.path = path;
+    int rc = trace_start_opts(&o);
+    if (rc == 0)
+        memcpy(started_path, path, sizeof(started_path));
+    else
+        fprintf(stderr, "ctrace: forked process %ld not traced: %s: %s\n", (long)getpid(), path,
+                strerror(-rc));
+}
+
+/* In the parent, after a fork: without "%p" the child is not traced. */
+static void autostart_parent(void)
+{
+    if (!started_path[0] || forks_told || strstr(started_pattern, "%p"))
+        return;
+    forks_told = 1;
+    int saved = errno;
+    fprintf(stderr, "ctrace: the traced process forked; forked processes (a daemon's) are not "
+                    "traced into %s: use -o NAME%%p (CTRACE_OUTPUT=NAME%%p) to trace each into "
+                    "its own file\n",
+            started_path);
+    errno = saved;
 }
 
 __attribute__((constructor)) static void trace_autostart(void)
@@ -159,9 +205,16 @@ __attribute__((constructor)) static void trace_autostart(void)
         .sched_switches = (int)sched,
     };
     int rc = trace_start_opts(&o);
-    if (rc == 0)
+    if (rc == 0) {
         memcpy(started_path, path, sizeof(started_path));
-    else if (rc == -EINVAL) /* the one range not checked above */
+        if (strlen(pattern) < sizeof(started_pattern))
+            memcpy(started_pattern, pattern, strlen(pattern) + 1);
+        started_opts = o;
+        started_opts.path = NULL;
+        /* After api.c's (trace_start registered it): children run their
+         * fork handlers in the order they were registered. */
+        pthread_atfork(NULL, autostart_parent, autostart_child);
+    } else if (rc == -EINVAL) /* the one range not checked above */
         fprintf(stderr, "ctrace: not tracing: CTRACE_POOL_BYTES is less than 4 chunks "
                         "(CTRACE_CHUNK_BYTES, 64k by default)\n");
     else if (rc != 0)

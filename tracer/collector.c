@@ -517,6 +517,18 @@ void ctr__collector_kick(void)
     syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+void ctr__collector_forked(void)
+{
+    /* The collector thread is not in the child; a round it was running
+     * left buffered records and chunks to recycle that are the parent's. */
+    C.ev.len = C.tab.len = 0;
+    C.ev.oom = C.tab.oom = 0;
+    C.ndone = 0;
+    C.file_on = C.file_first = C.fr_on = 0;
+    atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
+}
+
 /* pthread_create and pthread_join as the program would reach them: through
  * whatever interposes them before libctrace (ThreadSanitizer's and
  * AddressSanitizer's interceptors must see the collector thread, or they

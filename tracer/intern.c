@@ -48,6 +48,25 @@ int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes)
     return 0;
 }
 
+int ctr__intern_forked(struct ctr_intern *t)
+{
+    if (!t->slots)
+        return 0;
+    /* An entry that a thread of the parent was filling at the fork stays
+     * unready for ever, and its length may be unwritten: the scans would
+     * stop there. The child's first trace needs every entry again anyway,
+     * so it starts from empty tables (ids are never cached elsewhere). */
+    struct ctr_intern fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    int rc = ctr__intern_init(&fresh, t->mask + 1, t->arena_bytes);
+    if (rc != 0)
+        return rc; /* the old tables stay: a scan may stop early, no worse */
+    munmap((void *)t->slots, (size_t)(t->mask + 1) * sizeof(uint32_t));
+    munmap(t->arena, t->arena_bytes);
+    memcpy((void *)t, &fresh, sizeof(fresh));
+    return 0;
+}
+
 /* A word at a time (a stack is all words): each word is multiplied on its
  * own and folded into a rotated running value, so the multiplies overlap
  * instead of waiting on each other as a byte-wise FNV-1a's do (about 150 ns

@@ -239,6 +239,10 @@ void ctr__thread_free_slot(struct ctr_thread *t);
  * seen to leave and may still be handing its chunk over). */
 void ctr__threads_reset_session(int keep_exited);
 void ctr__threads_init(void);
+/* In a forked child (alone), after the intern tables were emptied: frees
+ * every slot but the calling thread's, and forgets what the parent's
+ * threads held (locks, rings, chunks). */
+void ctr__threads_forked(void);
 /* Waits until no thread is inside a write section or an exit hand-off,
  * after the session's epoch went to 0: a full memory barrier on every
  * thread of the process (membarrier), then a scan of the slots. Gives up
@@ -297,6 +301,9 @@ struct ctr_intern_entry {
 
 int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes);
 uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len);
+/* In a forked child (alone): t empty again, ids from 1. @return 0, or
+ * -errno (t is left as it was). */
+int ctr__intern_forked(struct ctr_intern *t);
 /* Visits the entries from *cursor on; stops at the first one still being
  * filled, or first waits a little for it to be (settle: a reader with no
  * next time, a dump). One reader per cursor; any thread. */
@@ -402,6 +409,8 @@ extern struct ctr_session ctr__session;
 int ctr__collector_start(uint32_t epoch);
 void ctr__collector_stop(void);
 void ctr__collector_kick(void); /* wake the collector early (queue filling) */
+/* In a forked child: forgets the round the parent's collector was in. */
+void ctr__collector_forked(void);
 /* Makes a request (see ctr_session) and waits until the collector has run
  * a round that saw it. Not from the collector thread. */
 void ctr__collector_sync(void);
@@ -514,6 +523,8 @@ uint32_t ctr__fr_thread_name(uint32_t slot, uint32_t registered_name);
 /* Empties the window and closes it: dumps fail with -ENOENT until the next
  * generation begins. */
 void ctr__fr_clear(void);
+/* In a forked child: the window empty and closed, its lock free. */
+void ctr__fr_forked(void);
 /* Writes a dump of the window as it is now to the caller's descriptor fd.
  * Any thread, the collector included. @return 0, -ENOENT when the window is
  * closed, or -errno. */

@@ -112,6 +112,15 @@ static void stack_bounds(uintptr_t *lo, uintptr_t *hi)
     pthread_attr_destroy(&attr);
 }
 
+/* The string id of the calling thread's name in the kernel (0: none). */
+static uint32_t kernel_name_id(void)
+{
+    char name[17] = {0};
+    if (prctl(PR_GET_NAME, name) != 0 || !name[0])
+        return 0;
+    return ctr__intern(&ctr__strings, name, (uint32_t)strlen(name));
+}
+
 struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
 {
     if (!ctr__threads.slab) {
@@ -135,9 +144,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     stack_bounds(&t->stack_lo, &t->stack_hi);
     /* The kernel's name now covers names set before tracing or before this
      * thread registered; later renames come as ThreadName events. */
-    char name[17] = {0};
-    if (prctl(PR_GET_NAME, name) == 0 && name[0])
-        t->name_id = ctr__intern(&ctr__strings, name, (uint32_t)strlen(name));
+    t->name_id = kernel_name_id();
     pthread_setspecific(exit_key, t);
     /* release: everything above is visible to the collector once it sees LIVE
      * (pairs with its acquire load in the slab scan). */
@@ -187,6 +194,53 @@ void ctr__thread_free_slot(struct ctr_thread *t)
     atomic_store_explicit(&t->state, CTR_SLOT_FREE, memory_order_relaxed);
     ctr_lfstack_push(&ctr__threads.free_slots, t);
     ctr_lock_release(&ctr__threads.reclaim);
+}
+
+/* ---------------------------------------------------------------------------
+ * A forked child
+ * ------------------------------------------------------------------------- */
+
+void ctr__threads_forked(void)
+{
+    if (!ctr__threads.slab)
+        return;
+    /* Alone in the process: every other thread vanished at the fork,
+     * whatever it held (the reclaim lock, an exit hand-off in progress,
+     * a half-done pop of the free list). */
+    ctr__threads.reclaim = (struct ctr_lock){0};
+    atomic_store_explicit(&ctr__threads.exiting, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__threads.unregistered, 0, memory_order_relaxed);
+    struct ctr_thread *self = ctr__self;
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_relaxed);
+    if (high > ctr__threads.capacity)
+        high = ctr__threads.capacity;
+    ctr_lfstack_init(&ctr__threads.free_slots, ctr__threads.slab, sizeof(struct ctr_thread),
+                     offsetof(struct ctr_thread, node));
+    for (uint32_t i = high; i-- > 0;) {
+        struct ctr_thread *t = &ctr__threads.slab[i];
+        /* A ring maps the parent thread's perf event (its descriptor is
+         * gone with the tracer's others, ctr__fd_forget_all): unmapped,
+         * never read here. */
+        void *ring = atomic_load_explicit(&t->perf_ring, memory_order_relaxed);
+        if (ring)
+            munmap(ring, t->perf_bytes);
+        atomic_store_explicit(&t->perf_ring, NULL, memory_order_relaxed);
+        atomic_store_explicit(&t->perf_fd, -1, memory_order_relaxed);
+        atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+        atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+        if (t == self) {
+            /* The thread that forked: the child's only thread, with the
+             * child's pid as its id in the kernel. Its chunk is the
+             * parent's; the next session gives it a new one. */
+            t->chunk = NULL;
+            t->pos = t->end = NULL;
+            t->os_tid = (int)syscall(SYS_gettid);
+            t->name_id = kernel_name_id();
+            continue;
+        }
+        atomic_store_explicit(&t->state, CTR_SLOT_FREE, memory_order_relaxed);
+        ctr_lfstack_push(&ctr__threads.free_slots, t);
+    }
 }
 
 /* ---------------------------------------------------------------------------
