@@ -44,8 +44,18 @@ struct frame_ref {
     uint64_t file_off;
 };
 
+/* A PENDING record (FORMAT.md §3): a call in progress as generation
+ * `gen_ends` (GEN_END records read before it) ended. */
+struct pending_ref {
+    uint64_t thread_id, ticks, reason, object, stack;
+    uint64_t gen_ends;
+};
+
 struct rd {
     struct ctr_trace *t;
+    struct pending_ref *pending;
+    size_t npending, pending_cap;
+    uint64_t gen_ends;
     struct batch_ref *batches;
     size_t nbatches, batches_cap;
     struct frame_ref *frames;
@@ -196,7 +206,16 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     case CTR_REC_GEN_END:
         FIELDS(1);
+        r->gen_ends++;
         return 0;
+    case CTR_REC_PENDING: {
+        FIELDS(5);
+        struct pending_ref *p = PUSH(r->pending, r->npending, r->pending_cap);
+        if (!p)
+            return -ENOMEM;
+        *p = (struct pending_ref){v[0], v[1], v[2], v[3], v[4], r->gen_ends};
+        return 0;
+    }
     case CTR_REC_CLOCK: {
         FIELDS(3);
         struct ctr_clock_point *p = PUSH(t->clocks, t->nclocks, r->clocks_cap);
@@ -591,6 +610,35 @@ static int merge_switches(struct ctr_thread_info *th)
     return 0;
 }
 
+/* FORMAT.md §3, PENDING: in a trace without END, the calls in progress as
+ * its last whole generation ended are waits still open at the end, each a
+ * BLOCK at the call's start, unless its thread has an event from then on
+ * (the call returned, and was recorded, in a later part of the trace). */
+static int apply_pending(struct rd *r)
+{
+    struct ctr_trace *t = r->t;
+    if (t->complete)
+        return 0; /* the writer closed the file: its own BLOCKs say it all */
+    for (size_t i = 0; i < r->npending; i++) {
+        const struct pending_ref *p = &r->pending[i];
+        struct ctr_thread_info *th = ctr_trace_thread(t, p->thread_id);
+        if (p->gen_ends != r->gen_ends || !th || check_arg(r, CTR_ARG_REASON, p->reason) < 0 ||
+            check_arg(r, CTR_ARG_STACK, p->stack) < 0)
+            continue;
+        uint64_t ns = ticks_to_ns(t, p->ticks);
+        if (th->nevents && th->events[th->nevents - 1].ns >= ns)
+            continue;
+        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
+        if (!e)
+            return -ENOMEM;
+        *e = (struct ctr_event){.ns = ns, .type = CTR_EV_BLOCK,
+                                .args = {p->reason, p->object, p->stack}};
+        t->nevents++;
+        t->events_by_type[CTR_EV_BLOCK]++;
+    }
+    return 0;
+}
+
 static void decode_events(struct rd *r)
 {
     struct ctr_trace *t = r->t;
@@ -609,6 +657,10 @@ static void decode_events(struct rd *r)
             damage(r, 0, "out of memory");
             return;
         }
+    if (apply_pending(r) != 0) {
+        damage(r, 0, "out of memory");
+        return;
+    }
     t->start_ns = UINT64_MAX;
     t->end_ns = 0;
     for (size_t i = 0; i < t->nclocks; i++) {
@@ -662,6 +714,7 @@ int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, cha
     if (rc == 0)
         decode_events(&r);
     free(r.batches);
+    free(r.pending);
     free(r.frames);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory reading the trace");

@@ -348,6 +348,14 @@ static void put_leak(FILE *out, const struct ctr_trace *t, struct ctr_profile_sy
             g->count > 1 ? "up to " : "", ctr_text_ns((int64_t)g->longest_ns, d, sizeof(d)));
     if (!g->same_object)
         fputs(", on several objects", out);
+    else if (g->reason >= CTR_REASON_WAIT && g->reason <= CTR_REASON_WAITID)
+        /* FORMAT.md §5: the pid asked for, -1 for any child */
+        if ((int64_t)g->object == -1)
+            fputs(", for any child", out);
+        else
+            fprintf(out, ", for pid %" PRId64, (int64_t)g->object);
+    else if (g->reason >= CTR_REASON_SIGWAIT && g->reason <= CTR_REASON_SIGSUSPEND)
+        fputs(", for a signal", out);
     else if (cls == CTR_CLASS_NET || cls == CTR_CLASS_SYSCALL)
         fprintf(out, ", on fd %" PRId64, (int64_t)g->object);
     else

@@ -415,6 +415,14 @@ static void round_run(int final)
     }
     if (C.file_on) {
         C.dst = &C.tab;
+        /* A process killed by a signal never closes its file: what each
+         * thread is inside of now, in case this is the last generation
+         * (before the tables: the call sites are new stacks). */
+        if (!file_closing) {
+            ctr_lock_acquire(&ctr__threads.reclaim);
+            ctr__rec_pending(&C.tab);
+            ctr_lock_release(&ctr__threads.reclaim);
+        }
         uint64_t mv = ctr__maps_version();
         if (C.nmaps == 0 || mv != C.maps_version) {
             C.maps_version = mv;

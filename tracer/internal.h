@@ -496,6 +496,11 @@ void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, ui
  * never returns (a write nobody reads) is thus a wait still open at the end
  * of a trace or dump. Under ctr__threads.reclaim. */
 void ctr__pending_io(struct ctr_outbuf *o);
+/* The same calls as PENDING records, which a reader uses only when the
+ * trace has no END (the process died, by a signal, before it could close
+ * the file): written in every generation of the file. Under
+ * ctr__threads.reclaim. */
+void ctr__rec_pending(struct ctr_outbuf *o);
 /* What makes a stream self-contained: TRACE_INFO, CLOCK at `start`, every
  * mapping, string and stack, and a THREAD record for every thread in the
  * slab, named name_of(ctx, id, name at registration): the start of a dump.

@@ -1,6 +1,7 @@
 /* tables.c - the records that describe the traced process rather than its
  * events (FORMAT.md §3): TRACE_INFO, CLOCK, MAPPING, STRING, STACK, THREAD,
- * and the one-event batches that open the waits of calls still in progress.
+ * and the one-event batches (or PENDING records) that open the waits of
+ * calls still in progress.
  *
  * The collector writes them into each generation of the file, what the
  * tables gained since the last one; a flight-recorder dump writes all of
@@ -112,7 +113,20 @@ static uint32_t slots_in_use(void)
     return high < ctr__threads.capacity ? high : ctr__threads.capacity;
 }
 
-void ctr__pending_io(struct ctr_outbuf *o)
+/* PENDING(thread, start, reason, object, stack), the same call as a record
+ * (FORMAT.md §3). */
+static void rec_pending(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
+                        uint64_t object, uint64_t stack)
+{
+    CTR_REC(o, CTR_REC_PENDING, thread_id, ticks, reason, object, stack);
+}
+
+/* Calls emit for each thread inside an I/O call (or a wait for a process
+ * or a signal) for io_min_ns or more, with its thread, start, reason,
+ * object and call site. */
+static void pending_calls(struct ctr_outbuf *o,
+                          void (*emit)(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks,
+                                       uint64_t reason, uint64_t object, uint64_t stack))
 {
     uint64_t now = ctr__ticks();
     uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
@@ -136,8 +150,18 @@ void ctr__pending_io(struct ctr_outbuf *o)
         if (by_fd && ctr__fd_is_socket(fd))
             reason++; /* the NET_ variant (see interpose_io.c) */
         uint64_t stack = pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
-        ctr__rec_block(o, t->id, start, reason, (uint64_t)(int64_t)fd, stack);
+        emit(o, t->id, start, reason, (uint64_t)(int64_t)fd, stack);
     }
+}
+
+void ctr__pending_io(struct ctr_outbuf *o)
+{
+    pending_calls(o, ctr__rec_block);
+}
+
+void ctr__rec_pending(struct ctr_outbuf *o)
+{
+    pending_calls(o, rec_pending);
 }
 
 struct map_count {

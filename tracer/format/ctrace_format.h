@@ -24,7 +24,7 @@
 #define CTR_FILE_MAGIC_LEN 8
 #define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
 #define CTR_VERSION_MAJOR 1
-#define CTR_VERSION_MINOR 0
+#define CTR_VERSION_MINOR 1
 
 /* ---------------------------------------------------------------------------
  * Records (FORMAT.md §3): the decompressed stream is a sequence of
@@ -50,7 +50,9 @@
                        /* left untraced, threads whose context switches     */ \
                        /* could not be recorded; only in a complete trace   */ \
     X(12, SWITCHES)    /* thread id, base CLOCK_MONOTONIC ns, then SWITCH_* */ \
-                       /* and LOST events whose deltas are nanoseconds     */
+                       /* and LOST events whose deltas are nanoseconds     */ \
+    X(13, PENDING)     /* thread id, ticks, reason, object, stack: a call  */ \
+                       /* in progress as the generation ends (1.1)          */
 
 enum ctr_record_kind {
 #define CTR_X_REC(id, name) CTR_REC_##name = id,
@@ -223,6 +225,12 @@ enum ctr_reason {
 #undef CTR_X_REASON
     CTR_REASON_LIMIT
 };
+
+/* The waits for children and for signals are two runs of ids, whose
+ * objects are not descriptors (FORMAT.md §5). */
+_Static_assert(CTR_REASON_WAITID - CTR_REASON_WAIT == 4 &&
+                   CTR_REASON_SIGSUSPEND - CTR_REASON_SIGWAIT == 4,
+               "the wait and signal reasons are contiguous");
 
 struct ctr_reason_spec {
     const char *call;   /* NULL for an unused id */
