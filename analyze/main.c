@@ -336,8 +336,9 @@ static const char run_usage[] =
     "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
     "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
     "exit into FILE. CMD's output and exit status are its own. Dynamically linked\n"
-    "programs only. With %p in FILE, children that exec are traced too, each into\n"
-    "its own file; without it, only CMD is (a child would overwrite its trace).\n"
+    "programs only. With %p in FILE, children (that exec, or fork: a daemon's) are\n"
+    "traced too, each into its own file; without it, only CMD is (a child would\n"
+    "overwrite its trace).\n"
     "  -o FILE          trace file (default trace.bin); %p in it becomes the pid\n"
     "  -flush-ms N      collector period in ms (default 100)\n"
     "  -chunk-bytes N   per-thread buffer chunk, 4k..1M (default 64k)\n"
@@ -347,6 +348,8 @@ static const char run_usage[] =
     "  -io-min-ns N     I/O calls shorter than this are not recorded (default 10000)\n"
     "  -sched 1         also record context switches (perf_event), for preemption\n"
     "                   in the sched profile (default 0)\n"
+    "  -sched-ring-bytes N  each thread's context-switch ring, 4k..256M (default\n"
+    "                   64k); switches beyond it per flush are lost (and counted)\n"
     "  -unwind HOW      how stacks are taken: fp (frame pointers), dwarf (libunwind)\n"
     "                   or auto (default: fp, dwarf where frame pointers are missing)\n"
     "Sizes take a k, M or G suffix. Each flag sets a CTRACE_* variable (see README);\n"
@@ -383,6 +386,8 @@ static const struct run_flag run_flags[] = {
     {"stack-depth", "CTRACE_STACK_DEPTH", "a depth from 1 to 64", 0, 1, 64},
     {"io-min-ns", "CTRACE_IO_MIN_NS", "nanoseconds", 0, 1, 0xffffffffull},
     {"sched", "CTRACE_SCHED", "0 or 1 (record context switches)", 0, 0, 1},
+    {"sched-ring-bytes", "CTRACE_SCHED_RING_BYTES", "a size from 4k to 256M", 1, 4096,
+     256u << 20},
 };
 
 static int run_number_ok(const struct run_flag *f, const char *v)

@@ -104,6 +104,13 @@ expect "run: no command" 2 "no command given" -- "$ctrace" run -o "$tmp/run.bin"
 expect "run: unknown flag" 2 "unknown flag -bogus" -- "$ctrace" run -bogus -- true
 expect "run: bad flag value" 2 "-flush-ms wants milliseconds, not 'abc'" -- "$ctrace" run -flush-ms=abc -- true
 expect "run: bad -unwind" 2 "-unwind wants fp, dwarf or auto" -- "$ctrace" run -unwind=x -- true
+expect "run: -sched-ring-bytes not a size" 2 "-sched-ring-bytes wants a size from 4k to 256M, not 'big'" \
+    -- "$ctrace" run -sched-ring-bytes=big -- true
+expect "run: -sched-ring-bytes too small" 2 "-sched-ring-bytes wants a size from 4k to 256M, not '1000'" \
+    -- "$ctrace" run -sched-ring-bytes 1000 -- true
+expect_exact "run: CTRACE_SCHED_RING_BYTES too large warns once, the program runs" 0 \
+"ctrace: CTRACE_SCHED_RING_BYTES: out of range (0, or 4096 to 268435456): '1G'
+ran" -- env CTRACE_SCHED_RING_BYTES=1G "${run[@]}" sh -c 'echo ran'
 expect_exact "run: bad CTRACE_FLUSH_MS warns once, the program runs" 0 \
 "ctrace: CTRACE_FLUSH_MS: not a number: 'abc'
 ran" -- env CTRACE_FLUSH_MS=abc "${run[@]}" sh -c 'echo ran'

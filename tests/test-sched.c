@@ -2,7 +2,10 @@
  * more CPU-bound threads than cores, each measuring its own wall and CPU
  * time. A thread that is neither running nor waiting is runnable, so the
  * profile's preempted time must match the sum of (wall - CPU) within 10%.
- * Also checks that the trace says it recorded switches. */
+ * Also checks that the trace says it recorded switches, and that the ring
+ * size option is honoured: a ring too small for a flush's switches loses
+ * some, counted in the trace; a big one loses none of the same. */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +21,7 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
+#include "internal.h"
 #include "profile.h"
 #include "reader.h"
 
@@ -99,10 +103,109 @@ static void test_preemption_matches_wall_minus_cpu(void **state)
     unlink(path);
 }
 
+/* Two threads that wake each other through pipes `rounds` times: each
+ * switches out and in once per round. Each notes its ring's size. */
+struct pinger {
+    int in, out, rounds, first;
+    pthread_t th;
+    size_t ring_bytes;
+};
+
+static void *ping_main(void *arg)
+{
+    struct pinger *p = arg;
+    char c = 'p';
+    for (int i = 0; i < p->rounds; i++) {
+        if (!(p->first && i == 0))
+            assert_int_equal(read(p->in, &c, 1), 1);
+        assert_int_equal(write(p->out, &c, 1), 1);
+    }
+    if (p->first)
+        assert_int_equal(read(p->in, &c, 1), 1); /* the other's last one */
+    p->ring_bytes = ctr__self && ctr__self->perf_ring ? ctr__self->perf_bytes : 0;
+    return NULL;
+}
+
+/* Traces `rounds` ping-pongs with a ring of ring_bytes, all within one
+ * flush; fills *lost and *outs with the pingers' lost and recorded
+ * switches out, and returns the ring size they had. */
+static size_t ping_pong(size_t ring_bytes, int rounds, uint64_t *lost, uint64_t *outs)
+{
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "sched-ring");
+    struct trace_options o = {.path = path, .sched_switches = 1, .sched_ring_bytes = ring_bytes,
+                              .flush_ms = 60000};
+    assert_int_equal(trace_start_opts(&o), 0);
+    int ab[2], ba[2];
+    assert_int_equal(pipe(ab), 0);
+    assert_int_equal(pipe(ba), 0);
+    struct pinger p[2] = {{ba[0], ab[1], rounds, 1, 0, 0}, {ab[0], ba[1], rounds, 0, 0, 0}};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&p[i].th, NULL, ping_main, &p[i]), 0);
+    pthread_t handles[2] = {p[0].th, p[1].th};
+    for (int i = 0; i < 2; i++)
+        pthread_join(p[i].th, NULL);
+    assert_int_equal(trace_stop(), 0);
+    struct ctr_trace tr;
+    ctr_test_read(path, &tr);
+    if (!(tr.flags & CTR_INFO_SCHED_SWITCHES) || tr.end_sched_failed)
+        fail_msg("context switches not recorded (perf_event_open refused?)");
+    *lost = *outs = 0;
+    for (size_t i = 0; i < tr.nthreads; i++) {
+        const struct ctr_thread_info *th = &tr.threads[i];
+        if (th->handle != (uint64_t)handles[0] && th->handle != (uint64_t)handles[1])
+            continue;
+        *lost += th->switches_lost;
+        for (size_t k = 0; k < th->nevents; k++)
+            *outs += th->events[k].type == CTR_EV_SWITCH_OUT;
+    }
+    ctr_trace_free(&tr);
+    unlink(path);
+    for (int i = 0; i < 2; i++)
+        close(ab[i]), close(ba[i]);
+    assert_int_equal(p[0].ring_bytes, p[1].ring_bytes);
+    return p[0].ring_bytes;
+}
+
+static void test_ring_size_honoured(void **state)
+{
+    (void)state;
+    enum { ROUNDS = 3000 }; /* 6000 switches a thread: 144 KB of records */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint64_t lost, outs;
+    assert_int_equal(ping_pong(4096, ROUNDS, &lost, &outs), page + page);
+    print_message("4 KiB ring: %llu switches out recorded, %llu switches lost\n",
+                  (unsigned long long)outs, (unsigned long long)lost);
+    assert_true(lost > 0); /* it overflowed, and the trace says so */
+    assert_true(outs < ROUNDS);
+    assert_int_equal(ping_pong(1u << 20, ROUNDS, &lost, &outs), page + (1u << 20));
+    print_message("1 MiB ring: %llu switches out recorded, %llu switches lost\n",
+                  (unsigned long long)outs, (unsigned long long)lost);
+    assert_int_equal(lost, 0);
+    assert_true(outs >= ROUNDS); /* in each round, at least one of them waited */
+    /* Sizes are rounded up to a power of two. */
+    assert_int_equal(ping_pong(3 << 12, 10, &lost, &outs), page + (4u << 12));
+}
+
+static void test_ring_size_checked(void **state)
+{
+    (void)state;
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "sched-ring");
+    struct trace_options o = {.path = path, .sched_switches = 1, .sched_ring_bytes = 4095};
+    assert_int_equal(trace_start_opts(&o), -EINVAL);
+    o.sched_ring_bytes = ((size_t)256 << 20) + 1;
+    assert_int_equal(trace_start_opts(&o), -EINVAL);
+    assert_int_equal(trace_is_running(), 0);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preemption_matches_wall_minus_cpu),
+        cmocka_unit_test(test_ring_size_honoured),
+        cmocka_unit_test(test_ring_size_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

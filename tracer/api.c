@@ -117,7 +117,9 @@ int ctr__options_check(const struct trace_options *o)
     size_t chunk, pool;
     buffer_sizes(o, &chunk, &pool);
     if (chunk < (4u << 10) || chunk > (1u << 20) || pool < 4 * chunk ||
-        o->stack_depth > CTR_STACK_MAX || o->compression_level < 0 || o->compression_level > 22)
+        o->stack_depth > CTR_STACK_MAX || o->compression_level < 0 || o->compression_level > 22 ||
+        (o->sched_ring_bytes &&
+         (o->sched_ring_bytes < CTR_SCHED_RING_MIN || o->sched_ring_bytes > CTR_SCHED_RING_MAX)))
         return -EINVAL;
     return 0;
 }
@@ -147,6 +149,10 @@ int ctr__session_begin(const struct trace_options *o)
     s->stack_depth = o->stack_depth ? o->stack_depth : 32;
     s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
     s->sched = o->sched_switches != 0;
+    if (s->sched)
+        ctr__sched_session(o->sched_ring_bytes ? round_pow2(o->sched_ring_bytes)
+                                               : CTR_SCHED_RING_DEFAULT,
+                           !s->tainted);
     atomic_store(&s->sched_failed, 0);
     atomic_store(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()));
     uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;

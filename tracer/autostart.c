@@ -179,14 +179,16 @@ __attribute__((constructor)) static void trace_autostart(void)
         return;
     }
     /* Ranges are trace_start_opts()'s; checked here to name the variable. */
-    uint64_t chunk = 0, pool = 0, flush = 0, level = 0, depth = 0, io_min = 0, sched = 0;
+    uint64_t chunk = 0, pool = 0, flush = 0, level = 0, depth = 0, io_min = 0, sched = 0,
+             ring = 0;
     if (env_number("CTRACE_CHUNK_BYTES", 1, 4096, 1u << 20, &chunk) ||
         env_number("CTRACE_POOL_BYTES", 1, 1, SIZE_MAX, &pool) ||
         env_number("CTRACE_FLUSH_MS", 0, 1, UINT_MAX, &flush) ||
         env_number("CTRACE_LEVEL", 0, 1, 22, &level) ||
         env_number("CTRACE_STACK_DEPTH", 0, 1, 64, &depth) ||
         env_number("CTRACE_IO_MIN_NS", 0, 1, UINT_MAX, &io_min) ||
-        env_number("CTRACE_SCHED", 0, 0, 1, &sched))
+        env_number("CTRACE_SCHED", 0, 0, 1, &sched) ||
+        env_number("CTRACE_SCHED_RING_BYTES", 1, CTR_SCHED_RING_MIN, CTR_SCHED_RING_MAX, &ring))
         return;
     const char *unwind = getenv("CTRACE_UNWIND");
     if (unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "dwarf") != 0 &&
@@ -203,6 +205,7 @@ __attribute__((constructor)) static void trace_autostart(void)
         .stack_depth = (unsigned)depth,
         .io_min_ns = (unsigned)io_min,
         .sched_switches = (int)sched,
+        .sched_ring_bytes = (size_t)ring,
     };
     int rc = trace_start_opts(&o);
     if (rc == 0) {

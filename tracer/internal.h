@@ -202,6 +202,11 @@ struct ctr_thread {
     _Atomic(void *) perf_ring;  /* owner: release once mapped */
     size_t perf_bytes;
     _Atomic int perf_fd;        /* a tracer descriptor (fdguard.c): may move */
+    /* Whether read() of perf_fd counts the records the kernel lost
+     * (PERF_FORMAT_LOST, Linux 6.0), and how many of them the trace has
+     * (the collector's; set by the owner before perf_ring is published). */
+    int perf_counts_lost;
+    uint64_t perf_lost_seen;
 };
 
 /* The thread slab: slots are recycled through free_slots (see above). */
@@ -545,6 +550,17 @@ void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
  * Context switches (sched.c)
  * ------------------------------------------------------------------------- */
 
+/* The rings' data size (trace_options.sched_ring_bytes). */
+#define CTR_SCHED_RING_DEFAULT ((size_t)64 << 10)
+#define CTR_SCHED_RING_MIN ((size_t)4 << 10)
+#define CTR_SCHED_RING_MAX ((size_t)256 << 20)
+
+/* A session that records switches begins: rings opened from now on have
+ * data_bytes (a power of two) of data, at least a page. With `idle` (no
+ * thread of an earlier session may still write, and no collector runs),
+ * the rings that threads kept from an earlier session with another size are
+ * closed, to be opened again at the new size. */
+void ctr__sched_session(size_t data_bytes, int idle);
 /* Owner, once per session: opens (or re-enables) t's context-switch ring. */
 void ctr__sched_open(struct ctr_thread *t);
 /* Unmaps and closes t's ring, if any: only when no one can read it. */

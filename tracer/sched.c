@@ -16,6 +16,7 @@
  * slot is reused by a new thread, never while the collector may read it.
  */
 #include "internal.h"
+#include "interpose.h"
 
 #include <linux/perf_event.h>
 #include <string.h>
@@ -25,7 +26,39 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RING_DATA_PAGES 16 /* 64 KiB: about 2700 switches per thread per flush */
+/* Bytes of data of the rings opened now (a power of two, at least a page):
+ * set at a session's start, before the session is published (relaxed). 24
+ * bytes a switch: 64 KiB, the default, hold about 2700 per flush. */
+static _Atomic size_t ring_data_bytes = CTR_SCHED_RING_DEFAULT;
+
+void ctr__sched_session(size_t data_bytes, int idle)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (data_bytes < page)
+        data_bytes = page;
+    atomic_store_explicit(&ring_data_bytes, data_bytes, memory_order_relaxed);
+    if (!idle)
+        return;
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
+        struct ctr_thread *t = &ctr__threads.slab[i];
+        if (atomic_load_explicit(&t->perf_ring, memory_order_acquire) &&
+            t->perf_bytes != page + data_bytes)
+            ctr__sched_close(t);
+    }
+}
+
+/* The records t's ring could not take so far (PERF_FORMAT_LOST), or
+ * UINT64_MAX if unknown. */
+static uint64_t perf_lost(struct ctr_thread *t)
+{
+    uint64_t v[2]; /* value, lost */
+    ctr__fd_use_begin(1);
+    ssize_t n = ctr__real.read(atomic_load_explicit(&t->perf_fd, memory_order_relaxed), v,
+                               sizeof(v));
+    ctr__fd_use_end();
+    return n == (ssize_t)sizeof(v) ? v[1] : UINT64_MAX;
+}
 
 /* An ioctl on t's perf descriptor, whose number must not move meanwhile. */
 static void perf_ioctl(struct ctr_thread *t, unsigned long request)
@@ -58,12 +91,22 @@ void ctr__sched_open(struct ctr_thread *t)
     a.exclude_hv = 1;
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
+    /* The kernel's count of the records the ring could not take, read at
+     * each drain: its LOST records come only once there is room again, so
+     * they miss the last overflow of a trace. Before Linux 6.0, those. */
+    a.read_format = PERF_FORMAT_LOST;
+    int raw = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    t->perf_counts_lost = raw >= 0;
+    if (raw < 0) {
+        a.read_format = 0;
+        raw = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    t->perf_lost_seen = 0;
     /* Out of the program's way at once (fdguard.c); its number goes to
      * perf_fd, where it is updated if it has to move. */
-    int fd = ctr__fd_adopt((int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC),
-                           &t->perf_fd);
+    int fd = ctr__fd_adopt(raw, &t->perf_fd);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t bytes = (1 + RING_DATA_PAGES) * page;
+    size_t bytes = page + atomic_load_explicit(&ring_data_bytes, memory_order_relaxed);
     void *ring = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     if (ring == MAP_FAILED) {
         if (fd >= 0)
@@ -88,8 +131,13 @@ void ctr__sched_close(struct ctr_thread *t)
 
 void ctr__sched_disable(struct ctr_thread *t)
 {
-    if (atomic_load_explicit(&t->perf_ring, memory_order_acquire))
-        perf_ioctl(t, PERF_EVENT_IOC_DISABLE);
+    if (!atomic_load_explicit(&t->perf_ring, memory_order_acquire))
+        return;
+    perf_ioctl(t, PERF_EVENT_IOC_DISABLE);
+    /* What overflowed after the last drain is no later session's. */
+    uint64_t lost = t->perf_counts_lost ? perf_lost(t) : UINT64_MAX;
+    if (lost != UINT64_MAX)
+        t->perf_lost_seen = lost;
 }
 
 /* Copies n bytes at ring offset off (which may wrap) to out. */
@@ -129,11 +177,17 @@ void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
             if (ns >= since_ns)
                 on_switch(ctx, ns, (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0,
                           (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0);
-        } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+        } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16 &&
+                   !t->perf_counts_lost) {
             on_lost(ctx, body[1]);
         }
         tail += h.size;
     }
     /* release: we are done reading up to tail (pairs with the kernel). */
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    uint64_t lost = t->perf_counts_lost ? perf_lost(t) : UINT64_MAX;
+    if (lost != UINT64_MAX && lost > t->perf_lost_seen) {
+        on_lost(ctx, lost - t->perf_lost_seen);
+        t->perf_lost_seen = lost;
+    }
 }

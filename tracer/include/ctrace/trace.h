@@ -67,6 +67,16 @@ struct trace_options {
      * ran again. Costs about 1 us per context switch. 0 = off: the sched
      * profile then comes from release events alone. */
     int sched_switches;
+
+    /* Bytes of each traced thread's context-switch ring (with
+     * sched_switches): the kernel's buffer, which the collector empties every
+     * flush_ms. Switches that do not fit are lost, and the trace counts them
+     * (`ctrace stats`); a thread that switches more than about
+     * sched_ring_bytes / 24 times per flush needs a bigger ring. The rings
+     * are locked memory: beyond perf_event_mlock_kb per user (RLIMIT_MEMLOCK
+     * after that), more threads get none, which the trace also counts.
+     * 0 = 64 KiB. Range 4 KiB..256 MiB, rounded up to a power of two. */
+    size_t sched_ring_bytes;
 };
 
 /* trace_start() : starts tracing into the file at `path` with default options.
