@@ -82,10 +82,31 @@ struct ctr_real ctr__real = {
 #undef CTR_X_INIT
 };
 
+/* A -static executable cannot be traced, and must not be linked with
+ * libctrace: its libc has no dynamic linker to find the real functions
+ * with (dlsym above), and the wrappers take the place of libc's own
+ * definitions, which are then out of reach: the program could not even
+ * lock a mutex. So such a link fails, in this function, whose name says
+ * why ("in function `libctrace_cannot_be_linked_into_a_static_executable':
+ * undefined reference to `_DYNAMIC'": the linker defines _DYNAMIC in every
+ * dynamically linked executable and shared object, and in no static one).
+ * README.md, "Static programs". */
+extern char _DYNAMIC[] __attribute__((visibility("hidden")));
+
+static __attribute__((noinline)) const void *libctrace_cannot_be_linked_into_a_static_executable(
+    void)
+{
+    return _DYNAMIC;
+}
+
 void ctr__interpose_init(void)
 {
     static _Atomic int done;
     if (atomic_load_explicit(&done, memory_order_acquire))
+        return;
+    /* Where the reference that makes a static link fail must be: code that
+     * is always linked (and the result is used, so it is kept). */
+    if (!libctrace_cannot_be_linked_into_a_static_executable())
         return;
     struct ctr_real r;
 #define CTR_X_RESOLVE(ret, name, params, args, req) r.name = resolve(#name, NULL, req);
