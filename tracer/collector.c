@@ -563,7 +563,7 @@ int ctr__collector_start(uint32_t epoch)
     atomic_store(&ctr__session.stopping, 0);
     atomic_store(&ctr__session.wake, 0);
     create_fn create;
-    *(void **)&create = dlsym(RTLD_DEFAULT, "pthread_create");
+    *(void **)&create = ctr__dlsym_real(RTLD_DEFAULT, "pthread_create");
     if (!create)
         create = ctr__real.pthread_create;
     /* Every signal blocked in the new thread (it inherits this mask): the
@@ -584,7 +584,7 @@ void ctr__collector_stop(void)
     atomic_store_explicit(&ctr__session.stopping, 1, memory_order_release);
     ctr__collector_kick();
     join_fn join;
-    *(void **)&join = dlsym(RTLD_DEFAULT, "pthread_join");
+    *(void **)&join = ctr__dlsym_real(RTLD_DEFAULT, "pthread_join");
     if (!join)
         join = ctr__real.pthread_join;
     struct ctr_thread *saved = ctr__internal_begin();

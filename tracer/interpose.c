@@ -33,7 +33,7 @@ static int no_such_function(void)
  * not required. */
 static void *resolve(const char *name, const char *version, int required)
 {
-    void *f = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+    void *f = version ? dlvsym(RTLD_NEXT, name, version) : ctr__dlsym_real(RTLD_NEXT, name);
     if (!f && required) {
         /* Nothing sensible can run without the real function. */
         /* A raw syscall: write() itself is wrapped, and resolving it is

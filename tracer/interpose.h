@@ -126,6 +126,12 @@ struct ctr_real {
 
 extern struct ctr_real ctr__real;
 
+/* dlsym(handle, name) asked of libc by the tracer itself, for its own
+ * lookups: RTLD_NEXT is the next object after libctrace. (The dlsym that
+ * libctrace exports answers "pthread_create" for the program: see
+ * interpose_dl.c.) */
+void *ctr__dlsym_real(void *handle, const char *name);
+
 /* Resolves every entry of ctr__real (idempotent, thread-safe: each thread
  * stores the same values). Aborts with a message if libc lacks a required
  * function. */
