@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "testwait.h"
 
 #include "ctrace/trace.h"
 #include "internal.h"
@@ -40,7 +41,6 @@
 #include "symbolize.h"
 
 #define NOINLINE __attribute__((noinline))
-#define MS (1000u * 1000u)
 
 static char path[64];  /* the trace */
 static char fpath[64]; /* a scratch regular file */
@@ -95,50 +95,6 @@ static struct block blocks_on(const struct ctr_trace *tr, int fd, int reason)
         }
     }
     return b;
-}
-
-static void assert_within_10pct(uint64_t got_ns, uint64_t want_ns)
-{
-    if (got_ns < want_ns - want_ns / 10 || got_ns > want_ns + want_ns / 10)
-        fail_msg("%.3f ms, expected %.3f ms +- 10%%", got_ns / 1e6, want_ns / 1e6);
-}
-
-/* A recorded wait for data sent `ms` after the call began: it lasted what
- * the test itself measured around the call (`took`), within 10%, and that is
- * at least about ms (more on a loaded machine, where the writer wakes late:
- * so the upper bound is the measurement, not ms). */
-static void assert_wait(uint64_t wait_ns, uint64_t took_ns, unsigned ms)
-{
-    if (took_ns < ms * MS - ms * MS / 10)
-        fail_msg("the call took %.3f ms, expected at least %u ms", took_ns / 1e6, ms);
-    assert_within_10pct(wait_ns, took_ns);
-}
-
-/* Checks that stack `id`'s first PC is a call in function `fn` at `line` of
- * this file, by symbolizing it from the trace's own mappings. */
-static void assert_stack_at(const struct ctr_trace *tr, uint64_t id, const char *fn, int line)
-{
-    const struct ctr_stack_info *s = ctr_trace_stack(tr, id);
-    assert_non_null(s);
-    assert_true(s->n >= 2);
-    struct ctr_sym_mapping *maps = calloc(tr->nmappings + 1, sizeof(*maps));
-    assert_non_null(maps);
-    for (size_t i = 0; i < tr->nmappings; i++) {
-        const struct ctr_mapping_info *m = &tr->mappings[i];
-        maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias, m->path,
-                                           m->build_id_len ? m->build_id : NULL,
-                                           m->build_id_len};
-    }
-    struct ctr_symbolizer *sym = ctr_symbolizer_new(maps, tr->nmappings);
-    assert_non_null(sym);
-    struct ctr_sym_frame f[8];
-    int k = ctr_symbolize(sym, s->pcs[0] - 1, f, 8);
-    assert_true(k >= 1);
-    assert_non_null(f[0].function);
-    assert_string_equal(f[0].function, fn);
-    assert_int_equal(f[0].line, line);
-    ctr_symbolizer_free(sym);
-    free(maps);
 }
 
 /* A thread that writes one byte to fd after ms milliseconds. */

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "testwait.h"
 
 #include "ctrace/trace.h"
 #include "internal.h"
@@ -35,7 +36,6 @@
 #include "symbolize.h"
 
 #define NOINLINE __attribute__((noinline))
-#define MS (1000u * 1000u)
 
 static char path[64]; /* the trace */
 
@@ -55,10 +55,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    if (trace_is_running())
-        trace_stop();
-    unlink(path);
-    return 0;
+    return ctr_test_trace_end(path);
 }
 
 /* The Block events of `reason`: how many, and of the last one its object,
@@ -86,45 +83,6 @@ static struct block blocks_of(const struct ctr_trace *tr, int reason)
         }
     }
     return b;
-}
-
-/* A recorded wait for something that happened `ms` after the call began:
- * it lasted what the test measured around the call (`took`), within 10%,
- * and that is at least about ms. */
-static void assert_wait(uint64_t wait_ns, uint64_t took_ns, unsigned ms)
-{
-    if (took_ns < ms * MS - ms * MS / 10)
-        fail_msg("the call took %.3f ms, expected at least %u ms", took_ns / 1e6, ms);
-    if (wait_ns < took_ns - took_ns / 10 || wait_ns > took_ns + took_ns / 10)
-        fail_msg("%.3f ms recorded, the test measured %.3f ms +- 10%%", wait_ns / 1e6,
-                 took_ns / 1e6);
-}
-
-/* Checks that stack `id`'s first PC is a call in function `fn` at `line` of
- * this file, by symbolizing it from the trace's own mappings. */
-static void assert_stack_at(const struct ctr_trace *tr, uint64_t id, const char *fn, int line)
-{
-    const struct ctr_stack_info *s = ctr_trace_stack(tr, id);
-    assert_non_null(s);
-    assert_true(s->n >= 2);
-    struct ctr_sym_mapping *maps = calloc(tr->nmappings + 1, sizeof(*maps));
-    assert_non_null(maps);
-    for (size_t i = 0; i < tr->nmappings; i++) {
-        const struct ctr_mapping_info *m = &tr->mappings[i];
-        maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias, m->path,
-                                           m->build_id_len ? m->build_id : NULL,
-                                           m->build_id_len};
-    }
-    struct ctr_symbolizer *sym = ctr_symbolizer_new(maps, tr->nmappings);
-    assert_non_null(sym);
-    struct ctr_sym_frame f[8];
-    int k = ctr_symbolize(sym, s->pcs[0] - 1, f, 8);
-    assert_true(k >= 1);
-    assert_non_null(f[0].function);
-    assert_string_equal(f[0].function, fn);
-    assert_int_equal(f[0].line, line);
-    ctr_symbolizer_free(sym);
-    free(maps);
 }
 
 /* A child that exits with `code` after `ms` milliseconds. */
@@ -288,12 +246,19 @@ static void late_signal(struct late_signal *s, int sig, unsigned ms)
     assert_int_equal(pthread_create(&s->th, NULL, late_signal_main, s), 0);
 }
 
+/* The set of sig alone. */
+static sigset_t only(int sig)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    return set;
+}
+
 /* Blocks sig in the calling thread; returns the old mask. */
 static sigset_t block_signal(int sig)
 {
-    sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
+    sigset_t set = only(sig), old;
     assert_int_equal(pthread_sigmask(SIG_BLOCK, &set, &old), 0);
     return old;
 }
@@ -310,10 +275,7 @@ static NOINLINE uint64_t wait_signal(const sigset_t *set, int *sig)
 static void test_sigwait_recorded(void **state)
 {
     (void)state;
-    sigset_t old = block_signal(SIGUSR1);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
+    sigset_t old = block_signal(SIGUSR1), set = only(SIGUSR1);
     start(0);
     struct late_signal s;
     late_signal(&s, SIGUSR1, 50);
@@ -340,10 +302,7 @@ static void test_sigwait_recorded(void **state)
 static void test_sigwaitinfo_and_sigtimedwait(void **state)
 {
     (void)state;
-    sigset_t old = block_signal(SIGUSR2);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR2);
+    sigset_t old = block_signal(SIGUSR2), set = only(SIGUSR2);
     start(1);
     struct late_signal s;
     late_signal(&s, SIGUSR2, 30);
@@ -438,10 +397,8 @@ static pid_t waiter_tid;
 static void *sigwait_forever(void *arg)
 {
     (void)arg;
-    waiter_tid = ctr_test_tid();
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR2);
+    __atomic_store_n(&waiter_tid, ctr_test_tid(), __ATOMIC_RELEASE);
+    sigset_t set = only(SIGUSR2);
     int sig;
     sigwait(&set, &sig); /* until the test sends it, after the trace ends */
     return NULL;
@@ -494,10 +451,7 @@ static int on_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, 
 static void test_syscall_profile(void **state)
 {
     (void)state;
-    sigset_t old = block_signal(SIGUSR1);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
+    sigset_t old = block_signal(SIGUSR1), set = only(SIGUSR1);
     start(0);
     pid_t pid = child_exiting_after(30, 0);
     int status, sig;

@@ -435,6 +435,8 @@ static int child_session(const char *path)
 static void test_fork_child_traces_anew(void **state)
 {
     (void)state;
+    if (CTR_TEST_TSAN)
+        skip(); /* ThreadSanitizer refuses threads after a multi-threaded fork */
     char *path = temp_path();
     char child_path[64];
     ctr_test_temp(child_path, sizeof(child_path), "tracer-child");

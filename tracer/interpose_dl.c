@@ -29,9 +29,18 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <string.h>
 
 typedef void *(*dlsym_fn)(void *handle, const char *name);
+
+/* A sanitizer's runtime looks its interceptors' real functions up with
+ * dlsym while it starts, before it can run instrumented code: what the
+ * stub calls is left uninstrumented, and calls libc only. */
+#if defined(__clang__)
+#define CTR_UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation))
+#else
+#define CTR_UNINSTRUMENTED \
+    __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined))
+#endif
 
 /* libc's dlsym (dlsym moved into libc proper in glibc 2.34, and kept its
  * old libdl version as well). Any thread that finds it unset resolves it
@@ -40,7 +49,7 @@ typedef void *(*dlsym_fn)(void *handle, const char *name);
 _Atomic(dlsym_fn) ctr__dlsym_next;
 
 /* libc's dlsym, resolved on first use. */
-static dlsym_fn dlsym_next(void)
+static CTR_UNINSTRUMENTED dlsym_fn dlsym_next(void)
 {
     dlsym_fn f = atomic_load_explicit(&ctr__dlsym_next, memory_order_relaxed);
     if (!f) {
@@ -68,7 +77,7 @@ struct route {
 };
 
 /* The loaded object that holds address a, or NULL. */
-static struct link_map *object_of(const void *a)
+static CTR_UNINSTRUMENTED struct link_map *object_of(const void *a)
 {
     Dl_info info;
     struct link_map *lm = NULL;
@@ -77,7 +86,8 @@ static struct link_map *object_of(const void *a)
 
 /* Whether `later` comes after `first` in the list of loaded objects (the
  * order of the global search, for the objects loaded at start-up). */
-static int comes_after(const struct link_map *first, const struct link_map *later)
+static CTR_UNINSTRUMENTED int comes_after(const struct link_map *first,
+                                          const struct link_map *later)
 {
     for (const struct link_map *m = first ? first->l_next : NULL; m; m = m->l_next)
         if (m == later)
@@ -87,17 +97,29 @@ static int comes_after(const struct link_map *first, const struct link_map *late
 
 struct route ctr__dlsym_route(void *handle, const char *name, const void *caller);
 
-struct route ctr__dlsym_route(void *handle, const char *name, const void *caller)
+/* Whether name is "pthread_create" (strcmp is a sanitizer's too). */
+static CTR_UNINSTRUMENTED int is_pthread_create(const char *name)
+{
+    static const char want[] = "pthread_create";
+    for (size_t i = 0; i < sizeof(want); i++)
+        if (name[i] != want[i])
+            return 0;
+    return 1;
+}
+
+CTR_UNINSTRUMENTED struct route ctr__dlsym_route(void *handle, const char *name,
+                                                 const void *caller)
 {
     dlsym_fn next = dlsym_next();
     if (!next)
         return (struct route){NULL, 1}; /* no libc dlsym: nothing to find */
-    if ((handle != RTLD_NEXT && handle != RTLD_DEFAULT) || !name ||
-        strcmp(name, "pthread_create") != 0)
+    if ((handle != RTLD_NEXT && handle != RTLD_DEFAULT) || !name || !is_pthread_create(name))
         return (struct route){NULL, 0};
-    ctr__interpose_init();
-    void *real = *(void **)&ctr__real.pthread_create;
-    struct link_map *ours = object_of((const void *)ctr__dlsym_real);
+    /* What our wrapper calls: the next one after libctrace, as
+     * ctr__interpose_init finds it (asked here, not read from ctr__real:
+     * that may not be filled yet, and filling it is instrumented code). */
+    void *real = next(RTLD_NEXT, name);
+    struct link_map *ours = object_of((const void *)dlsym_next);
     struct link_map *from = object_of(caller);
     if (!ours || !from || from == ours)
         return (struct route){NULL, 0};

@@ -1,0 +1,61 @@
+/* testwait.h - what the tests of recorded waits share (test-io.c,
+ * test-proc.c): a recorded wait against the time the test measured itself,
+ * and a stack's call site against the test's own source line. Include after
+ * <cmocka.h>, with symbolize.h's functions linked (the tests build with -g). */
+#ifndef CTR_TESTWAIT_H
+#define CTR_TESTWAIT_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "reader.h"
+#include "symbolize.h"
+
+#define CTR_TEST_MS (1000u * 1000u)
+
+static inline void assert_within_10pct(uint64_t got_ns, uint64_t want_ns)
+{
+    if (got_ns < want_ns - want_ns / 10 || got_ns > want_ns + want_ns / 10)
+        fail_msg("%.3f ms, expected %.3f ms +- 10%%", got_ns / 1e6, want_ns / 1e6);
+}
+
+/* A recorded wait for something that happened `ms` after the call began
+ * (data sent, a child's exit, a signal): it lasted what the test itself
+ * measured around the call (`took`), within 10%, and that is at least
+ * about ms (more on a loaded machine, where the other side wakes late: so
+ * the upper bound is the measurement, not ms). */
+static inline void assert_wait(uint64_t wait_ns, uint64_t took_ns, unsigned ms)
+{
+    if (took_ns < ms * CTR_TEST_MS - ms * CTR_TEST_MS / 10)
+        fail_msg("the call took %.3f ms, expected at least %u ms", took_ns / 1e6, ms);
+    assert_within_10pct(wait_ns, took_ns);
+}
+
+/* Checks that stack `id`'s first PC is a call in function `fn` at `line` of
+ * the test's file, by symbolizing it from the trace's own mappings. */
+static inline void assert_stack_at(const struct ctr_trace *tr, uint64_t id, const char *fn, int line)
+{
+    const struct ctr_stack_info *s = ctr_trace_stack(tr, id);
+    assert_non_null(s);
+    assert_true(s->n >= 2);
+    struct ctr_sym_mapping *maps = calloc(tr->nmappings + 1, sizeof(*maps));
+    assert_non_null(maps);
+    for (size_t i = 0; i < tr->nmappings; i++) {
+        const struct ctr_mapping_info *m = &tr->mappings[i];
+        maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias, m->path,
+                                           m->build_id_len ? m->build_id : NULL,
+                                           m->build_id_len};
+    }
+    struct ctr_symbolizer *sym = ctr_symbolizer_new(maps, tr->nmappings);
+    assert_non_null(sym);
+    struct ctr_sym_frame f[8];
+    int k = ctr_symbolize(sym, s->pcs[0] - 1, f, 8);
+    assert_true(k >= 1);
+    assert_non_null(f[0].function);
+    assert_string_equal(f[0].function, fn);
+    assert_int_equal(f[0].line, line);
+    ctr_symbolizer_free(sym);
+    free(maps);
+}
+
+#endif
