@@ -96,8 +96,15 @@ extern char _DYNAMIC[] __attribute__((visibility("hidden")));
 static __attribute__((noinline)) const void *libctrace_cannot_be_linked_into_a_static_executable(
     void)
 {
-    return _DYNAMIC;
+    const void *p = _DYNAMIC;
+    /* Opaque: no compiler may fold the reference into its caller, or drop
+     * it as a constant that is never null. */
+    __asm__ volatile("" : "+r"(p));
+    return p;
 }
+
+/* Where that function's result goes, so that the call stays. */
+static const void *volatile dynamic_section;
 
 void ctr__interpose_init(void)
 {
@@ -105,9 +112,8 @@ void ctr__interpose_init(void)
     if (atomic_load_explicit(&done, memory_order_acquire))
         return;
     /* Where the reference that makes a static link fail must be: code that
-     * is always linked (and the result is used, so it is kept). */
-    if (!libctrace_cannot_be_linked_into_a_static_executable())
-        return;
+     * is always linked. */
+    dynamic_section = libctrace_cannot_be_linked_into_a_static_executable();
     struct ctr_real r;
 #define CTR_X_RESOLVE(ret, name, params, args, req) r.name = resolve(#name, NULL, req);
     /* The default ABI's real function is the next definition, whatever it is
