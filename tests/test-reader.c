@@ -511,6 +511,23 @@ static const struct {
     {"clock points out of order",
      S("\x01\x05\x01\x01\x00\x00\x00" "\x04\x03\x09\x09\x00" "\x04\x03\x05\x05\x00"
        "\x04\x03\x05\x05\x00" "\x04\x03\x07\x03\x00" "\x09\x04\x01\x00\x03\x00"), 0, 1, 0},
+    /* PENDING (FORMAT.md §3.1): thread 1 (THREAD record) in read (25) on
+     * fd 3 since tick 5, as generation 0 ends. */
+#define T1 "\x07\x05\x01\x05\x00\x00\x00"
+#define G0 "\x02\x01\x00" T1 "\x03\x01\x00"
+#define P5 "\x0d\x05\x01\x05\x19\x03\x00"
+    {"pending in the last generation of a cut trace: an open wait", S(G0 P5), 0, 1, 5},
+    {"pending of an earlier generation: over", S(G0 P5 "\x02\x01\x01\x03\x01\x01"), 0, 0, 0},
+    {"pending in a complete trace: the writer's own BLOCKs say it",
+     S(G0 P5 "\x0b\x04\x00\x00\x00\x00"), 0, 0, 0},
+    /* The thread's THREAD_END at tick 9 comes after the call's start. */
+    {"pending before the thread's last event: returned", S(G0 "\x09\x04\x01\x09\x03\x00" P5),
+     0, 1, 9},
+    {"pending with an unknown reason: skipped", S(G0 "\x0d\x05\x01\x05\x63\x03\x00"), 0, 0,
+     0},
+#undef P5
+#undef G0
+#undef T1
 #undef S
 };
 
