@@ -17,6 +17,7 @@
 #ifndef CTR_INTERNAL_H
 #define CTR_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -733,6 +734,20 @@ static inline struct ctr_thread *ctr__self_traced(void)
     if (t == NULL || t->internal)
         return NULL;
     return t;
+}
+
+/* ctr__self_traced_keeping_errno() : ctr__self_traced(), keeping errno when
+ * it registers the thread (a wrapper's call that succeeds must leave the
+ * caller's errno as it was). */
+static inline struct ctr_thread *ctr__self_traced_keeping_errno(void)
+{
+    if (CTR_UNLIKELY(ctr__self == NULL)) {
+        int saved = errno;
+        struct ctr_thread *t = ctr__self_traced();
+        errno = saved;
+        return t;
+    }
+    return ctr__self_traced();
 }
 
 /* ---------------------------------------------------------------------------

@@ -30,18 +30,6 @@
 /* Pulls this file in with interpose.c from the static library. */
 const int ctr__wrappers_proc;
 
-/* ctr__self_traced(), keeping errno when it registers the thread. */
-static inline struct ctr_thread *self_traced(void)
-{
-    if (CTR_UNLIKELY(ctr__self == NULL)) {
-        int saved = errno;
-        struct ctr_thread *t = ctr__self_traced();
-        errno = saved;
-        return t;
-    }
-    return ctr__self_traced();
-}
-
 /* The end of a traced wait that returned: its mark cleared, and the call
  * recorded (errno kept) if it lasted at least io_min_ns. */
 static inline __attribute__((always_inline)) void wait_returned(struct ctr_thread *t,
@@ -76,7 +64,7 @@ static int timeout_blocks(const struct timespec *ts)
 #define CTR_WAIT_CALL(ret, name, params, args, pending, object, reason, blocks)  \
     static CTR_WRAPPER_TEXT ret name##_traced params                            \
     {                                                                           \
-        struct ctr_thread *t = self_traced();                                   \
+        struct ctr_thread *t = ctr__self_traced_keeping_errno();                \
         if (!t)                                                                 \
             return ctr__real.name args;                                         \
         uint64_t start = ctr__ticks();                                          \
