@@ -16,6 +16,12 @@ shift $(( $# < 5 ? $# : 5 ))
 extra=("$@")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# With two CPUs or more, the server (and the tracer's collector with it) and
+# the load each get their own: fewer scheduling accidents between runs.
+pin_server="" pin_client=""
+if command -v taskset >/dev/null && [[ $(nproc) -ge 2 ]]; then
+    pin_server="taskset -c 0" pin_client="taskset -c 1"
+fi
 
 # one_run traced|untraced: starts the server, loads it, prints
 # "requests/s cpu-us/request".
@@ -23,15 +29,15 @@ one_run() {
     local how=$1 port rate cpu
     mkfifo "$tmp/in"
     if [[ $how == traced ]]; then
-        "$ctrace" run -o "$tmp/t.bin" "${extra[@]}" -- "$prog" serve 2 <"$tmp/in" >"$tmp/out" &
+        $pin_server "$ctrace" run -o "$tmp/t.bin" "${extra[@]}" -- "$prog" serve 2 <"$tmp/in" >"$tmp/out" &
     else
-        "$prog" serve 2 <"$tmp/in" >"$tmp/out" &
+        $pin_server "$prog" serve 2 <"$tmp/in" >"$tmp/out" &
     fi
     local pid=$!
     exec {keep}>"$tmp/in" # the server's stdin: open until the run ends
     until [[ -s $tmp/out ]]; do sleep 0.01; done
     port=$(head -1 "$tmp/out")
-    rate=$("$prog" load "$port" "$conns" "$ms")
+    rate=$($pin_client "$prog" load "$port" "$conns" "$ms")
     exec {keep}>&-
     wait "$pid"
     cpu=$(sed -n 2p "$tmp/out")
