@@ -61,6 +61,7 @@ static void atfork_child(void)
     ctr__intern_forked(&ctr__stacks);
     ctr__intern_forked(&ctr__strings);
     ctr__threads_forked();
+    ctr__stack_forked();
 }
 
 static size_t round_pow2(size_t v)

@@ -69,11 +69,12 @@ static void sort_ranges(struct collect *c)
         }
 }
 
+static struct ctr_lock writer; /* trace start vs the collector */
+static int built;               /* under writer: the ranges were made once */
+
 void ctr__frames_refresh(int force)
 {
-    static struct ctr_lock writer; /* trace start vs the collector */
     static uint64_t version;
-    static int built;
     static struct collect c; /* 16 KiB: not on the collector's stack */
     ctr_lock_acquire(&writer);
     uint64_t v = ctr__maps_version();
@@ -102,4 +103,16 @@ void ctr__frames_refresh(int force)
     for (unsigned i = 0; i < CTR_VERDICT_SLOTS; i++)
         atomic_store_explicit(&ctr__verdicts[i], 0, memory_order_relaxed);
     ctr_lock_release(&writer);
+}
+
+void ctr__frames_forked(void)
+{
+    /* The parent's collector may have been rewriting the ranges: the lock
+     * is free again, the count even (readers trust nothing until the next
+     * refresh, which remakes them all). */
+    atomic_store_explicit(&writer.word, 0, memory_order_relaxed);
+    uint64_t seq = atomic_load_explicit(&ctr__code.seq, memory_order_relaxed);
+    atomic_store_explicit(&ctr__code.n, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__code.seq, (seq | 1) + 1, memory_order_release);
+    built = 0;
 }

@@ -114,4 +114,8 @@ static inline CTR_STACK_READER int ctr__in_code(uintptr_t pc)
  * collector and trace start only, never a wrapper. */
 void ctr__frames_refresh(int force);
 
+/* In a forked child (alone): the ranges unknown until the next refresh, the
+ * writer's lock free. The verdicts stay: the code is the same. */
+void ctr__frames_forked(void);
+
 #endif

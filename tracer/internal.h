@@ -341,6 +341,10 @@ uintptr_t ctr__caller_pc(void);
 void ctr__stack_init(void);
 /* The TRACE_INFO flags (CTR_INFO_STACKS_*) of the session's methods. */
 uint32_t ctr__stack_info(void);
+/* In a forked child (alone): the code ranges to be remade; and libunwind is
+ * not used again if a thread of the parent was inside it at the fork (its
+ * locks may be held for ever). */
+void ctr__stack_forked(void);
 
 /* ---------------------------------------------------------------------------
  * Session state (api.c) and the collector (collector.c)

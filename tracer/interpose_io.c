@@ -40,18 +40,6 @@
 /* Pulls this file in with interpose.c from the static library. */
 const int ctr__wrappers_io;
 
-/* ctr__self_traced(), keeping errno when it registers the thread. */
-static inline struct ctr_thread *self_traced(void)
-{
-    if (CTR_UNLIKELY(ctr__self == NULL)) {
-        int saved = errno;
-        struct ctr_thread *t = ctr__self_traced();
-        errno = saved;
-        return t;
-    }
-    return ctr__self_traced();
-}
-
 /* Whether a call that began at `start` ticks lasted long enough to record. */
 static inline int long_enough(uint64_t start)
 {
@@ -121,7 +109,7 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
     static CTR_WRAPPER_TEXT ret name##_traced params                                          \
     {                                                                                         \
         ret rc;                                                                               \
-        struct ctr_thread *t = self_traced();                                                 \
+        struct ctr_thread *t = ctr__self_traced_keeping_errno();                              \
         if (!t || (instant)) {                                                                \
             rc = ctr__real.name args;                                                         \
             after;                                                                            \
@@ -269,7 +257,7 @@ static int open_real(enum open_kind k, int dirfd, const char *path, int flags, m
 static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char *path, int flags,
                                         mode_t mode)
 {
-    struct ctr_thread *t = self_traced();
+    struct ctr_thread *t = ctr__self_traced_keeping_errno();
     if (!t)
         return open_real(k, dirfd, path, flags, mode);
     uint64_t start = ctr__ticks();

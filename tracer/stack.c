@@ -75,6 +75,12 @@ static _Atomic(backtrace_t) backtrace_fn;
 #define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
 
 
+/* Threads inside libunwind now; read by a forked child, alone, which
+ * inherits any lock they held (relaxed: the fork orders it). */
+static _Atomic int unwinding;
+/* Set in a forked child that inherited such locks: no libunwind, ever. */
+static int unwinder_unsafe;
+
 /* Leading PCs that libunwind may report for its own frames, before ours. */
 #define DWARF_EXTRA 16
 
@@ -130,7 +136,9 @@ static CTR_WRAPPER_TEXT int stack_dwarf(struct ctr_thread *t, uintptr_t *pcs, un
     if (!backtrace || !ctr__fd_use_begin(0))
         return -1;
     t->internal++; /* libunwind may lock: its calls go to the real functions */
+    atomic_fetch_add_explicit(&unwinding, 1, memory_order_relaxed);
     int got = backtrace(buf, (int)(max + DWARF_EXTRA));
+    atomic_fetch_sub_explicit(&unwinding, 1, memory_order_relaxed);
     t->internal--;
     ctr__fd_use_end();
     int i = 0;
@@ -314,7 +322,7 @@ void ctr__stack_init(void)
         want = UNWIND_FP;
     else if (how && strcmp(how, "dwarf") == 0)
         want = UNWIND_DWARF;
-    if ((want & UNWIND_DWARF) && !dwarf_load())
+    if ((want & UNWIND_DWARF) && (unwinder_unsafe || !dwarf_load()))
         want = UNWIND_FP; /* no libunwind here: frame pointers it is */
     ctr__frames_refresh(0); /* the code ranges the walk checks against */
     atomic_store_explicit(&methods, want, memory_order_relaxed);
@@ -326,6 +334,15 @@ void ctr__stack_init(void)
         atomic_store_explicit(&nforeign, n, memory_order_release);
         scanned = 1;
     }
+}
+
+void ctr__stack_forked(void)
+{
+    if (atomic_load_explicit(&unwinding, memory_order_relaxed) != 0)
+        unwinder_unsafe = 1;
+    atomic_store_explicit(&unwinding, 0, memory_order_relaxed);
+    atomic_store_explicit(&methods, UNWIND_FP, memory_order_relaxed);
+    ctr__frames_forked();
 }
 
 uint32_t ctr__stack_info(void)
