@@ -6,14 +6,22 @@
 // Four workers take items from a queue: each item locks the Table, then the
 // Journal, holding each for 200 us, so that workers wait on both; between
 // bursts of items the queue is empty and they wait in Queue<int>::pop. The
-// last item keeps a worker busy for 50 ms, so that main waits in join.
+// first burst waits until every worker sleeps (the kernel says so) in an
+// empty queue's pop: on a loaded machine the workers might otherwise never
+// find the queue empty. The last item keeps a worker busy for 50 ms, so that
+// main waits in join.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 namespace store {
 
@@ -75,6 +83,21 @@ private:
     bool closed_ = false;
 };
 
+// Whether thread tid of this process sleeps in the kernel (state S).
+static bool asleep(long tid)
+{
+    char path[64], stat[512];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
+    FILE *f = std::fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = std::fread(stat, 1, sizeof(stat) - 1, f);
+    std::fclose(f);
+    stat[n] = 0;
+    const char *s = std::strrchr(stat, ')');
+    return s && s[1] == ' ' && s[2] == 'S';
+}
+
 } // namespace store
 
 int main()
@@ -84,8 +107,10 @@ int main()
     store::Queue<int> work;
     const int slow = -1; // the last item
     std::vector<std::thread> workers;
+    std::atomic<long> tids[4] = {};
     for (int i = 0; i < 4; i++)
-        workers.emplace_back([&] {
+        workers.emplace_back([&, i] {
+            tids[i] = syscall(SYS_gettid);
             int item;
             while (work.pop(item)) {
                 if (item == slow) {
@@ -100,6 +125,9 @@ int main()
                 journal.unlock();
             }
         });
+    for (auto &t : tids)
+        while (t == 0 || !store::asleep(t))
+            std::this_thread::yield();
     for (int burst = 0; burst < 10; burst++) {
         for (int i = 0; i < 8; i++)
             work.push(burst * 8 + i);
