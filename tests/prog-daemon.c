@@ -2,13 +2,18 @@
  * forks, the parent exits at once (_exit), and the child does the work:
  * two threads taking turns on a mutex that each holds for 30 ms, and one
  * blocked in read() on a pipe until the main thread writes 50 ms later.
+ * The waits are certain, not a matter of timing: the first contender holds
+ * the mutex until the second sleeps in pthread_mutex_lock, and main writes
+ * only once the reader sleeps in read() (the kernel says so).
  * When done the child writes its pid to DIR/done, then exits.
  * usage: prog-daemon DIR
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,10 +26,37 @@ static void sleep_ms(unsigned ms)
     nanosleep(&d, NULL);
 }
 
+/* The kernel ids of the second contender and of the reader, once known. */
+static volatile pid_t second_tid, reader_tid;
+
+/* Waits until thread tid of this process sleeps in the kernel (state S). */
+static void until_asleep(volatile pid_t *tid)
+{
+    for (;;) {
+        char path[64], stat[512];
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)*tid);
+        FILE *f = *tid ? fopen(path, "r") : NULL;
+        size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        stat[n] = 0;
+        const char *s = strrchr(stat, ')');
+        if (s && s[1] == ' ' && s[2] == 'S')
+            return;
+        sched_yield();
+    }
+}
+
 static void *contender_main(void *arg)
 {
-    (void)arg;
     pthread_setname_np(pthread_self(), "contender");
+    if (arg) { /* the second */
+        second_tid = (pid_t)syscall(SYS_gettid);
+    } else { /* the first: holds the mutex until the second waits for it */
+        pthread_mutex_lock(&lock);
+        until_asleep(&second_tid);
+        pthread_mutex_unlock(&lock);
+    }
     for (int i = 0; i < 5; i++) {
         pthread_mutex_lock(&lock);
         sleep_ms(30);
@@ -38,6 +70,7 @@ static void *reader_main(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "reader");
+    reader_tid = (pid_t)syscall(SYS_gettid);
     char c;
     if (read(pipe_fds[0], &c, 1) != 1)
         exit(3);
@@ -58,8 +91,9 @@ int main(int argc, char **argv)
         return 1;
     pthread_t th[3];
     pthread_create(&th[0], NULL, contender_main, NULL);
-    pthread_create(&th[1], NULL, contender_main, NULL);
+    pthread_create(&th[1], NULL, contender_main, "second");
     pthread_create(&th[2], NULL, reader_main, NULL);
+    until_asleep(&reader_tid);
     sleep_ms(50);
     if (write(pipe_fds[1], "x", 1) != 1)
         return 1;

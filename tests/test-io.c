@@ -97,16 +97,20 @@ static struct block blocks_on(const struct ctr_trace *tr, int fd, int reason)
     return b;
 }
 
-/* A thread that writes one byte to fd after ms milliseconds. */
+/* A thread that writes one byte to fd ms milliseconds after the thread
+ * that made it sleeps (in its read of the other end): so that read waits at
+ * least ms, however late a loaded machine lets it start. */
 struct late_write {
     int fd;
     unsigned ms;
     pthread_t th;
+    pid_t reader;
 };
 
 static void *late_write_main(void *arg)
 {
     struct late_write *w = arg;
+    ctr_test_until_asleep(w->reader);
     struct timespec d = {w->ms / 1000, (long)(w->ms % 1000) * 1000000L};
     nanosleep(&d, NULL);
     char c = 'x';
@@ -116,7 +120,7 @@ static void *late_write_main(void *arg)
 
 static void late_write(struct late_write *w, int fd, unsigned ms)
 {
-    *w = (struct late_write){fd, ms, 0};
+    *w = (struct late_write){fd, ms, 0, ctr_test_tid()};
     assert_int_equal(pthread_create(&w->th, NULL, late_write_main, w), 0);
 }
 

@@ -85,16 +85,42 @@ static struct block blocks_of(const struct ctr_trace *tr, int reason)
     return b;
 }
 
-/* A child that exits with `code` after `ms` milliseconds. */
-static pid_t child_exiting_after(unsigned ms, int code)
+/* A child that exits with `code` `ms` milliseconds after the parent's
+ * thread `sleeper` sleeps (in its wait for the child: so that wait lasts at
+ * least ms however late a loaded machine lets it start), or after its own
+ * start when sleeper is 0. */
+static pid_t child_exiting_after(unsigned ms, int code, pid_t sleeper)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        if (sleeper)
+            ctr_test_until_asleep_in(parent, sleeper);
         struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
         nanosleep(&d, NULL);
         _exit(code);
     }
+    return pid;
+}
+
+/* A child that exits with `code` once the parent closes *release (no
+ * timing: it runs until told). */
+static pid_t child_exiting_when_released(int code, int *release)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[1]);
+        char c;
+        while (read(p[0], &c, 1) > 0) {
+        }
+        _exit(code);
+    }
+    close(p[0]);
+    *release = p[1];
     return pid;
 }
 
@@ -115,7 +141,7 @@ static void test_waitpid_recorded(void **state)
 {
     (void)state;
     start(0);
-    pid_t pid = child_exiting_after(50, 7);
+    pid_t pid = child_exiting_after(50, 7, ctr_test_tid());
     int status = 0;
     errno = 1234; /* a call that succeeds leaves errno alone, traced or not */
     uint64_t took = wait_for_child(pid, &status);
@@ -143,14 +169,14 @@ static void test_wait_family_reasons(void **state)
     int status;
     struct rusage ru;
     siginfo_t si;
-    pid_t a = child_exiting_after(20, 1);
+    pid_t a = child_exiting_after(20, 1, 0);
     assert_int_equal(wait(&status), a);
-    pid_t b = child_exiting_after(20, 2);
+    pid_t b = child_exiting_after(20, 2, 0);
     assert_int_equal(wait3(&status, 0, &ru), b);
-    pid_t c = child_exiting_after(20, 3);
+    pid_t c = child_exiting_after(20, 3, 0);
     assert_int_equal(wait4(c, &status, 0, &ru), c);
     assert_int_equal(WEXITSTATUS(status), 3);
-    pid_t d = child_exiting_after(20, 4);
+    pid_t d = child_exiting_after(20, 4, 0);
     memset(&si, 0, sizeof(si));
     assert_int_equal(waitid(P_ALL, 0, &si, WEXITED), 0);
     assert_int_equal(si.si_pid, d);
@@ -176,7 +202,8 @@ static void test_wait_family_reasons(void **state)
 static void test_wnohang_is_not_a_wait(void **state)
 {
     (void)state;
-    pid_t pid = child_exiting_after(200, 0);
+    int release;
+    pid_t pid = child_exiting_when_released(0, &release);
     start(1);
     int status;
     siginfo_t si;
@@ -197,6 +224,7 @@ static void test_wnohang_is_not_a_wait(void **state)
     assert_int_equal(blocks_of(&tr, CTR_REASON_WAIT3).n, 0);
     assert_int_equal(blocks_of(&tr, CTR_REASON_WAITID).n, 0);
     ctr_trace_free(&tr);
+    close(release);
     assert_int_equal(waitpid(pid, &status, 0), pid);
 }
 
@@ -224,16 +252,20 @@ static void test_wait_errno_kept(void **state)
  * Waits for signals
  * ------------------------------------------------------------------------- */
 
-/* A thread that sends `sig` to `to` after `ms` milliseconds. */
+/* A thread that sends `sig` to `to` ms milliseconds after `to` sleeps (in
+ * its wait for the signal): so that wait lasts at least ms, however late a
+ * loaded machine lets it start. */
 struct late_signal {
     pthread_t to, th;
     int sig;
     unsigned ms;
+    pid_t to_tid;
 };
 
 static void *late_signal_main(void *arg)
 {
     struct late_signal *s = arg;
+    ctr_test_until_asleep(s->to_tid);
     struct timespec d = {s->ms / 1000, (long)(s->ms % 1000) * 1000000L};
     nanosleep(&d, NULL);
     assert_int_equal(pthread_kill(s->to, s->sig), 0);
@@ -242,7 +274,7 @@ static void *late_signal_main(void *arg)
 
 static void late_signal(struct late_signal *s, int sig, unsigned ms)
 {
-    *s = (struct late_signal){pthread_self(), 0, sig, ms};
+    *s = (struct late_signal){pthread_self(), 0, sig, ms, ctr_test_tid()};
     assert_int_equal(pthread_create(&s->th, NULL, late_signal_main, s), 0);
 }
 
@@ -453,7 +485,7 @@ static void test_syscall_profile(void **state)
     (void)state;
     sigset_t old = block_signal(SIGUSR1), set = only(SIGUSR1);
     start(0);
-    pid_t pid = child_exiting_after(30, 0);
+    pid_t pid = child_exiting_after(30, 0, ctr_test_tid());
     int status, sig;
     uint64_t took_wait = wait_for_child(pid, &status);
     struct late_signal s;

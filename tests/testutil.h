@@ -86,14 +86,14 @@ static inline pid_t ctr_test_tid(void)
     return (pid_t)syscall(SYS_gettid);
 }
 
-/* Waits until thread tid (of this process) is asleep in the kernel (state
- * S): in its blocking call, when it does nothing else that sleeps. Tests use
- * it instead of sleeping "long enough" for a thread to get there, which a
+/* Waits until thread tid of process pid is asleep in the kernel (state S):
+ * in its blocking call, when it does nothing else that sleeps. Tests use it
+ * instead of sleeping "long enough" for a thread to get there, which a
  * loaded machine can make too short. */
-static inline void ctr_test_until_asleep(pid_t tid)
+static inline void ctr_test_until_asleep_in(pid_t pid, pid_t tid)
 {
     char path[64], stat[512];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
     for (;;) {
         FILE *f = fopen(path, "r");
         size_t len = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
@@ -105,6 +105,12 @@ static inline void ctr_test_until_asleep(pid_t tid)
             return;
         sched_yield();
     }
+}
+
+/* The same for thread tid of this process. */
+static inline void ctr_test_until_asleep(pid_t tid)
+{
+    ctr_test_until_asleep_in(getpid(), tid);
 }
 
 #endif
