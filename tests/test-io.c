@@ -98,21 +98,24 @@ static struct block blocks_on(const struct ctr_trace *tr, int fd, int reason)
 }
 
 /* A thread that writes one byte to fd ms milliseconds after the thread
- * that made it sleeps (in its read of the other end): so that read waits at
- * least ms, however late a loaded machine lets it start. */
+ * that made it sleeps (in its read of the other end), and measures how long
+ * the reader slept before the write (slept_ns, for assert_wait). */
 struct late_write {
     int fd;
     unsigned ms;
     pthread_t th;
     pid_t reader;
+    uint64_t slept_ns;
 };
 
 static void *late_write_main(void *arg)
 {
     struct late_write *w = arg;
     ctr_test_until_asleep(w->reader);
+    uint64_t asleep = ctr_test_now_ns();
     struct timespec d = {w->ms / 1000, (long)(w->ms % 1000) * 1000000L};
     nanosleep(&d, NULL);
+    w->slept_ns = ctr_test_now_ns() - asleep;
     char c = 'x';
     assert_int_equal(write(w->fd, &c, 1), 1);
     return NULL;
@@ -120,7 +123,7 @@ static void *late_write_main(void *arg)
 
 static void late_write(struct late_write *w, int fd, unsigned ms)
 {
-    *w = (struct late_write){fd, ms, 0, ctr_test_tid()};
+    *w = (struct late_write){fd, ms, 0, ctr_test_tid(), 0};
     assert_int_equal(pthread_create(&w->th, NULL, late_write_main, w), 0);
 }
 
@@ -163,7 +166,7 @@ static void check_late_read(const int fds[2], uint64_t (*reader)(int), const cha
     struct block b = blocks_on(&tr, fds[0], 0);
     assert_int_equal(b.n, 1);
     assert_int_equal(b.reason, reason);
-    assert_wait(b.wait_ns, took, 50);
+    assert_wait(b.wait_ns, took, w.slept_ns);
     assert_stack_at(&tr, b.stack, fn, *line);
     ctr_trace_free(&tr);
 }
@@ -707,9 +710,11 @@ static void test_profiles_split_net_and_syscall(void **state)
     late_write(&w, sv[1], 50);
     uint64_t took_sock = read_socket(sv[0]);
     pthread_join(w.th, NULL);
+    uint64_t slept_sock = w.slept_ns;
     late_write(&w, p[1], 100);
     uint64_t took_pipe = read_pipe(p[0]);
     pthread_join(w.th, NULL);
+    uint64_t slept_pipe = w.slept_ns;
     struct ctr_trace tr;
     ctr_test_stop_and_read(path, &tr);
     /* Apart by more than the 10% tolerances, even on a loaded machine. */
@@ -717,8 +722,8 @@ static void test_profiles_split_net_and_syscall(void **state)
 
     struct by_class c = {.sock = sv[0], .pipe = p[0]};
     ctr_state_walk(&tr, add_interval, &c);
-    assert_wait(c.sock_net_ns, took_sock, 50);
-    assert_wait(c.pipe_sys_ns, took_pipe, 100);
+    assert_wait(c.sock_net_ns, took_sock, slept_sock);
+    assert_wait(c.pipe_sys_ns, took_pipe, slept_pipe);
     assert_int_equal(c.sock_sys_ns, 0);
     assert_int_equal(c.pipe_net_ns, 0);
 

@@ -14,11 +14,13 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,20 +87,34 @@ static struct block blocks_of(const struct ctr_trace *tr, int reason)
     return b;
 }
 
+/* What a child measured, for its parent: how long the parent's waiting
+ * thread slept before the child exited (shared memory, made once). */
+static _Atomic uint64_t *child_slept_ns;
+
 /* A child that exits with `code` `ms` milliseconds after the parent's
- * thread `sleeper` sleeps (in its wait for the child: so that wait lasts at
- * least ms however late a loaded machine lets it start), or after its own
- * start when sleeper is 0. */
+ * thread `sleeper` sleeps (in its wait for the child), having measured that
+ * span into *child_slept_ns; or after its own start when sleeper is 0. */
 static pid_t child_exiting_after(unsigned ms, int code, pid_t sleeper)
 {
+    if (!child_slept_ns) {
+        void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        assert_true(m != MAP_FAILED);
+        child_slept_ns = m;
+    }
+    atomic_store(child_slept_ns, 0);
     pid_t parent = getpid();
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (sleeper)
+        uint64_t asleep = 0;
+        if (sleeper) {
             ctr_test_until_asleep_in(parent, sleeper);
+            asleep = ctr_test_now_ns();
+        }
         struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
         nanosleep(&d, NULL);
+        if (sleeper)
+            atomic_store(child_slept_ns, ctr_test_now_ns() - asleep);
         _exit(code);
     }
     return pid;
@@ -153,7 +169,7 @@ static void test_waitpid_recorded(void **state)
     struct block b = blocks_of(&tr, CTR_REASON_WAITPID);
     assert_int_equal(b.n, 1);
     assert_int_equal(b.object, (uint64_t)pid);
-    assert_wait(b.wait_ns, took, 50);
+    assert_wait(b.wait_ns, took, atomic_load(child_slept_ns));
     assert_stack_at(&tr, b.stack, "wait_for_child", waitpid_line);
     assert_int_equal(ctr_reason_specs[CTR_REASON_WAITPID].wait_class, CTR_CLASS_SYSCALL);
     assert_string_equal(ctr_reason_specs[CTR_REASON_WAITPID].call, "waitpid");
@@ -253,28 +269,31 @@ static void test_wait_errno_kept(void **state)
  * ------------------------------------------------------------------------- */
 
 /* A thread that sends `sig` to `to` ms milliseconds after `to` sleeps (in
- * its wait for the signal): so that wait lasts at least ms, however late a
- * loaded machine lets it start. */
+ * its wait for the signal), and measures how long `to` slept before the
+ * signal (slept_ns, for assert_wait). */
 struct late_signal {
     pthread_t to, th;
     int sig;
     unsigned ms;
     pid_t to_tid;
+    uint64_t slept_ns;
 };
 
 static void *late_signal_main(void *arg)
 {
     struct late_signal *s = arg;
     ctr_test_until_asleep(s->to_tid);
+    uint64_t asleep = ctr_test_now_ns();
     struct timespec d = {s->ms / 1000, (long)(s->ms % 1000) * 1000000L};
     nanosleep(&d, NULL);
+    s->slept_ns = ctr_test_now_ns() - asleep;
     assert_int_equal(pthread_kill(s->to, s->sig), 0);
     return NULL;
 }
 
 static void late_signal(struct late_signal *s, int sig, unsigned ms)
 {
-    *s = (struct late_signal){pthread_self(), 0, sig, ms, ctr_test_tid()};
+    *s = (struct late_signal){pthread_self(), 0, sig, ms, ctr_test_tid(), 0};
     assert_int_equal(pthread_create(&s->th, NULL, late_signal_main, s), 0);
 }
 
@@ -322,7 +341,7 @@ static void test_sigwait_recorded(void **state)
     struct block b = blocks_of(&tr, CTR_REASON_SIGWAIT);
     assert_int_equal(b.n, 1);
     assert_int_equal(b.object, SIGUSR1);
-    assert_wait(b.wait_ns, took, 50);
+    assert_wait(b.wait_ns, took, s.slept_ns);
     assert_stack_at(&tr, b.stack, "wait_signal", sigwait_line);
     ctr_trace_free(&tr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -361,11 +380,12 @@ static void test_sigwaitinfo_and_sigtimedwait(void **state)
     struct block bi = blocks_of(&tr, CTR_REASON_SIGWAITINFO);
     assert_int_equal(bi.n, 1);
     assert_int_equal(bi.object, SIGUSR2);
-    assert_wait(bi.wait_ns, took_info, 30);
+    assert_wait(bi.wait_ns, took_info, s.slept_ns);
     struct block bt = blocks_of(&tr, CTR_REASON_SIGTIMEDWAIT);
     assert_int_equal(bt.n, 1); /* the 100 zero timeouts are not waits */
     assert_int_equal(bt.object, 0);
-    assert_wait(bt.wait_ns, took_timed, 40);
+    /* No other side: the kernel waits at least the timeout. */
+    assert_wait(bt.wait_ns, took_timed, ts.tv_nsec);
     ctr_trace_free(&tr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -396,6 +416,7 @@ static void test_pause_and_sigsuspend(void **state)
     assert_int_equal(errno, EINTR);
     assert_int_equal(handled, SIGUSR1);
     pthread_join(s.th, NULL);
+    uint64_t slept_pause = s.slept_ns;
 
     sigset_t old = block_signal(SIGUSR1), during;
     sigemptyset(&during);
@@ -411,10 +432,10 @@ static void test_pause_and_sigsuspend(void **state)
     ctr_test_stop_and_read(path, &tr);
     struct block bp = blocks_of(&tr, CTR_REASON_PAUSE);
     assert_int_equal(bp.n, 1);
-    assert_wait(bp.wait_ns, took_pause, 30);
+    assert_wait(bp.wait_ns, took_pause, slept_pause);
     struct block bs = blocks_of(&tr, CTR_REASON_SIGSUSPEND);
     assert_int_equal(bs.n, 1);
-    assert_wait(bs.wait_ns, took_suspend, 30);
+    assert_wait(bs.wait_ns, took_suspend, s.slept_ns);
     ctr_trace_free(&tr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     sigaction(SIGUSR1, &old_sa, NULL);
@@ -488,6 +509,7 @@ static void test_syscall_profile(void **state)
     pid_t pid = child_exiting_after(30, 0, ctr_test_tid());
     int status, sig;
     uint64_t took_wait = wait_for_child(pid, &status);
+    uint64_t slept_wait = atomic_load(child_slept_ns);
     struct late_signal s;
     late_signal(&s, SIGUSR1, 30);
     uint64_t took_sig = wait_signal(&set, &sig);
@@ -496,8 +518,8 @@ static void test_syscall_profile(void **state)
     ctr_test_stop_and_read(path, &tr);
     struct calls c = {0};
     assert_int_equal(ctr_profile_samples(&tr, CTR_PROFILE_SYSCALL, NULL, on_sample, &c), 0);
-    assert_wait((uint64_t)c.waitpid_ns, took_wait, 30);
-    assert_wait((uint64_t)c.sigwait_ns, took_sig, 30);
+    assert_wait((uint64_t)c.waitpid_ns, took_wait, slept_wait);
+    assert_wait((uint64_t)c.sigwait_ns, took_sig, s.slept_ns);
     struct calls none = {0};
     assert_int_equal(ctr_profile_samples(&tr, CTR_PROFILE_SYNC, NULL, on_sample, &none), 0);
     assert_int_equal(ctr_profile_samples(&tr, CTR_PROFILE_NET, NULL, on_sample, &none), 0);
