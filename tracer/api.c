@@ -100,7 +100,8 @@ static int init_once(void)
     if (rc == 0)
         rc = ctr__intern_init(&ctr__strings, 1u << 16, 8u << 20);
     if (rc == 0 && !atfork_registered) {
-        rc = -pthread_atfork(NULL, NULL, atfork_child);
+        rc = -pthread_atfork(ctr__collector_fork_prepare, ctr__collector_fork_parent,
+                             atfork_child);
         atfork_registered = rc == 0;
     }
     return rc;

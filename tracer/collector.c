@@ -469,10 +469,38 @@ static void round_run(int final)
  * The thread
  * ------------------------------------------------------------------------- */
 
+/* Held by the collector for each round, and by a thread that forks from
+ * just before to just after the fork (ctr__collector_fork_prepare, _parent):
+ * so a child never inherits a lock the collector held in the middle of a
+ * round, above all its allocator's (GCC 12's AddressSanitizer allocator is
+ * not fork-safe: a daemon's child hung in its first calloc). A fork may
+ * wait for one round. */
+static struct ctr_lock round_lock;
+
+static void round_locked(int final)
+{
+    ctr_lock_acquire(&round_lock);
+    round_run(final);
+    ctr_lock_release(&round_lock);
+}
+
+void ctr__collector_fork_prepare(void)
+{
+    ctr_lock_acquire(&round_lock);
+}
+
+void ctr__collector_fork_parent(void)
+{
+    ctr_lock_release(&round_lock);
+}
+
 static void *collector_main(void *arg)
 {
     (void)arg;
     ctr__self = &ctr__thread_off;
+    /* release: the starter may go on (pairs with its acquire load). */
+    atomic_store_explicit(&ctr__session.collector_up, 1, memory_order_release);
+    syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     while (!atomic_load_explicit(&ctr__session.stopping, memory_order_acquire)) {
         struct timespec ts = {ctr__session.flush_ms / 1000,
                               (long)(ctr__session.flush_ms % 1000) * 1000000L};
@@ -482,9 +510,9 @@ static void *collector_main(void *arg)
         atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
         if (atomic_load_explicit(&ctr__session.stopping, memory_order_acquire))
             break;
-        round_run(0);
+        round_locked(0);
     }
-    round_run(1);
+    round_locked(1);
     return NULL;
 }
 
@@ -533,6 +561,7 @@ void ctr__collector_forked(void)
     C.ev.oom = C.tab.oom = 0;
     C.ndone = 0;
     C.file_on = C.file_first = C.fr_on = 0;
+    atomic_store_explicit(&round_lock.word, 0, memory_order_relaxed); /* the forker's */
     atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
 }
@@ -562,6 +591,7 @@ int ctr__collector_start(uint32_t epoch)
     atomic_store(&ctr__session.ack_seq, atomic_load(&ctr__session.req_seq));
     atomic_store(&ctr__session.stopping, 0);
     atomic_store(&ctr__session.wake, 0);
+    atomic_store(&ctr__session.collector_up, 0);
     create_fn create;
     *(void **)&create = ctr__dlsym_real(RTLD_DEFAULT, "pthread_create");
     if (!create)
@@ -576,6 +606,15 @@ int ctr__collector_start(uint32_t epoch)
     int rc = create(&ctr__session.collector, NULL, collector_main, NULL);
     ctr__internal_end(saved);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* The collector's start (its thread's set-up in libc and in a
+     * sanitizer's runtime, which allocate) is over before the program goes
+     * on: a program that forks at once (a daemon) must not catch it there
+     * holding its allocator's lock, which the child would wait on for ever.
+     * acquire: pairs with the collector's release store. */
+    int saved_errno = errno;
+    while (rc == 0 && atomic_load_explicit(&ctr__session.collector_up, memory_order_acquire) == 0)
+        syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    errno = saved_errno;
     return -rc;
 }
 

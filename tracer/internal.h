@@ -384,6 +384,7 @@ struct ctr_session {
      * by the collector from its clock samples. */
     _Atomic uint64_t io_min_ticks;
     _Atomic uint32_t wake;       /* futex word the collector sleeps on */
+    _Atomic uint32_t collector_up; /* futex word: the collector reached its loop */
     _Atomic int stopping;
     pthread_t collector;
     _Atomic int write_error;     /* first negative errno from the sink */
@@ -419,7 +420,12 @@ extern struct ctr_session ctr__session;
 int ctr__collector_start(uint32_t epoch);
 void ctr__collector_stop(void);
 void ctr__collector_kick(void); /* wake the collector early (queue filling) */
-/* In a forked child: forgets the round the parent's collector was in. */
+/* Around a fork (pthread_atfork, in the forking thread): prepare waits for
+ * the collector's round to end and holds off the next; parent lets it go;
+ * in the child, ctr__collector_forked frees it and forgets the round the
+ * parent's collector was in. */
+void ctr__collector_fork_prepare(void);
+void ctr__collector_fork_parent(void);
 void ctr__collector_forked(void);
 /* Makes a request (see ctr_session) and waits until the collector has run
  * a round that saw it. Not from the collector thread. */
