@@ -610,10 +610,17 @@ int ctr__collector_start(uint32_t epoch)
      * sanitizer's runtime, which allocate) is over before the program goes
      * on: a program that forks at once (a daemon) must not catch it there
      * holding its allocator's lock, which the child would wait on for ever.
-     * acquire: pairs with the collector's release store. */
+     * At most a second: a trace_start in a constructor that dlopen runs
+     * holds the loader's lock, which the new thread's first access to our
+     * thread-local data may want. acquire: pairs with the collector's
+     * release store. */
     int saved_errno = errno;
-    while (rc == 0 && atomic_load_explicit(&ctr__session.collector_up, memory_order_acquire) == 0)
-        syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+    for (int i = 0; rc == 0 && i < 100; i++) {
+        if (atomic_load_explicit(&ctr__session.collector_up, memory_order_acquire))
+            break;
+        struct timespec tick = {0, 10 * 1000 * 1000};
+        syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
+    }
     errno = saved_errno;
     return -rc;
 }
