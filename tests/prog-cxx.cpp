@@ -14,7 +14,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -22,6 +21,8 @@
 
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "asleep.h"
 
 namespace store {
 
@@ -83,21 +84,6 @@ private:
     bool closed_ = false;
 };
 
-// Whether thread tid of this process sleeps in the kernel (state S).
-static bool asleep(long tid)
-{
-    char path[64], stat[512];
-    std::snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
-    FILE *f = std::fopen(path, "r");
-    if (!f)
-        return false;
-    size_t n = std::fread(stat, 1, sizeof(stat) - 1, f);
-    std::fclose(f);
-    stat[n] = 0;
-    const char *s = std::strrchr(stat, ')');
-    return s && s[1] == ' ' && s[2] == 'S';
-}
-
 } // namespace store
 
 int main()
@@ -126,7 +112,7 @@ int main()
             }
         });
     for (auto &t : tids)
-        while (t == 0 || !store::asleep(t))
+        while (t == 0 || !ctr_test_is_asleep(getpid(), (int)t))
             std::this_thread::yield();
     for (int burst = 0; burst < 10; burst++) {
         for (int i = 0; i < 8; i++)

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "asleep.h"
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int pipe_fds[2];
 
@@ -29,22 +31,11 @@ static void sleep_ms(unsigned ms)
 /* The kernel ids of the second contender and of the reader, once known. */
 static volatile pid_t second_tid, reader_tid;
 
-/* Waits until thread tid of this process sleeps in the kernel (state S). */
+/* Waits until *tid is known and that thread of this process sleeps. */
 static void until_asleep(volatile pid_t *tid)
 {
-    for (;;) {
-        char path[64], stat[512];
-        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)*tid);
-        FILE *f = *tid ? fopen(path, "r") : NULL;
-        size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        stat[n] = 0;
-        const char *s = strrchr(stat, ')');
-        if (s && s[1] == ' ' && s[2] == 'S')
-            return;
+    while (!*tid || !ctr_test_is_asleep(getpid(), *tid))
         sched_yield();
-    }
 }
 
 static void *contender_main(void *arg)

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "asleep.h"
+
 static int pipe_fds[2];
 static volatile int reader_tid;
 
@@ -26,20 +28,6 @@ static void *reader_main(void *arg)
     if (read(pipe_fds[0], &c, 1) != 1)
         exit(3);
     return NULL;
-}
-
-/* Whether thread tid is asleep in the kernel (state S). */
-static int asleep(int tid)
-{
-    char path[64], stat[512];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    stat[n] = 0;
-    const char *s = strrchr(stat, ')');
-    return s && s[1] == ' ' && s[2] == 'S';
 }
 
 int main(int argc, char **argv)
@@ -60,7 +48,7 @@ int main(int argc, char **argv)
     pthread_t th;
     if (pthread_create(&th, NULL, reader_main, NULL) != 0)
         return 1;
-    while (!reader_tid || !asleep(reader_tid))
+    while (!reader_tid || !ctr_test_is_asleep(getpid(), reader_tid))
         sched_yield();
     struct timespec d = {0, 300 * 1000 * 1000};
     nanosleep(&d, NULL);

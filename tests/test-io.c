@@ -111,11 +111,7 @@ struct late_write {
 static void *late_write_main(void *arg)
 {
     struct late_write *w = arg;
-    ctr_test_until_asleep(w->reader);
-    uint64_t asleep = ctr_test_now_ns();
-    struct timespec d = {w->ms / 1000, (long)(w->ms % 1000) * 1000000L};
-    nanosleep(&d, NULL);
-    w->slept_ns = ctr_test_now_ns() - asleep;
+    w->slept_ns = ctr_test_asleep_for(getpid(), w->reader, w->ms);
     char c = 'x';
     assert_int_equal(write(w->fd, &c, 1), 1);
     return NULL;

@@ -106,15 +106,12 @@ static pid_t child_exiting_after(unsigned ms, int code, pid_t sleeper)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        uint64_t asleep = 0;
         if (sleeper) {
-            ctr_test_until_asleep_in(parent, sleeper);
-            asleep = ctr_test_now_ns();
+            atomic_store(child_slept_ns, ctr_test_asleep_for(parent, sleeper, ms));
+        } else {
+            struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+            nanosleep(&d, NULL);
         }
-        struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
-        nanosleep(&d, NULL);
-        if (sleeper)
-            atomic_store(child_slept_ns, ctr_test_now_ns() - asleep);
         _exit(code);
     }
     return pid;
@@ -282,11 +279,7 @@ struct late_signal {
 static void *late_signal_main(void *arg)
 {
     struct late_signal *s = arg;
-    ctr_test_until_asleep(s->to_tid);
-    uint64_t asleep = ctr_test_now_ns();
-    struct timespec d = {s->ms / 1000, (long)(s->ms % 1000) * 1000000L};
-    nanosleep(&d, NULL);
-    s->slept_ns = ctr_test_now_ns() - asleep;
+    s->slept_ns = ctr_test_asleep_for(getpid(), s->to_tid, s->ms);
     assert_int_equal(pthread_kill(s->to, s->sig), 0);
     return NULL;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "asleep.h"
 #include "ctrace/trace.h"
 #include "reader.h"
 
@@ -92,25 +93,27 @@ static inline pid_t ctr_test_tid(void)
  * loaded machine can make too short. */
 static inline void ctr_test_until_asleep_in(pid_t pid, pid_t tid)
 {
-    char path[64], stat[512];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-        if (f)
-            fclose(f);
-        stat[len] = 0;
-        const char *s = strrchr(stat, ')'); /* the name may hold spaces */
-        if (s && s[1] == ' ' && s[2] == 'S')
-            return;
+    while (!ctr_test_is_asleep((int)pid, (int)tid))
         sched_yield();
-    }
 }
 
 /* The same for thread tid of this process. */
 static inline void ctr_test_until_asleep(pid_t tid)
 {
     ctr_test_until_asleep_in(getpid(), tid);
+}
+
+/* The other side of a timed wait: waits until thread tid of process pid
+ * sleeps (in the call the test times), then ms more. @return the nanoseconds
+ * from seeing it asleep to now, which the recorded wait must hold
+ * (testwait.h's assert_wait). */
+static inline uint64_t ctr_test_asleep_for(pid_t pid, pid_t tid, unsigned ms)
+{
+    ctr_test_until_asleep_in(pid, tid);
+    uint64_t asleep = ctr_test_now_ns();
+    struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+    return ctr_test_now_ns() - asleep;
 }
 
 #endif
