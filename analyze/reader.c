@@ -55,6 +55,10 @@ struct rd {
     struct ctr_trace *t;
     struct pending_ref *pending;
     size_t npending, pending_cap;
+    /* WAITING records of the first generation (FORMAT.md §3.1): the waits
+     * going on as the trace begins. `gen_ends` unused. */
+    struct pending_ref *waiting;
+    size_t nwaiting, waiting_cap;
     uint64_t gen_ends;
     struct batch_ref *batches;
     size_t nbatches, batches_cap;
@@ -214,6 +218,16 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         if (!p)
             return -ENOMEM;
         *p = (struct pending_ref){v[0], v[1], v[2], v[3], v[4], r->gen_ends};
+        return 0;
+    }
+    case CTR_REC_WAITING: {
+        FIELDS(5);
+        if (t->generations != 1)
+            return 0; /* a reader that began earlier saw these waits begin */
+        struct pending_ref *p = PUSH(r->waiting, r->nwaiting, r->waiting_cap);
+        if (!p)
+            return -ENOMEM;
+        *p = (struct pending_ref){v[0], v[1], v[2], v[3], v[4], 0};
         return 0;
     }
     case CTR_REC_CLOCK: {
@@ -392,11 +406,12 @@ static const char *string_or(const struct ctr_trace *t, uint64_t id, const char 
 static int finish_threads(struct rd *r)
 {
     struct ctr_trace *t = r->t;
-    for (size_t i = 0; i < r->nbatches; i++) {
+    for (size_t i = 0; i < r->nbatches + r->nwaiting; i++) {
         struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
         if (!th)
             return -ENOMEM;
-        *th = (struct ctr_thread_info){.id = r->batches[i].thread_id, .os_tid = -1};
+        uint64_t id = i < r->nbatches ? r->batches[i].thread_id : r->waiting[i - r->nbatches].thread_id;
+        *th = (struct ctr_thread_info){.id = id, .os_tid = -1};
     }
     sort_array(t->threads, t->nthreads, sizeof(*t->threads), cmp_u64_first);
     size_t w = 0;
@@ -434,12 +449,39 @@ static int cmp_clock(const void *a, const void *b)
     return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
 }
 
+/* Each generation repeats the table entries its events use (FORMAT.md
+ * §3.1): one entry per id is kept (the same id always has the same
+ * content), the others freed. */
+static void drop_repeats(struct ctr_trace *t)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < t->nstrings; i++)
+        if (w && t->strings[w - 1].id == t->strings[i].id)
+            free((void *)t->strings[i].s);
+        else
+            t->strings[w++] = t->strings[i];
+    t->nstrings = w;
+    w = 0;
+    for (size_t i = 0; i < t->nstacks; i++)
+        if (w && t->stacks[w - 1].id == t->stacks[i].id)
+            free(t->stacks[i].pcs);
+        else
+            t->stacks[w++] = t->stacks[i];
+    t->nstacks = w;
+    w = 0;
+    for (size_t i = 0; i < t->nmappings; i++)
+        if (!w || t->mappings[w - 1].id != t->mappings[i].id)
+            t->mappings[w++] = t->mappings[i];
+    t->nmappings = w;
+}
+
 static void finish_tables(struct rd *r)
 {
     struct ctr_trace *t = r->t;
     sort_array(t->strings, t->nstrings, sizeof(*t->strings), cmp_u64_first);
     sort_array(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_u64_first);
     sort_array(t->mappings, t->nmappings, sizeof(*t->mappings), cmp_u64_first);
+    drop_repeats(t);
     t->exe = string_or(t, (uint64_t)(uintptr_t)t->exe, "");
     for (size_t i = 0; i < t->nmappings; i++)
         t->mappings[i].path = string_or(t, (uint64_t)(uintptr_t)t->mappings[i].path, "");
@@ -639,9 +681,39 @@ static int apply_pending(struct rd *r)
     return 0;
 }
 
+/* FORMAT.md §3.1, WAITING: the waits going on as the first generation of
+ * the trace began open it, each a BLOCK at the later of its start and the
+ * trace's (what came before is not in the trace), before the thread's
+ * events. */
+static int apply_waiting(struct rd *r)
+{
+    struct ctr_trace *t = r->t;
+    uint64_t first = t->nclocks ? t->clocks[0].ticks : 0;
+    for (size_t i = 0; i < r->nwaiting; i++) {
+        const struct pending_ref *p = &r->waiting[i];
+        struct ctr_thread_info *th = ctr_trace_thread(t, p->thread_id);
+        if (!th || th->nevents || check_arg(r, CTR_ARG_REASON, p->reason) < 0 ||
+            check_arg(r, CTR_ARG_STACK, p->stack) < 0)
+            continue;
+        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
+        if (!e)
+            return -ENOMEM;
+        *e = (struct ctr_event){.ns = ticks_to_ns(t, p->ticks > first ? p->ticks : first),
+                                .type = CTR_EV_BLOCK,
+                                .args = {p->reason, p->object, p->stack}};
+        t->nevents++;
+        t->events_by_type[CTR_EV_BLOCK]++;
+    }
+    return 0;
+}
+
 static void decode_events(struct rd *r)
 {
     struct ctr_trace *t = r->t;
+    if (apply_waiting(r) != 0) {
+        damage(r, 0, "out of memory");
+        return;
+    }
     for (int pass = 0; pass < 2; pass++) /* batches first, then switches */
         for (size_t i = 0; i < r->nbatches; i++) {
             if (r->batches[i].ns_units != pass)
@@ -715,6 +787,7 @@ int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, cha
         decode_events(&r);
     free(r.batches);
     free(r.pending);
+    free(r.waiting);
     free(r.frames);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory reading the trace");

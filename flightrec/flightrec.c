@@ -1,17 +1,22 @@
-/* flightrec.c - the flight recorder's API (ctrace/flightrec.h): starting and
- * stopping it within the tracing session, dumps, and the latency trigger.
+/* flightrec.c - the flight recorder's API (ctrace/flightrec.h) and its sink.
  *
- * The collector feeds the window (window.c); this file states wishes in the
- * session (fr_want, trigger_pending) and, where the caller must know the
- * outcome, waits for the collector's next round (ctr__collector_sync).
- * Start and stop are serialized by the API lock that trace_start/trace_stop
- * use. A dump is written by its caller's thread (dump.c), from a snapshot
- * of the window, after giving the collector a few milliseconds to add what
- * the threads wrote until now; a second concurrent dump does not wait: it
- * gets -EBUSY at once, before touching any file.
+ * flightrec_start attaches the recorder's sink (tracer/sink.h) to the
+ * tracing session, starting one if trace_start has not; the collector then
+ * hands it every generation, which the window (window.c) keeps while the
+ * bounds allow. Start and stop are serialized by the API lock that
+ * trace_start/trace_stop use. A dump is written by its caller's thread
+ * (dump.c), from a snapshot of the window, after giving the collector a few
+ * milliseconds to add what the threads wrote until now; a second concurrent
+ * dump does not wait: it gets -EBUSY at once, before touching any file. The
+ * latency trigger asks the collector for a dump, which the sink writes as
+ * the next generation ends (on the collector thread, so the slow request's
+ * thread does no I/O).
  */
 #include "ctrace/flightrec.h"
 #include "internal.h"
+#include "interpose.h"
+#include "sink.h"
+#include "window.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +31,91 @@
 #define DEFAULT_MAX_BYTES (16ull << 20)
 #define DEFAULT_TRIGGER_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
 
+static struct recorder {
+    struct ctr_sink sink;
+    /* The latency trigger (flightrec_trigger_latency): the directory and
+     * interval are written with the trigger disarmed, and read by the
+     * collector after it loads a non-zero threshold (acquire). */
+    char trigger_dir[4096];
+    uint64_t trigger_min_interval_ns;
+    _Atomic uint64_t trigger_latency_ns; /* 0: not armed */
+    _Atomic uint64_t trigger_last_ns;
+    _Atomic int trigger_pending;
+    _Atomic uint64_t dumps_written, dumps_failed, triggers_dropped;
+} R;
+
 static _Atomic int dumping;
+
+/* ---------------------------------------------------------------------------
+ * The sink
+ * ------------------------------------------------------------------------- */
+
+static void on_gen_begin(struct ctr_sink *s, uint64_t gen, const struct ctr_clock_sample *start)
+{
+    (void)s;
+    ctr__fr_gen_begin(gen, start);
+}
+
+static void on_frame(struct ctr_sink *s, const void *z, size_t n)
+{
+    (void)s;
+    ctr__fr_frame(z, n);
+}
+
+/* A dump asked for by the latency trigger, now that the generation that
+ * saw the slow request is whole in the window. */
+static void serve_trigger(void)
+{
+    /* acq_rel: the trigger's directory (written before it was armed) is
+     * seen; one round serves each request. */
+    if (!atomic_exchange_explicit(&R.trigger_pending, 0, memory_order_acq_rel))
+        return;
+    char path[4096 + 64];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t n = atomic_load_explicit(&R.dumps_written, memory_order_relaxed) +
+                 atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
+    snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", R.trigger_dir, (int)getpid(),
+             (long long)now.tv_sec, (unsigned long long)n);
+    int rc = ctr__fr_dump_file(
+        ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    atomic_fetch_add_explicit(rc == 0 ? &R.dumps_written : &R.dumps_failed, 1,
+                              memory_order_relaxed);
+}
+
+static void on_gen_end(struct ctr_sink *s, const struct ctr_gen_summary *g)
+{
+    (void)s;
+    ctr__fr_gen_end(g->end.mono, g->open_waits, g->nopen_waits);
+    serve_trigger();
+}
+
+static void on_detached(struct ctr_sink *s)
+{
+    (void)s;
+    ctr__fr_clear(); /* the window is freed */
+}
+
+static void on_forked(struct ctr_sink *s)
+{
+    (void)s;
+    atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
+    atomic_store_explicit(&dumping, 0, memory_order_relaxed); /* a dump of the parent's thread */
+    ctr__fr_forked();
+}
+
+static const struct ctr_sink_ops recorder_ops = {
+    .gen_begin = on_gen_begin,
+    .frame = on_frame,
+    .gen_end = on_gen_end,
+    .detached = on_detached,
+    .forked = on_forked,
+};
+
+/* ---------------------------------------------------------------------------
+ * The API
+ * ------------------------------------------------------------------------- */
 
 int flightrec_start(const struct flightrec_config *cfg)
 {
@@ -36,21 +125,16 @@ int flightrec_start(const struct flightrec_config *cfg)
     if ((c.max_bytes && c.max_bytes < (64u << 10)) || ctr__options_check(o) != 0)
         return -EINVAL;
     ctr__api_lock();
-    struct ctr_session *s = &ctr__session;
-    int rc = 0;
-    if (atomic_load(&s->fr_want)) {
-        rc = -EBUSY;
-        goto out;
+    int rc = -EBUSY;
+    if (!ctr__sink_is_attached(&R.sink)) {
+        uint64_t max_bytes = c.max_bytes ? c.max_bytes : DEFAULT_MAX_BYTES;
+        ctr__fr_configure(c.min_age_ns ? c.min_age_ns : DEFAULT_MIN_AGE_NS, max_bytes);
+        R.sink.ops = &recorder_ops;
+        /* Frames small enough for the window to hold several. */
+        uint64_t quarter = max_bytes / 4;
+        R.sink.frame_bytes = quarter < (64u << 10) ? (64u << 10) : (size_t)quarter;
+        rc = ctr__sink_attach(&R.sink, o);
     }
-    s->fr_min_age_ns = c.min_age_ns ? c.min_age_ns : DEFAULT_MIN_AGE_NS;
-    s->fr_max_bytes = c.max_bytes ? c.max_bytes : DEFAULT_MAX_BYTES;
-    /* release: the window's bounds before the collector acts on the wish. */
-    atomic_store_explicit(&s->fr_want, 1, memory_order_release);
-    if (atomic_load(&s->epoch) != 0)
-        ctr__collector_sync(); /* trace_start's session: join it */
-    else if ((rc = ctr__session_begin(o)) != 0)
-        atomic_store(&s->fr_want, 0);
-out:
     ctr__api_unlock();
     return rc;
 }
@@ -58,20 +142,15 @@ out:
 int flightrec_stop(void)
 {
     ctr__api_lock();
-    struct ctr_session *s = &ctr__session;
-    if (!atomic_load(&s->fr_want)) {
-        ctr__api_unlock();
-        return -ENOENT;
-    }
-    atomic_store(&s->trigger_latency_ns, 0);
-    ctr__sink_stop(&s->fr_want); /* the window is freed */
+    atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
+    int rc = ctr__sink_detach(&R.sink);
     ctr__api_unlock();
-    return 0;
+    return rc;
 }
 
 int flightrec_is_running(void)
 {
-    return atomic_load_explicit(&ctr__session.fr_want, memory_order_relaxed) != 0;
+    return ctr__sink_is_attached(&R.sink);
 }
 
 /* How long a dump gives the collector to put what the threads wrote until
@@ -143,25 +222,27 @@ int flightrec_dump(const char *path)
 
 int flightrec_trigger_latency(const struct flightrec_trigger *t)
 {
-    struct ctr_session *s = &ctr__session;
-    if (t && (!t->dir || !t->latency_ns || strlen(t->dir) >= sizeof(s->trigger_dir) - 96))
+    if (t && (!t->dir || !t->latency_ns || strlen(t->dir) >= sizeof(R.trigger_dir) - 96))
         return -EINVAL;
     ctr__api_lock();
     int rc = 0;
-    if (!atomic_load(&s->fr_want))
+    if (!flightrec_is_running())
         rc = -ENOENT;
     else if (!t)
-        atomic_store(&s->trigger_latency_ns, 0);
+        atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     else {
-        /* Disarmed while the collector might read the directory. */
-        atomic_store(&s->trigger_latency_ns, 0);
+        /* Disarmed, and no request left, while the collector might read the
+         * directory: one round later it no longer does. */
+        atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
+        atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
         ctr__collector_sync();
-        strcpy(s->trigger_dir, t->dir);
-        s->trigger_min_interval_ns =
+        strcpy(R.trigger_dir, t->dir);
+        R.trigger_min_interval_ns =
             t->min_interval_ns ? t->min_interval_ns : DEFAULT_TRIGGER_INTERVAL_NS;
-        atomic_store(&s->trigger_last_ns, 0);
-        /* release: the directory and interval before the threshold. */
-        atomic_store_explicit(&s->trigger_latency_ns, t->latency_ns, memory_order_release);
+        atomic_store_explicit(&R.trigger_last_ns, 0, memory_order_relaxed);
+        /* release: the directory and interval before the threshold (pairs
+         * with flightrec_latency's acquire load). */
+        atomic_store_explicit(&R.trigger_latency_ns, t->latency_ns, memory_order_release);
     }
     ctr__api_unlock();
     return rc;
@@ -169,7 +250,8 @@ int flightrec_trigger_latency(const struct flightrec_trigger *t)
 
 int flightrec_latency(uint64_t latency_ns)
 {
-    struct ctr_session *s = &ctr__session;
+    struct recorder *s = &R;
+    /* acquire: pairs with flightrec_trigger_latency's release store. */
     uint64_t threshold = atomic_load_explicit(&s->trigger_latency_ns, memory_order_acquire);
     if (!threshold || latency_ns < threshold)
         return 0;
@@ -178,11 +260,15 @@ int flightrec_latency(uint64_t latency_ns)
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     uint64_t last = atomic_load_explicit(&s->trigger_last_ns, memory_order_relaxed);
     /* One trigger per interval: the CAS picks the one caller that wins. */
+    /* relaxed CAS: it only picks the winner; the request below carries the
+     * rest (release). */
     if ((last && now - last < s->trigger_min_interval_ns) ||
-        !atomic_compare_exchange_strong(&s->trigger_last_ns, &last, now)) {
+        !atomic_compare_exchange_strong_explicit(&s->trigger_last_ns, &last, now,
+                                                 memory_order_relaxed, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&s->triggers_dropped, 1, memory_order_relaxed);
         return 0;
     }
+    /* release: pairs with serve_trigger's exchange. */
     atomic_store_explicit(&s->trigger_pending, 1, memory_order_release);
     ctr__collector_kick(); /* the collector writes it, not this thread */
     return 1;
@@ -194,9 +280,9 @@ int flightrec_get_stats(struct flightrec_stats *out)
         return -EINVAL;
     memset(out, 0, sizeof(*out));
     ctr__fr_stats(&out->window_bytes, &out->window_span_ns, &out->generations);
-    out->dumps_written = atomic_load(&ctr__session.dumps_written);
-    out->dumps_failed = atomic_load(&ctr__session.dumps_failed);
-    out->triggers_limited = atomic_load(&ctr__session.triggers_dropped);
+    out->dumps_written = atomic_load_explicit(&R.dumps_written, memory_order_relaxed);
+    out->dumps_failed = atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
+    out->triggers_limited = atomic_load_explicit(&R.triggers_dropped, memory_order_relaxed);
     return 0;
 }
 

@@ -331,7 +331,7 @@ static void test_collector_not_traced(void **state)
     int fd = open_filled_file();
     struct trace_options o = {.path = path, .io_min_ns = 1, .flush_ms = 1};
     assert_int_equal(trace_start_opts(&o), 0);
-    int trace_fd = ctr__session.fd;
+    int trace_fd = ctr__trace_fd();
     struct trace_counters k = {0};
     for (int i = 0; i < 5000 && k.chunks_flushed < 3; i++) {
         read_file_100_times(fd, 1);

@@ -1,4 +1,5 @@
-/* api.c - trace_start / trace_stop and the session they manage.
+/* api.c - the tracing session that the sinks (sink.h: the trace file's
+ * trace_start, the flight recorder's flightrec_start) run on.
  *
  * A session is numbered by its epoch (never 0). Publishing the epoch turns
  * tracing on for every thread at once; storing 0 turns it off, and the stop
@@ -12,6 +13,7 @@
 #include "ctrace/trace.h"
 #include "interpose.h"
 #include "internal.h"
+#include "sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,16 +54,13 @@ static void atfork_child(void)
     ctr__fd_forget_all();
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
-    atomic_store_explicit(&ctr__session.file_want, 0, memory_order_relaxed);
-    atomic_store_explicit(&ctr__session.fr_want, 0, memory_order_relaxed);
-    atomic_store_explicit(&ctr__session.trigger_latency_ns, 0, memory_order_relaxed);
-    atomic_flag_clear(&api_lock);
-    ctr__collector_forked();
-    ctr__fr_forked();
+    atomic_flag_clear_explicit(&api_lock, memory_order_relaxed); /* the forker's */
+    ctr__sinks_forked();
     ctr__intern_forked(&ctr__stacks);
     ctr__intern_forked(&ctr__strings);
     ctr__threads_forked();
     ctr__stack_forked();
+    ctr__collector_forked(); /* after the tables: it forgets their ids */
 }
 
 static size_t round_pow2(size_t v)
@@ -80,13 +79,6 @@ void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN])
     h[9] = CTR_VERSION_MAJOR >> 8;
     h[10] = CTR_VERSION_MINOR & 0xff;
     h[11] = CTR_VERSION_MINOR >> 8;
-}
-
-static int write_header(void)
-{
-    uint8_t h[CTR_FILE_HEADER_LEN];
-    ctr__file_header(h);
-    return ctr__sink_write(h, sizeof(h));
 }
 
 static int init_once(void)
@@ -144,8 +136,9 @@ int ctr__session_begin(const struct trace_options *o)
     struct ctr_session *s = &ctr__session;
     size_t chunk, pool;
     buffer_sizes(o, &chunk, &pool);
-    atomic_store(&s->chunks_flushed, 0);
-    atomic_store(&s->events_dropped, 0);
+    /* relaxed: read only as counters; the collector starts after these. */
+    atomic_store_explicit(&s->chunks_flushed, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->events_dropped, 0, memory_order_relaxed);
     s->flush_ms = o->flush_ms ? o->flush_ms : 100;
     s->level = o->compression_level ? o->compression_level : 1;
     s->stack_depth = o->stack_depth ? o->stack_depth : 32;
@@ -155,8 +148,10 @@ int ctr__session_begin(const struct trace_options *o)
         ctr__sched_session(o->sched_ring_bytes ? round_pow2(o->sched_ring_bytes)
                                                : CTR_SCHED_RING_DEFAULT,
                            !s->tainted);
-    atomic_store(&s->sched_failed, 0);
-    atomic_store(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()));
+    /* relaxed: published with the epoch below (release). */
+    atomic_store_explicit(&s->sched_failed, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()),
+                          memory_order_relaxed);
     uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
     /* No writer is in a section now (the last stop waited for them), unless
      * that stop gave up on one: then the old pool is left to it. */
@@ -175,20 +170,6 @@ int ctr__session_begin(const struct trace_options *o)
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);
     __atomic_store_n(&trace__active, 1, __ATOMIC_RELAXED);
     return 0;
-}
-
-void ctr__sink_stop(_Atomic int *want)
-{
-    struct ctr_session *s = &ctr__session;
-    _Atomic int *other = want == &s->file_want ? &s->fr_want : &s->file_want;
-    if (atomic_load(other)) {
-        /* The other sink goes on: wait for the round that ends this one. */
-        atomic_store_explicit(want, 0, memory_order_release);
-        ctr__collector_sync();
-    } else {
-        ctr__session_end(); /* its final round ends this sink */
-        atomic_store_explicit(want, 0, memory_order_release);
-    }
 }
 
 /* How long a stop waits for a thread to finish the event it is writing.
@@ -210,99 +191,4 @@ void ctr__session_end(void)
         s->tainted = 1;
     ctr__collector_stop();
     ctr__pool_release_pages(atomic_load_explicit(&s->pool, memory_order_relaxed));
-}
-
-int trace_start(const char *path)
-{
-    if (!path)
-        return -EINVAL;
-    struct trace_options o = {.path = path};
-    return trace_start_opts(&o);
-}
-
-int trace_start_opts(const struct trace_options *o)
-{
-    if (!o || (!o->path && o->fd < 1) || ctr__options_check(o) != 0)
-        return -EINVAL;
-    lock_api();
-    struct ctr_session *s = &ctr__session;
-    int rc = 0;
-    if (atomic_load(&s->file_want)) {
-        rc = -EBUSY;
-        goto out;
-    }
-    if (o->path) {
-        /* The trace holds the program's log messages and paths: only its
-         * owner reads it. A symlink planted at the path is not followed. */
-        int fd = ctr__fd_adopt(
-            ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
-            &s->fd);
-        if (fd < 0) {
-            rc = fd == -1 ? -errno : fd;
-            goto out;
-        }
-        ctr__fd_identify(fd, &s->file_id);
-        s->close_fd = 1;
-    } else {
-        atomic_store_explicit(&s->fd, o->fd, memory_order_relaxed);
-        s->close_fd = 0;
-    }
-    atomic_store(&s->write_error, 0);
-    atomic_store(&s->bytes_written, 0);
-    if ((rc = write_header()) != 0)
-        goto fail;
-    /* release: the file's fields before the collector acts on the wish. */
-    atomic_store_explicit(&s->file_want, 1, memory_order_release);
-    if (atomic_load(&s->epoch) != 0) {
-        ctr__collector_kick(); /* a session runs (the flight recorder's): join it */
-        goto out;
-    }
-    if ((rc = ctr__session_begin(o)) == 0)
-        goto out;
-    atomic_store(&s->file_want, 0);
-fail:
-    if (s->close_fd)
-        ctr__fd_close(atomic_load_explicit(&s->fd, memory_order_relaxed));
-out:
-    unlock_api();
-    return rc;
-}
-
-int trace_stop(void)
-{
-    lock_api();
-    struct ctr_session *s = &ctr__session;
-    if (!atomic_load(&s->file_want)) {
-        unlock_api();
-        return -ENOENT;
-    }
-    ctr__sink_stop(&s->file_want);
-    int rc = atomic_load(&s->write_error);
-    int crc = s->close_fd ? ctr__fd_close(atomic_load_explicit(&s->fd, memory_order_relaxed)) : 0;
-    if (crc != 0 && rc == 0)
-        rc = crc;
-    unlock_api();
-    return rc;
-}
-
-int trace_is_running(void)
-{
-    return atomic_load_explicit(&ctr__session.file_want, memory_order_relaxed) != 0;
-}
-
-int trace_get_counters(struct trace_counters *out)
-{
-    if (!out)
-        return -EINVAL;
-    out->events_dropped = atomic_load(&ctr__session.events_dropped);
-    out->bytes_written = atomic_load(&ctr__session.bytes_written);
-    out->chunks_flushed = atomic_load(&ctr__session.chunks_flushed);
-    return 0;
-}
-
-/* Flush a running trace when the program exits normally. */
-__attribute__((destructor)) static void trace_at_exit(void)
-{
-    if (trace_is_running())
-        ctr__autostart_stopped(trace_stop());
 }

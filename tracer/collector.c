@@ -1,114 +1,122 @@
-/* collector.c - the collector thread: turns per-thread chunks into the trace
- * file, one generation per flush.
+/* collector.c - the collector thread: turns per-thread chunks into
+ * generations, and hands each to the sinks (sink.h).
  *
  * Every flush_ms (or earlier when the queue of full chunks reaches a quarter
  * of the pool) the collector runs one round, which is one generation:
  *   1. snapshot each live slot's current chunk (acquire load of thread->cur);
  *   2. take every full chunk from the queue, oldest first, and write what of
- *      it is not yet in the file;
+ *      it is not yet written;
  *   3. write the committed prefix of each snapshot chunk still being filled
  *      (idle and blocked threads), remembering how far it got (chunk->taken);
- *   4. write what the tables gained since the last round: threads, mappings,
- *      strings, stacks (after the batches, so every id a batch uses is in
- *      this generation or an earlier one), drop counts and a CLOCK record;
- *   5. compress (zstd) and write; return the full chunks to the pool and the
- *      slots of exited threads to the slab.
+ *   4. close the generation: what makes it stand alone (genstate.c: the
+ *      threads, every mapping, the stacks and strings its events use, the
+ *      threads inside a wait as it began), drop counts, context switches,
+ *      CLOCK; compress it into one frame;
+ *   5. return the full chunks to the pool and the slots of exited threads
+ *      to the slab.
  * Step 1 comes before step 2 so that a chunk filled in between is still
  * written in order: a thread pushes its full chunk before it publishes the
  * next one, so any chunk older than a snapshot is already in the queue.
  * Chunks and slots are recycled only at the end of the round, so no snapshot
  * can point at a chunk another thread has started to reuse.
  *
+ * In a burst, when the records buffered exceed what a sink wants in one
+ * frame, the round closes its generation early and goes on in a new one:
+ * every frame is one whole generation, which a sink can keep or drop alone.
+ * The sinks see each generation as it is made: gen_begin, each batch, its
+ * frame, gen_end. A sink attached since the last round starts with the
+ * round's first generation; one whose detach was asked for gets the round's
+ * generations as its last, then `detached`.
+ *
  * The collector itself is never traced: its ctr__self is the "off" slot.
  */
 #include "frames.h"
+#include "genstate.h"
 #include "internal.h"
 #include "interpose.h"
-#include "maps.h"
 #include "record.h"
+#include "sink.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <linux/futex.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Above this much buffered output a round writes a frame before going on, so
+/* Above this much buffered output a round cuts a frame before going on, so
  * a burst never needs the whole pool twice over in memory. */
 #define FRAME_TARGET (4u << 20)
 
-struct emitted_map {
-    uint64_t start, limit;
-};
-
 static struct collector {
-    struct ctr_outbuf ev;  /* this generation's events: for every sink */
-    struct ctr_outbuf tab; /* its table records: for the file only */
-    struct ctr_outbuf *dst; /* where put_uv and friends write */
+    struct ctr_outbuf out; /* this generation's records since the last frame */
+    struct ctr_outbuf post; /* what follows its GEN_END (PENDING) */
+    struct ctr_zstream z;
     uint32_t epoch;
     struct ctr_pool *pool; /* the session's (collector_start) */
     uint64_t gen;
-    size_t stack_cursor, string_cursor;
+    /* The sinks this round feeds, and whether each gets its last one. */
+    struct ctr_sink *sinks[CTR_SINKS_MAX];
+    int leaving[CTR_SINKS_MAX];
+    unsigned nsinks;
+    size_t frame_bytes; /* the smallest frame a sink wants, or FRAME_TARGET */
     /* Per slot of the thread slab, grown as the slab's high mark grows. */
     uint32_t nslots;
     struct ctr_chunk **snap;
-    uint64_t *known_id;   /* thread id whose THREAD record was written */
     uint64_t *reported;   /* drops already counted in total_dropped */
     /* Recycled at the end of the round. */
     struct ctr_chunk **done_chunks;
     size_t ndone, done_cap;
-    uint64_t maps_version;
-    struct emitted_map *maps;
-    size_t nmaps, maps_cap;
     uint64_t total_dropped;
-    /* Sinks as this thread runs them (the API's wishes are in ctr__session). */
-    int file_on, file_first, fr_on;
     struct ctr_clock_sample last_clock; /* the previous generation's end */
+    struct ctr_clock_sample gen_start;  /* the current one's start */
+    int final;                          /* the round is the session's last */
+    uint32_t high;                      /* slots the round looks at */
 } C;
 
 /* ---------------------------------------------------------------------------
- * Records into the current buffer (record.h)
+ * To the sinks
  * ------------------------------------------------------------------------- */
 
-static void put_uv(uint64_t v) { ctr_out_uv(C.dst, v); }
-static void put_bytes(const void *b, size_t n) { ctr_out_bytes(C.dst, b, n); }
-static size_t rec_begin(uint8_t kind) { return ctr_rec_begin(C.dst, kind); }
-static void rec_end(size_t body) { ctr_rec_end(C.dst, body); }
-#define REC(kind, ...) CTR_REC(C.dst, kind, __VA_ARGS__)
-
-/* ---------------------------------------------------------------------------
- * Frames to the sinks (the writing and compressing are sink.c's)
- * ------------------------------------------------------------------------- */
-
-/* Compresses what the round has so far and hands it to the sinks: the file
- * gets events and tables in one frame, the flight recorder's window the
- * events alone (dumps carry whole tables of their own). */
-static void flush_frame(void)
+/* Compresses what the round has so far into one frame for the sinks. */
+static void cut_frame(void)
 {
     const void *z;
     size_t zn;
-    int file = C.file_on && !atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed);
-    if (C.ev.oom || C.tab.oom) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&ctr__session.write_error, &zero, -ENOMEM);
-    } else if (C.fr_on && C.ev.len &&
-               ctr__sink_compress(&C.ev, NULL, &z, &zn) == 0) {
-        ctr__fr_frame(z, zn);
-        /* With no tables the same frame serves the file. */
-        if (file && C.tab.len == 0)
-            ctr__sink_write(z, zn), file = 0;
+    if (C.out.len && !C.out.oom && ctr__zstream_frame(&C.z, &C.out, NULL, &z, &zn) == 0)
+        for (unsigned i = 0; i < C.nsinks; i++)
+            if (C.sinks[i]->ops->frame)
+                C.sinks[i]->ops->frame(C.sinks[i], z, zn);
+    /* Out of memory: the frame is lost to every sink, the next one starts
+     * clean (a reader reports the gap as missing stacks or events). */
+    C.out.len = 0;
+    C.out.oom = 0;
+}
+
+static void to_sinks_batch(uint8_t kind, uint64_t thread_id, uint64_t base, const uint8_t *p,
+                           size_t n)
+{
+    struct ctr_sink_batch b = {kind, thread_id, base, p, n};
+    for (unsigned i = 0; i < C.nsinks; i++)
+        if (C.sinks[i]->ops->batch)
+            C.sinks[i]->ops->batch(C.sinks[i], &b);
+}
+
+/* The sinks this round feeds: those wanted now; the frame size they ask. */
+static void sinks_take(int final)
+{
+    C.nsinks = ctr__sinks_wanted(C.sinks);
+    C.frame_bytes = FRAME_TARGET;
+    for (unsigned i = 0; i < C.nsinks; i++) {
+        C.leaving[i] = final || ctr__sink_leaving(C.sinks[i]);
+        size_t f = C.sinks[i]->frame_bytes;
+        if (f && f < C.frame_bytes)
+            C.frame_bytes = f;
     }
-    if (file && (C.ev.len || C.tab.len) && ctr__sink_compress(&C.ev, &C.tab, &z, &zn) == 0)
-        ctr__sink_write(z, zn);
-    C.ev.len = C.tab.len = 0;
-    C.ev.oom = C.tab.oom = 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -125,29 +133,18 @@ static int grow_slots(uint32_t n)
     struct ctr_chunk **s = realloc(C.snap, cap * sizeof(*s));
     if (s)
         C.snap = s;
-    uint64_t *k = realloc(C.known_id, cap * sizeof(*k));
-    if (k)
-        C.known_id = k;
     uint64_t *r = realloc(C.reported, cap * sizeof(*r));
     if (r)
         C.reported = r;
-    if (!s || !k || !r)
+    if (!s || !r)
         return -ENOMEM;
-    memset(C.known_id + C.nslots, 0, (cap - C.nslots) * sizeof(*k));
     memset(C.reported + C.nslots, 0, (cap - C.nslots) * sizeof(*r));
     C.nslots = cap;
     return 0;
 }
 
-/* Raw bytes after which a round writes a frame before going on: small
- * enough for the flight recorder's window to hold several, compressed. */
-static size_t frame_target(void)
-{
-    if (!C.fr_on)
-        return FRAME_TARGET;
-    size_t quarter = (size_t)(ctr__session.fr_max_bytes / 4);
-    return quarter < (64u << 10) ? (64u << 10) : quarter < FRAME_TARGET ? quarter : FRAME_TARGET;
-}
+static void gen_open(void);
+static void gen_close(int last);
 
 /* Writes the part of c committed since the last time as a BATCH record. */
 static void write_chunk(struct ctr_chunk *c)
@@ -158,18 +155,21 @@ static void write_chunk(struct ctr_chunk *c)
     uint32_t pos = (uint32_t)(commit & CTR_COMMIT_POS_MASK);
     if (pos <= c->taken)
         return;
-    size_t b = rec_begin(CTR_REC_BATCH);
-    put_uv(c->thread_id);
-    put_uv(c->taken_ticks);
-    put_bytes(c->data + c->taken, pos - c->taken);
-    rec_end(b);
-    if (C.fr_on)
-        ctr__fr_observe(c->slot, c->thread_id, c->taken_ticks, c->data + c->taken, pos - c->taken);
+    const uint8_t *p = c->data + c->taken;
+    size_t n = pos - c->taken;
+    ctr_rec_events(&C.out, CTR_REC_BATCH, c->thread_id, c->taken_ticks, p, n);
+    ctr__gen_observe(c->slot, c->thread_id, c->taken_ticks, p, n);
+    to_sinks_batch(CTR_REC_BATCH, c->thread_id, c->taken_ticks, p, n);
     c->taken = pos;
     c->taken_ticks = c->base_ticks + (commit >> CTR_COMMIT_POS_BITS);
     atomic_fetch_add_explicit(&ctr__session.chunks_flushed, 1, memory_order_relaxed);
-    if (C.ev.len >= frame_target())
-        flush_frame();
+    /* A burst: the generation ends here and the round goes on in a new one,
+     * so that every frame is a whole generation, which a sink can keep or
+     * drop alone (a flight recorder's window smaller than one round). */
+    if (C.out.len >= C.frame_bytes) {
+        gen_close(0);
+        gen_open();
+    }
 }
 
 static void retire_chunk(struct ctr_chunk *c)
@@ -190,64 +190,26 @@ static void retire_chunk(struct ctr_chunk *c)
 
 static void free_slot(uint32_t slot)
 {
-    ctr__fr_forget(slot);
-    C.known_id[slot] = 0;
+    ctr__gen_forget(slot);
     C.reported[slot] = 0;
     ctr__thread_free_slot(&ctr__threads.slab[slot]);
 }
 
-/* A THREAD record for the thread in slot, unless already written (force:
- * write it anyway, e.g. at its exit, so a window holding its last events
- * has its name). */
-static void write_thread_record(uint32_t slot, int force)
-{
-    struct ctr_thread *t = &ctr__threads.slab[slot];
-    if (C.known_id[slot] == t->id && !force)
-        return;
-    ctr__rec_thread(C.dst, t, ctr__fr_thread_name(slot, t->name_id));
-    C.known_id[slot] = t->id;
-}
-
-/* The file's mappings: each once, however often the objects are rescanned. */
-static void visit_map(void *ctx, const struct ctr_map_info *m)
-{
-    (void)ctx;
-    for (size_t i = 0; i < C.nmaps; i++)
-        if (C.maps[i].start == m->start && C.maps[i].limit == m->limit)
-            return;
-    if (C.nmaps == C.maps_cap) {
-        size_t cap = C.maps_cap ? C.maps_cap * 2 : 64;
-        struct emitted_map *e = realloc(C.maps, cap * sizeof(*e));
-        if (!e)
-            return;
-        C.maps = e;
-        C.maps_cap = cap;
-    }
-    C.maps[C.nmaps++] = (struct emitted_map){m->start, m->limit};
-    ctr__rec_mapping(C.dst, C.nmaps, m);
-}
-
 /* Context switches of one thread, from its ring to a SWITCHES record
- * (FORMAT.md §3), begun at the first switch. */
+ * (FORMAT.md §3): events encoded as in a batch, with ns deltas. */
 struct switch_acc {
-    uint64_t last_ns, lost;
-    size_t body; /* where the record's body starts in C.ev, 0 until begun */
-    uint64_t thread_id;
+    uint64_t base_ns, last_ns, lost;
+    struct ctr_outbuf ev; /* the events; reused */
 };
 
 static void switches_event(struct switch_acc *a, uint8_t type, uint64_t ns, int nargs, uint64_t arg)
 {
-    if (!a->body) {
-        a->body = rec_begin(CTR_REC_SWITCHES);
-        put_uv(a->thread_id);
-        put_uv(a->last_ns);
-    }
     uint8_t ev[1 + 2 * CTR_VARINT_MAX], *p = ev;
     *p++ = type;
     p = ctr_put_uvarint(p, ns > a->last_ns ? ns - a->last_ns : 0);
     if (nargs)
         p = ctr_put_uvarint(p, arg);
-    put_bytes(ev, (size_t)(p - ev));
+    ctr_out_bytes(&a->ev, ev, (size_t)(p - ev));
     if (ns > a->last_ns)
         a->last_ns = ns;
 }
@@ -266,21 +228,28 @@ static void on_switch_lost(void *ctx, uint64_t n)
     a->lost += n;
 }
 
+static struct switch_acc SW;
+
 static void write_switches(struct ctr_thread *t)
 {
-    struct switch_acc a = {ctr__session.start_mono, 0, 0, t->id};
-    ctr__sched_drain(t, ctr__session.start_mono, on_switch, on_switch_lost, &a);
-    if (a.lost)
-        switches_event(&a, CTR_EV_LOST, a.last_ns, 1, a.lost); /* the kernel's ring was full */
-    if (a.body)
-        rec_end(a.body);
+    SW.base_ns = SW.last_ns = ctr__session.start_mono;
+    SW.lost = 0;
+    SW.ev.len = 0;
+    ctr__sched_drain(t, ctr__session.start_mono, on_switch, on_switch_lost, &SW);
+    if (SW.lost)
+        switches_event(&SW, CTR_EV_LOST, SW.last_ns, 1, SW.lost); /* the kernel's ring was full */
+    if (SW.ev.len && !SW.ev.oom) {
+        ctr_rec_events(&C.out, CTR_REC_SWITCHES, t->id, SW.base_ns, SW.ev.p, SW.ev.len);
+        to_sinks_batch(CTR_REC_SWITCHES, t->id, SW.base_ns, SW.ev.p, SW.ev.len);
+    }
+    SW.ev.oom = 0;
 }
 
 static void write_clock(void)
 {
     struct ctr_clock_sample c;
     ctr__clock_sample(&c.ticks, &c.mono, &c.real);
-    ctr__rec_clock(C.dst, &c);
+    ctr__rec_clock(&C.out, &c);
     C.last_clock = c;
     /* Now that two samples are some way apart, express the I/O threshold in
      * real ticks. */
@@ -292,62 +261,82 @@ static void write_clock(void)
     }
 }
 
-/* Brings the sinks in line with what the API wants, as a round starts. */
-static void sinks_update(int final)
+/* Opens a generation that starts where the last one ended. */
+static void gen_open(void)
 {
-    int file = atomic_load_explicit(&ctr__session.file_want, memory_order_acquire);
-    int fr = atomic_load_explicit(&ctr__session.fr_want, memory_order_acquire) && !final;
-    if (file && !C.file_on) {
-        /* A new file needs every table entry and every thread again. */
-        C.file_on = C.file_first = 1;
-        C.stack_cursor = C.string_cursor = 0;
-        C.nmaps = 0;
-        if (C.nslots)
-            memset(C.known_id, 0, C.nslots * sizeof(*C.known_id));
-    }
-    if (fr && !C.fr_on)
-        C.fr_on = 1;
-    else if (!fr && C.fr_on) {
-        ctr__fr_clear();
-        C.fr_on = 0;
-    }
+    ctr__gen_begin();
+    for (unsigned i = 0; i < C.nsinks; i++)
+        if (C.sinks[i]->ops->gen_begin)
+            C.sinks[i]->ops->gen_begin(C.sinks[i], C.gen, &C.last_clock);
+    C.gen_start = C.last_clock;
+    CTR_REC(&C.out, CTR_REC_GEN_BEGIN, C.gen);
+    ctr__gen_need_string(ctr__rec_trace_info(&C.out));
+    ctr__rec_clock(&C.out, &C.gen_start);
 }
 
-/* A dump asked for by the latency trigger, once the round's generation is
- * in the window (flightrec_dump writes its own, from its caller's thread). */
-static void serve_trigger(void)
+/* Closes the generation: what makes it stand alone, its end, its frame to
+ * the sinks. `last`: the round's last one, which also carries the threads'
+ * drop counts and switches, and frees the slots of threads that ended. */
+static void gen_close(int last)
 {
-    if (atomic_exchange_explicit(&ctr__session.trigger_pending, 0, memory_order_acq_rel) &&
-        C.fr_on) {
-        char path[4096 + 64];
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        uint64_t n = atomic_load(&ctr__session.dumps_written) + atomic_load(&ctr__session.dumps_failed);
-        snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", ctr__session.trigger_dir,
-                 (int)getpid(), (long long)now.tv_sec, (unsigned long long)n);
-        int rc = ctr__fr_dump_file(
-            ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-        atomic_fetch_add(rc == 0 ? &ctr__session.dumps_written : &ctr__session.dumps_failed, 1);
+    for (uint32_t s = 0; s < C.high; s++) {
+        struct ctr_thread *t = &ctr__threads.slab[s];
+        int state = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (state == CTR_SLOT_FREE)
+            continue;
+        /* Every thread in the slab: live, or ended with its last batch in
+         * this round (its slot is freed at the round's end). */
+        uint32_t name = ctr__gen_thread_name(s, t->id, t->name_id);
+        ctr__gen_need_string(name);
+        ctr__rec_thread(&C.out, t, name);
+        if (!last)
+            continue;
+        uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+        if (d > C.reported[s]) {
+            C.total_dropped += d - C.reported[s];
+            C.reported[s] = d;
+            CTR_REC(&C.out, CTR_REC_DROPS, t->id, d);
+        }
+        if (ctr__session.sched) {
+            write_switches(t);
+            if (C.final)
+                ctr__sched_disable(t);
+        }
+        /* Exited with no chunk to hand over: nothing more will come. */
+        if (state == CTR_SLOT_ORPHANED)
+            free_slot(s);
     }
+    /* A process killed by a signal never ends its trace: what each thread
+     * is inside of now, in case this is the last generation (FORMAT.md
+     * §3.1); their call sites are stacks the tables below must hold. */
+    if (last && !C.final)
+        ctr__rec_pending(&C.post, ctr__gen_need_stack);
+    ctr__gen_write_mappings(&C.out);
+    ctr__gen_write_tables(&C.out);
+    write_clock();
+    CTR_REC(&C.out, CTR_REC_GEN_END, C.gen);
+    ctr_out_bytes(&C.out, C.post.p, C.post.len);
+    C.out.oom |= C.post.oom;
+    C.post.len = 0;
+    C.post.oom = 0;
+    atomic_store_explicit(&ctr__session.events_dropped, C.total_dropped, memory_order_relaxed);
+    cut_frame();
+    struct ctr_gen_summary sum = {C.gen, C.gen_start, C.last_clock, NULL, 0};
+    sum.nopen_waits = ctr__gen_open_waits(&sum.open_waits);
+    for (unsigned i = 0; i < C.nsinks; i++)
+        if (C.sinks[i]->ops->gen_end)
+            C.sinks[i]->ops->gen_end(C.sinks[i], &sum);
+    C.gen++;
 }
 
 static void round_run(int final)
 {
     /* acquire: pairs with the release bump of a request, so this round sees
-     * what was asked (sinks, dumps). */
+     * what was asked (sinks attached or leaving). */
     uint32_t seen = atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire);
-    sinks_update(final);
+    C.final = final;
+    sinks_take(final);
     ctr__frames_refresh(0); /* code loaded or unloaded: what stack walks check */
-    int file_closing = C.file_on && (final || !atomic_load(&ctr__session.file_want));
-    C.dst = &C.ev;
-    REC(CTR_REC_GEN_BEGIN, C.gen);
-    if (C.fr_on)
-        ctr__fr_gen_begin(C.gen, &C.last_clock);
-    if (C.file_first) {
-        ctr__rec_trace_info(&C.tab);
-        ctr__rec_clock(&C.tab, &C.last_clock);
-        C.file_first = 0;
-    }
 
     /* 1. Snapshot the chunks being filled. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
@@ -355,6 +344,7 @@ static void round_run(int final)
         high = ctr__threads.capacity;
     if (grow_slots(high) != 0)
         high = C.nslots;
+    C.high = high;
     for (uint32_t s = 0; s < high; s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
         C.snap[s] = NULL;
@@ -365,6 +355,7 @@ static void round_run(int final)
         if (c && c->epoch == C.epoch && c->thread_id == t->id)
             C.snap[s] = c;
     }
+    gen_open();
 
     /* 2. Full chunks, oldest first. */
     uint32_t first = ctr_lfstack_take_all_fifo(&C.pool->full);
@@ -373,8 +364,6 @@ static void round_run(int final)
         i = ctr_lfstack_next(&C.pool->full, i);
         atomic_fetch_sub_explicit(&C.pool->full_count, 1, memory_order_relaxed);
         write_chunk(c);
-        if (c->final && c->slot < C.nslots)
-            write_thread_record(c->slot, 1);
         retire_chunk(c);
     }
 
@@ -383,72 +372,14 @@ static void round_run(int final)
         if (C.snap[s] && !C.snap[s]->done)
             write_chunk(C.snap[s]);
 
-    /* The end of the file: threads stuck in a call that may never return
-     * are waiting, not running (before the tables: their stacks are new). */
-    if (file_closing) {
-        ctr_lock_acquire(&ctr__threads.reclaim);
-        ctr__pending_io(&C.ev);
-        ctr_lock_release(&ctr__threads.reclaim);
-    }
-
-    /* 4. Threads and counters; then, for the file, what the tables gained. */
-    for (uint32_t s = 0; s < high; s++) {
-        struct ctr_thread *t = &ctr__threads.slab[s];
-        int state = atomic_load_explicit(&t->state, memory_order_acquire);
-        if (state == CTR_SLOT_FREE)
-            continue;
-        write_thread_record(s, 0);
-        uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
-        if (d > C.reported[s]) {
-            C.total_dropped += d - C.reported[s];
-            C.reported[s] = d;
-            REC(CTR_REC_DROPS, t->id, d);
+    /* 4. The generation's end. */
+    gen_close(1);
+    for (unsigned i = 0; i < C.nsinks; i++)
+        if (C.leaving[i]) {
+            if (C.sinks[i]->ops->detached)
+                C.sinks[i]->ops->detached(C.sinks[i]);
+            ctr__sink_remove(C.sinks[i]);
         }
-        if (ctr__session.sched) {
-            write_switches(t);
-            if (final)
-                ctr__sched_disable(t);
-        }
-        /* Exited with no chunk to hand over: nothing more will come. */
-        if (state == CTR_SLOT_ORPHANED)
-            free_slot(s);
-    }
-    if (C.file_on) {
-        C.dst = &C.tab;
-        /* A process killed by a signal never closes its file: what each
-         * thread is inside of now, in case this is the last generation
-         * (before the tables: the call sites are new stacks). */
-        if (!file_closing) {
-            ctr_lock_acquire(&ctr__threads.reclaim);
-            ctr__rec_pending(&C.tab);
-            ctr_lock_release(&ctr__threads.reclaim);
-        }
-        uint64_t mv = ctr__maps_version();
-        if (C.nmaps == 0 || mv != C.maps_version) {
-            C.maps_version = mv;
-            ctr__maps_scan(visit_map, NULL);
-        }
-        ctr__rec_strings(C.dst, &C.string_cursor, 0);
-        ctr__rec_stacks(C.dst, &C.stack_cursor, 0);
-        C.dst = &C.ev;
-    }
-    write_clock();
-    REC(CTR_REC_GEN_END, C.gen);
-    atomic_store_explicit(&ctr__session.events_dropped, C.total_dropped, memory_order_relaxed);
-    if (file_closing) {
-        C.dst = &C.tab;
-        REC(CTR_REC_END, C.total_dropped,
-            atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
-            atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
-            atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
-        C.dst = &C.ev;
-    }
-    flush_frame();
-    if (C.fr_on)
-        ctr__fr_gen_end(C.last_clock.mono);
-    if (file_closing)
-        C.file_on = 0;
-    C.gen++;
 
     /* 5. Recycle. A final chunk's slot is free once its last batch is out. */
     for (size_t i = 0; i < C.ndone; i++) {
@@ -459,7 +390,6 @@ static void round_run(int final)
     }
     C.ndone = 0;
 
-    serve_trigger();
     /* release: everything this round did, before the waiters see the ack. */
     atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
     syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
@@ -557,10 +487,11 @@ void ctr__collector_forked(void)
 {
     /* The collector thread is not in the child; a round it was running
      * left buffered records and chunks to recycle that are the parent's. */
-    C.ev.len = C.tab.len = 0;
-    C.ev.oom = C.tab.oom = 0;
+    C.out.len = C.post.len = 0;
+    C.out.oom = C.post.oom = 0;
     C.ndone = 0;
-    C.file_on = C.file_first = C.fr_on = 0;
+    C.nsinks = 0;
+    ctr__gen_forked();
     atomic_store_explicit(&round_lock.word, 0, memory_order_relaxed); /* the forker's */
     atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
@@ -577,21 +508,26 @@ typedef int (*join_fn)(pthread_t, void **);
 int ctr__collector_start(uint32_t epoch)
 {
     ctr__stack_init(); /* libunwind's costly first call, before any wait */
-    if (ctr__sink_begin(ctr__session.level) != 0)
+    if (ctr__zstream_open(&C.z, ctr__session.level) != 0)
         return -ENOMEM;
     C.epoch = epoch;
     C.pool = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
     C.gen = 0;
     C.total_dropped = 0;
-    C.file_on = C.fr_on = 0; /* the first round starts the sinks wanted */
+    ctr__gen_session();
     C.last_clock = (struct ctr_clock_sample){ctr__session.start_ticks, ctr__session.start_mono,
                                              ctr__session.start_real};
     if (C.nslots)
         memset(C.reported, 0, C.nslots * sizeof(*C.reported));
-    atomic_store(&ctr__session.ack_seq, atomic_load(&ctr__session.req_seq));
-    atomic_store(&ctr__session.stopping, 0);
-    atomic_store(&ctr__session.wake, 0);
-    atomic_store(&ctr__session.collector_up, 0);
+    /* relaxed: the collector thread, created below, sees these (thread
+     * creation synchronizes); no other thread waits on them yet (the API
+     * lock is held). */
+    atomic_store_explicit(&ctr__session.ack_seq,
+                          atomic_load_explicit(&ctr__session.req_seq, memory_order_relaxed),
+                          memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
+    atomic_store_explicit(&ctr__session.collector_up, 0, memory_order_relaxed);
     create_fn create;
     *(void **)&create = ctr__dlsym_real(RTLD_DEFAULT, "pthread_create");
     if (!create)

@@ -7,9 +7,10 @@
  * empty slot to point at it. The CAS is release (pairs with the acquire load
  * of lookups), so a lookup that sees the slot sees the whole entry. If the
  * CAS loses, the winner may be the same string (use its id) or another one
- * (probe on); the reserved entry is then marked dead. After a successful CAS
- * the entry is marked ready, which is what the collector waits for when it
- * scans the arena in order to write new entries into the trace.
+ * (probe on); the reserved entry then stays unused. The inserter also notes
+ * where each id's entry is (by_id), before the CAS publishes it, so that
+ * the collector finds the entries a generation's events use
+ * (ctr__intern_entry).
  *
  * Lookups of existing entries take no atomic RMW, only acquire loads. This is
  * on the contended (already slow) path of wrappers, never the uncontended one.
@@ -19,7 +20,6 @@
 #include "internal.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -36,11 +36,21 @@ int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes)
         return -errno;
     void *a = mmap(NULL, arena_bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (a == MAP_FAILED) {
+    /* Every id is an entry of at least sizeof(entry) bytes: that bounds them. */
+    uint32_t max_ids = (uint32_t)(arena_bytes / sizeof(struct ctr_intern_entry)) + 1;
+    void *b = a == MAP_FAILED ? MAP_FAILED
+                              : mmap(NULL, (size_t)max_ids * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (a == MAP_FAILED || b == MAP_FAILED) {
+        int err = errno;
         munmap(s, (size_t)slots * sizeof(uint32_t));
-        return -errno;
+        if (a != MAP_FAILED)
+            munmap(a, arena_bytes);
+        return -err;
     }
     t->arena = a;
+    t->by_id = b;
+    t->max_ids = max_ids;
     t->arena_bytes = arena_bytes;
     t->mask = slots - 1;
     atomic_store_explicit(&t->next_id, 1, memory_order_relaxed);
@@ -63,6 +73,7 @@ int ctr__intern_forked(struct ctr_intern *t)
         return rc; /* the old tables stay: a scan may stop early, no worse */
     munmap((void *)t->slots, (size_t)(t->mask + 1) * sizeof(uint32_t));
     munmap(t->arena, t->arena_bytes);
+    munmap((void *)t->by_id, (size_t)t->max_ids * sizeof(uint32_t));
     memcpy((void *)t, &fresh, sizeof(fresh));
     return 0;
 }
@@ -128,48 +139,32 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
                 mine->len = len;
                 memcpy(mine->bytes, bytes, len);
                 mine->id = atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed);
+                /* relaxed: published by the CAS below (release), like the
+                 * entry; see ctr__intern_entry for who reads it. */
+                if (mine->id < t->max_ids)
+                    atomic_store_explicit(&t->by_id[mine->id], mine_value, memory_order_relaxed);
             }
             if (atomic_compare_exchange_strong_explicit(slot, &v, mine_value, memory_order_release,
-                                                        memory_order_acquire)) {
-                /* release: the collector's acquire load of `ready` sees the
-                 * filled entry. */
-                atomic_store_explicit(&mine->ready, 1, memory_order_release);
+                                                        memory_order_acquire))
                 return mine->id;
-            }
         }
         struct ctr_intern_entry *e = entry_at(t, v);
-        if (entry_equals(e, h, bytes, len)) {
-            if (mine)
-                atomic_store_explicit(&mine->ready, 2, memory_order_release);
-            return e->id;
-        }
+        if (entry_equals(e, h, bytes, len))
+            return e->id; /* mine, if any, stays unused in the arena */
     }
 overflow:
-    if (mine)
-        atomic_store_explicit(&mine->ready, 2, memory_order_release);
     atomic_fetch_add_explicit(&t->overflows, 1, memory_order_relaxed);
     return 0;
 }
 
-void ctr__intern_scan(struct ctr_intern *t, size_t *cursor, int settle,
-                      void (*visit)(void *ctx, const struct ctr_intern_entry *e), void *ctx)
+const struct ctr_intern_entry *ctr__intern_entry(const struct ctr_intern *t, uint32_t id)
 {
-    size_t used = atomic_load_explicit(&t->arena_used, memory_order_relaxed);
-    if (used > t->arena_bytes)
-        used = t->arena_bytes; /* overflowing reservations past the end */
-    unsigned waited = 0;
-    while (*cursor + sizeof(struct ctr_intern_entry) <= used) {
-        struct ctr_intern_entry *e = (struct ctr_intern_entry *)(t->arena + *cursor);
-        /* acquire: pairs with the release store of `ready` by the inserter. */
-        uint32_t r = atomic_load_explicit(&e->ready, memory_order_acquire);
-        if (r == 0 && settle && waited++ < 10000) {
-            sched_yield(); /* filled in nanoseconds, unless its thread lost the CPU */
-            continue;
-        }
-        if (r == 0)
-            return; /* still being filled; resume here next time */
-        if (r == 1)
-            visit(ctx, e);
-        *cursor += (sizeof(*e) + e->len + 7) & ~(size_t)7;
-    }
+    if (id == 0 || id >= t->max_ids)
+        return NULL;
+    /* relaxed: the caller got id from an event (or from ctr__intern), which
+     * happens after the entry's publication: the inserter stored by_id and
+     * filled the entry before its release CAS, and whoever returned the id
+     * read that slot with acquire. So the entry is whole. */
+    uint32_t v = atomic_load_explicit(&t->by_id[id], memory_order_relaxed);
+    return v ? entry_at(t, v) : NULL;
 }

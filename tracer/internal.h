@@ -292,16 +292,17 @@ struct ctr_intern {
     _Atomic size_t arena_used;
     _Atomic uint32_t next_id;    /* ids start at 1; 0 means "none" */
     _Atomic uint64_t overflows;  /* lookups that found the table full */
+    /* Arena position (as in slots) of each id's entry, 0 = none: stored by
+     * the inserter before it publishes the entry (ctr__intern_entry). */
+    _Atomic uint32_t *by_id;
+    uint32_t max_ids;
 };
 
-/* An arena entry; `ready` is 0 while being filled, 1 once published, 2 for
- * an entry that lost the race to publish an equal one (skip it). */
+/* An arena entry: filled before it is published, read-only after. */
 struct ctr_intern_entry {
     uint64_t hash;
     uint32_t id;
     uint32_t len;
-    _Atomic uint32_t ready;
-    uint32_t pad;
     uint8_t bytes[];
 };
 
@@ -310,12 +311,10 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len);
 /* In a forked child (alone): t empty again, ids from 1. @return 0, or
  * -errno (t is left as it was). */
 int ctr__intern_forked(struct ctr_intern *t);
-/* Visits the entries from *cursor on; stops at the first one still being
- * filled, or first waits a little for it to be (settle: a reader with no
- * next time, a dump). One reader per cursor; any thread. */
-void ctr__intern_scan(struct ctr_intern *t, size_t *cursor, int settle,
-                      void (*visit)(void *ctx, const struct ctr_intern_entry *e), void *ctx);
-
+/* The entry of `id`, which the caller read in an event or got from
+ * ctr__intern (so it is published); NULL for 0 or an id never given out.
+ * Any thread, no lock. */
+const struct ctr_intern_entry *ctr__intern_entry(const struct ctr_intern *t, uint32_t id);
 extern struct ctr_intern ctr__stacks;  /* bytes: uintptr_t PCs */
 extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
 
@@ -369,12 +368,6 @@ struct ctr_session {
     /* 1 when the last stop gave up waiting for a writer: the next session
      * must not reuse its pool or the slots of EXITED threads. */
     int tainted;
-    /* The trace file: a tracer descriptor (fdguard.c; it may move, used
-     * under ctr__fd_use_begin) when trace_start opened it (close_fd), else
-     * the caller's. */
-    _Atomic int fd;
-    int close_fd;
-    struct ctr_fd_id file_id;    /* what fd referred to when trace_start opened it */
     unsigned flush_ms;
     int level;
     unsigned stack_depth;
@@ -387,32 +380,16 @@ struct ctr_session {
     _Atomic uint32_t collector_up; /* futex word: the collector reached its loop */
     _Atomic int stopping;
     pthread_t collector;
-    _Atomic int write_error;     /* first negative errno from the sink */
-    _Atomic uint64_t bytes_written;
     _Atomic uint64_t chunks_flushed;
     _Atomic uint64_t events_dropped;
     int sched;                   /* record context switches (sched.c) */
     _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
 
-    /* The sinks a session feeds: the file (trace_start) and the flight
-     * recorder (flightrec_start). A session runs while either is wanted.
-     * The API sets these, then makes a request; the collector acts on them
-     * at its next round. */
-    _Atomic int file_want;
-    _Atomic int fr_want;
-    uint64_t fr_min_age_ns, fr_max_bytes;
     /* Requests: the API bumps req_seq (release) after setting what it asks
-     * for and kicks; the collector reads req_seq (acquire) as a round starts
-     * and stores it in ack_seq (release) when that round is over, waking the
-     * waiters (futex on ack_seq). */
+     * for (a sink attached or detached) and kicks; the collector reads
+     * req_seq (acquire) as a round starts and stores it in ack_seq (release)
+     * when that round is over, waking the waiters (futex on ack_seq). */
     _Atomic uint32_t req_seq, ack_seq;
-    /* The latency trigger (flightrec_trigger_latency). */
-    char trigger_dir[4096];
-    uint64_t trigger_min_interval_ns;
-    _Atomic uint64_t trigger_latency_ns; /* 0: not armed */
-    _Atomic uint64_t trigger_last_ns;
-    _Atomic int trigger_pending;
-    _Atomic uint64_t dumps_written, dumps_failed, triggers_dropped;
 };
 
 extern struct ctr_session ctr__session;
@@ -439,10 +416,9 @@ void ctr__api_lock(void);
 void ctr__api_unlock(void);
 int ctr__session_begin(const struct trace_options *o);
 void ctr__session_end(void);
-/* Stops one sink (want: &ctr__session.file_want or .fr_want) after the
- * collector has ended it; the session ends with it unless the other sink
- * runs. Under the API lock. */
-void ctr__sink_stop(_Atomic int *want);
+/* The trace file's descriptor while trace_start's file is open, else -1
+ * (filesink.c; for tests). */
+int ctr__trace_fd(void);
 /* At exit, the result of stopping the trace: said on stderr when it failed
  * and the session was started for `ctrace run` (autostart.c). */
 void ctr__autostart_stopped(int rc);
@@ -452,21 +428,12 @@ int ctr__options_check(const struct trace_options *o);
 /* The 16 bytes a trace file starts with (FORMAT.md §2). */
 void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN]);
 
-/* Prepares the compression context of sink.c for a session. @return 0 or
- * -ENOMEM. */
-int ctr__sink_begin(int level);
-
-/* Writes all of buf to fd (EINTR and short writes handled). @return 0 or
- * -errno. */
-int ctr__write_all(int fd, const void *buf, size_t len);
-
 /* ---------------------------------------------------------------------------
  * Compressed frames (sink.c) and the records that describe the process
  * (tables.c)
  * ------------------------------------------------------------------------- */
 
 struct ctr_outbuf;
-struct ctr_map_info;
 
 struct ctr_clock_sample {
     uint64_t ticks, mono, real;
@@ -487,75 +454,38 @@ void ctr__zstream_close(struct ctr_zstream *z);
  * z owns until its next frame. @return 0 or -errno. */
 int ctr__zstream_frame(struct ctr_zstream *z, const struct ctr_outbuf *a,
                        const struct ctr_outbuf *b, const void **out, size_t *outn);
-/* The collector's stream, for its generations. Collector thread only. */
-int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b, const void **z,
-                       size_t *zn);
-/* Writes all of buf to the session's descriptor; records the first error.
- * Collector thread only. */
-int ctr__sink_write(const void *buf, size_t len);
 
 /* The records of tables.c, into o; any thread. */
-void ctr__rec_trace_info(struct ctr_outbuf *o);
+/* TRACE_INFO. @return the string id of the executable's path (0: none). */
+uint32_t ctr__rec_trace_info(struct ctr_outbuf *o);
 void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c);
-void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, const struct ctr_map_info *m);
-/* The strings / stacks interned from *cursor on (0: all); `settle`: wait
- * for entries still being filled rather than stop (ctr__intern_scan). */
-void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor, int settle);
-void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor, int settle);
+void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, uint64_t start, uint64_t limit,
+                      uint64_t file_offset, uint64_t bias, uint32_t path, const uint8_t *build_id,
+                      size_t build_id_len);
+/* The STRING / STACK record of an intern table's entry. */
+void ctr__rec_string(struct ctr_outbuf *o, const struct ctr_intern_entry *e);
+void ctr__rec_stack(struct ctr_outbuf *o, const struct ctr_intern_entry *e);
 /* t's THREAD record, with name (a string id). */
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name);
+/* WAITING: the thread is inside a wait begun at `ticks` as a generation
+ * begins. */
+void ctr__rec_waiting(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
+                      uint64_t object, uint64_t stack);
 /* A BATCH of one BLOCK event at `ticks`: a wait that began there. */
 void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
                     uint64_t object, uint64_t stack);
-/* For each thread inside a blocking I/O call for io_min_ns or more: a BATCH
- * with one BLOCK at the call's start, stacked at its call site. A call that
- * never returns (a write nobody reads) is thus a wait still open at the end
- * of a trace or dump. Under ctr__threads.reclaim. */
-void ctr__pending_io(struct ctr_outbuf *o);
-/* The same calls as PENDING records, which a reader uses only when the
+/* For each thread inside an I/O call (or a wait for a child or a signal)
+ * for io_min_ns or more: a PENDING record, which a reader uses only when the
  * trace has no END (the process died, by a signal, before it could close
- * the file): written in every generation of the file. Under
+ * the file); need_stack(id) is told each call site's stack. Takes
  * ctr__threads.reclaim. */
-void ctr__rec_pending(struct ctr_outbuf *o);
-/* What makes a stream self-contained: TRACE_INFO, CLOCK at `start`, every
- * mapping, string and stack, and a THREAD record for every thread in the
- * slab, named name_of(ctx, id, name at registration): the start of a dump.
- * Under ctr__threads.reclaim. */
-void ctr__rec_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start,
-                       uint32_t (*name_of)(void *ctx, uint64_t thread_id, uint32_t registered),
-                       void *ctx);
-
-/* ---------------------------------------------------------------------------
- * The flight recorder's window (flightrec/window.c). The collector hands it
- * each generation; any thread may dump it. Its own lock guards it.
- * ------------------------------------------------------------------------- */
-
-/* A generation starts (at clock sample `at`) / ends; frames in between are
- * its compressed data. gen_end evicts what the window no longer needs. */
-void ctr__fr_gen_begin(uint64_t gen, const struct ctr_clock_sample *at);
-void ctr__fr_frame(const void *z, size_t n);
-void ctr__fr_gen_end(uint64_t end_mono);
-/* Follows a batch's events to know each thread's state (blocked or not). */
-void ctr__fr_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
-                     size_t n);
-void ctr__fr_forget(uint32_t slot);
-/* The name a thread has now (string id), as far as its events said. */
-uint32_t ctr__fr_thread_name(uint32_t slot, uint32_t registered_name);
-/* Empties the window and closes it: dumps fail with -ENOENT until the next
- * generation begins. */
-void ctr__fr_clear(void);
-/* In a forked child: the window empty and closed, its lock free. */
-void ctr__fr_forked(void);
-/* Writes a dump of the window as it is now to the caller's descriptor fd.
- * Any thread, the collector included. @return 0, -ENOENT when the window is
- * closed, or -errno. */
-int ctr__fr_dump(int fd);
-/* The same into a file the tracer just created, whose descriptor is fd (or
- * -1 with errno set, passed on): adopted (fdguard.c), written, closed.
- * @return as ctr__fr_dump. */
-int ctr__fr_dump_file(int fd);
-/* The window's size and span, for flightrec_get_stats. */
-void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
+void ctr__rec_pending(struct ctr_outbuf *o, void (*need_stack)(uint64_t id));
+/* What ends a complete trace, after its last generation (FORMAT.md §3.1):
+ * for each thread inside such a call, the STACK of its call site and a
+ * BATCH with one BLOCK at the call's start (a call that never returns, a
+ * write nobody reads, is thus a wait still open at the end); a CLOCK of
+ * now; END. Takes ctr__threads.reclaim. */
+void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped);
 
 /* ---------------------------------------------------------------------------
  * Context switches (sched.c)

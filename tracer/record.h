@@ -84,6 +84,18 @@ static inline void ctr_rec_uvs(struct ctr_outbuf *o, uint8_t kind, int n, const 
     ctr_rec_end(o, b);
 }
 
+/* A record of events (BATCH, SWITCHES): a thread id, the base time, then
+ * n bytes of complete events. */
+static inline void ctr_rec_events(struct ctr_outbuf *o, uint8_t kind, uint64_t thread_id,
+                                  uint64_t base, const uint8_t *events, size_t n)
+{
+    size_t b = ctr_rec_begin(o, kind);
+    ctr_out_uv(o, thread_id);
+    ctr_out_uv(o, base);
+    ctr_out_bytes(o, events, n);
+    ctr_rec_end(o, b);
+}
+
 #define CTR_REC(o, kind, ...)                                                \
     ctr_rec_uvs(o, kind, sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t), \
                 (uint64_t[]){__VA_ARGS__})

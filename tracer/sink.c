@@ -1,20 +1,143 @@
-/* sink.c - where the collector's bytes go: zstd frames, written whole to a
- * descriptor. A compression stream (ctr_zstream) belongs to one thread: the
- * collector has its own (ctr__sink_begin/ctr__sink_compress), a dump makes
- * one for itself. The trace file's writer (ctr__sink_write, collector only)
- * remembers its first error, after which the file ends at a frame boundary
- * and nothing more is written to it; a dump writes with ctr__write_all.
+/* sink.c - the sinks' registry and the frames they are handed.
+ *
+ * The API attaches and detaches sinks (sink.h) in wanted[]; the collector
+ * reads it as each round starts (ctr__sinks_wanted) and feeds the sinks it
+ * finds there; a sink whose detach was asked for (state LEAVING) is fed one
+ * more generation, then told (`detached`) and taken out of wanted[] by the
+ * collector. So an attach needs no answer from the collector, and a detach
+ * waits for one round.
+ *
+ * Also here: zstd frames (a compression stream belongs to one thread: the
+ * collector has its own, a dump makes one for itself) and writing a buffer
+ * whole to a descriptor.
  */
 #include "interpose.h"
 #include "internal.h"
 #include "record.h"
+#include "sink.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zstd.h>
 
-static struct ctr_zstream Z; /* the collector's */
+/* A sink's state_ in wanted[]: set by the API, read by the collector. */
+enum { SINK_OFF = 0, SINK_WANTED, SINK_LEAVING };
+
+/* The API stores a sink (release) into a free entry; the collector loads the
+ * entries (acquire: the sink's fields set before are seen) and stores NULL
+ * (release) once it has detached it, which the API's detach waits for. */
+static _Atomic(struct ctr_sink *) wanted[CTR_SINKS_MAX];
+
+int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
+{
+    if (atomic_load_explicit(&s->state_, memory_order_relaxed) != SINK_OFF)
+        return -EBUSY;
+    int free_at = -1, others = 0;
+    for (int i = 0; i < CTR_SINKS_MAX; i++) {
+        /* acquire: pairs with the collector's release store of NULL. */
+        struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_acquire);
+        if (!w && free_at < 0)
+            free_at = i;
+        others += w != NULL;
+    }
+    if (free_at < 0)
+        return -ENOSPC;
+    atomic_store_explicit(&s->state_, SINK_WANTED, memory_order_relaxed);
+    /* release: the sink's fields before the collector reads them (pairs
+     * with the acquire load in ctr__sinks_wanted). */
+    atomic_store_explicit(&wanted[free_at], s, memory_order_release);
+    /* The session runs while any sink is wanted (or one still leaves: its
+     * round will come). */
+    if (others) {
+        ctr__collector_kick();
+        return 0;
+    }
+    int rc = ctr__session_begin(o);
+    if (rc != 0) {
+        atomic_store_explicit(&wanted[free_at], NULL, memory_order_relaxed); /* no collector runs */
+        atomic_store_explicit(&s->state_, SINK_OFF, memory_order_relaxed);
+    }
+    return rc;
+}
+
+/* Whether s is still in wanted[] (the collector has not detached it). */
+static int still_wanted(const struct ctr_sink *s)
+{
+    for (int i = 0; i < CTR_SINKS_MAX; i++)
+        /* acquire: pairs with the collector's release store of NULL, so what
+         * the sink's `detached` did is seen once it is out. */
+        if (atomic_load_explicit(&wanted[i], memory_order_acquire) == s)
+            return 1;
+    return 0;
+}
+
+int ctr__sink_detach(struct ctr_sink *s)
+{
+    if (atomic_load_explicit(&s->state_, memory_order_relaxed) != SINK_WANTED)
+        return -ENOENT;
+    int others = 0;
+    for (int i = 0; i < CTR_SINKS_MAX; i++) {
+        struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_acquire);
+        others += w && w != s &&
+                  atomic_load_explicit(&w->state_, memory_order_relaxed) == SINK_WANTED;
+    }
+    /* release: pairs with the collector's acquire load (ctr__sink_leaving). */
+    atomic_store_explicit(&s->state_, SINK_LEAVING, memory_order_release);
+    if (others) {
+        /* The session goes on: one round ends this sink. */
+        while (still_wanted(s))
+            ctr__collector_sync();
+    } else {
+        ctr__session_end(); /* its final round ends every sink */
+    }
+    atomic_store_explicit(&s->state_, SINK_OFF, memory_order_relaxed);
+    return 0;
+}
+
+int ctr__sink_is_attached(const struct ctr_sink *s)
+{
+    return atomic_load_explicit(&s->state_, memory_order_relaxed) == SINK_WANTED;
+}
+
+unsigned ctr__sinks_wanted(struct ctr_sink *sinks[CTR_SINKS_MAX])
+{
+    unsigned n = 0;
+    for (int i = 0; i < CTR_SINKS_MAX; i++) {
+        /* acquire: pairs with ctr__sink_attach's release store. */
+        struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_acquire);
+        if (w)
+            sinks[n++] = w;
+    }
+    return n;
+}
+
+int ctr__sink_leaving(const struct ctr_sink *s)
+{
+    /* acquire: pairs with ctr__sink_detach's release store. */
+    return atomic_load_explicit(&s->state_, memory_order_acquire) == SINK_LEAVING;
+}
+
+void ctr__sink_remove(struct ctr_sink *s)
+{
+    for (int i = 0; i < CTR_SINKS_MAX; i++)
+        if (atomic_load_explicit(&wanted[i], memory_order_relaxed) == s)
+            /* release: what `detached` did, before the detach sees it out. */
+            atomic_store_explicit(&wanted[i], NULL, memory_order_release);
+}
+
+void ctr__sinks_forked(void)
+{
+    for (int i = 0; i < CTR_SINKS_MAX; i++) {
+        struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_relaxed);
+        if (!w)
+            continue;
+        atomic_store_explicit(&wanted[i], NULL, memory_order_relaxed);
+        atomic_store_explicit(&w->state_, SINK_OFF, memory_order_relaxed);
+        if (w->ops->forked)
+            w->ops->forked(w);
+    }
+}
 
 int ctr__zstream_open(struct ctr_zstream *z, int level)
 {
@@ -33,11 +156,6 @@ void ctr__zstream_close(struct ctr_zstream *z)
     *z = (struct ctr_zstream){0};
 }
 
-int ctr__sink_begin(int level)
-{
-    return ctr__zstream_open(&Z, level);
-}
-
 int ctr__write_all(int fd, const void *buf, size_t len)
 {
     const uint8_t *p = buf;
@@ -50,28 +168,6 @@ int ctr__write_all(int fd, const void *buf, size_t len)
         p += n;
         len -= (size_t)n;
     }
-    return 0;
-}
-
-int ctr__sink_write(const void *buf, size_t len)
-{
-    if (atomic_load_explicit(&ctr__session.write_error, memory_order_relaxed))
-        return -EIO; /* after a failure the file ends at a frame boundary */
-    /* The file's number may move (the program dup2'd onto it): not while
-     * this write uses it. */
-    ctr__fd_use_begin(1);
-    int fd = atomic_load_explicit(&ctr__session.fd, memory_order_relaxed);
-    /* The file the trace started in, not whatever holds its number now. */
-    int err = ctr__session.close_fd && !ctr__fd_is(fd, &ctr__session.file_id)
-                  ? -EBADF
-                  : ctr__write_all(fd, buf, len);
-    ctr__fd_use_end();
-    if (err) {
-        int zero = 0;
-        atomic_compare_exchange_strong(&ctr__session.write_error, &zero, err);
-        return err;
-    }
-    atomic_fetch_add_explicit(&ctr__session.bytes_written, (uint64_t)len, memory_order_relaxed);
     return 0;
 }
 
@@ -106,10 +202,3 @@ int ctr__zstream_frame(struct ctr_zstream *zs, const struct ctr_outbuf *a,
     *zn = out.pos;
     return 0;
 }
-
-int ctr__sink_compress(const struct ctr_outbuf *a, const struct ctr_outbuf *b, const void **z,
-                       size_t *zn)
-{
-    return ctr__zstream_frame(&Z, a, b, z, zn);
-}
-

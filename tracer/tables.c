@@ -1,12 +1,13 @@
 /* tables.c - the records that describe the traced process rather than its
  * events (FORMAT.md §3): TRACE_INFO, CLOCK, MAPPING, STRING, STACK, THREAD,
- * and the one-event batches (or PENDING records) that open the waits of
- * calls still in progress.
+ * WAITING, and for the calls still in progress the PENDING records of each
+ * generation and the one-event batches of a trace's trailer.
  *
- * The collector writes them into each generation of the file, what the
- * tables gained since the last one; a flight-recorder dump writes all of
- * them at its start (ctr__rec_prologue), from whatever thread asked for it.
- * So nothing here keeps state between calls or belongs to one thread: each
+ * The collector writes them into each generation (which repeats what its
+ * events need: genstate.c); a sink that ends a trace (the file, a flight
+ * recorder's dump) writes the trailer (ctr__rec_trailer), from whatever
+ * thread it runs on. So nothing here keeps state between calls or belongs
+ * to one thread: each
  * function writes into the buffer it is given, and reads only what any
  * thread may read (the lock-free intern tables, the loader's list of
  * objects, the thread slab under its reclaim lock, which the callers of the
@@ -20,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void ctr__rec_trace_info(struct ctr_outbuf *o)
+uint32_t ctr__rec_trace_info(struct ctr_outbuf *o)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -30,6 +31,7 @@ void ctr__rec_trace_info(struct ctr_outbuf *o)
                                                                          : CTR_TICKS_MONOTONIC_NS,
             ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
             ctr__session.io_min_ns);
+    return exe_id;
 }
 
 void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c)
@@ -37,57 +39,57 @@ void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c)
     CTR_REC(o, CTR_REC_CLOCK, c->ticks, c->mono, c->real);
 }
 
-void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, const struct ctr_map_info *m)
+void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, uint64_t start, uint64_t limit,
+                      uint64_t file_offset, uint64_t bias, uint32_t path, const uint8_t *build_id,
+                      size_t build_id_len)
 {
-    uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
     size_t b = ctr_rec_begin(o, CTR_REC_MAPPING);
     ctr_out_uv(o, id);
-    ctr_out_uv(o, m->start);
-    ctr_out_uv(o, m->limit);
-    ctr_out_uv(o, m->file_offset);
-    ctr_out_uv(o, m->bias);
+    ctr_out_uv(o, start);
+    ctr_out_uv(o, limit);
+    ctr_out_uv(o, file_offset);
+    ctr_out_uv(o, bias);
     ctr_out_uv(o, path);
-    ctr_out_uv(o, m->build_id_len);
-    ctr_out_bytes(o, m->build_id, m->build_id_len);
+    ctr_out_uv(o, build_id_len);
+    ctr_out_bytes(o, build_id, build_id_len);
     ctr_rec_end(o, b);
 }
 
-static void visit_string(void *ctx, const struct ctr_intern_entry *e)
+void ctr__rec_string(struct ctr_outbuf *o, const struct ctr_intern_entry *e)
 {
-    struct ctr_outbuf *o = ctx;
     size_t b = ctr_rec_begin(o, CTR_REC_STRING);
     ctr_out_uv(o, e->id);
     ctr_out_bytes(o, e->bytes, e->len);
     ctr_rec_end(o, b);
 }
 
-static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
+/* A STACK record of n pcs. */
+static void rec_stack_pcs(struct ctr_outbuf *o, uint64_t id, const uintptr_t *pcs, uint32_t n)
 {
-    struct ctr_outbuf *o = ctx;
-    const uintptr_t *pcs = (const uintptr_t *)e->bytes;
-    uint32_t n = e->len / (uint32_t)sizeof(uintptr_t);
     size_t b = ctr_rec_begin(o, CTR_REC_STACK);
-    ctr_out_uv(o, e->id);
+    ctr_out_uv(o, id);
     ctr_out_uv(o, n);
     for (uint32_t i = 0; i < n; i++)
         ctr_out_uv(o, pcs[i]);
     ctr_rec_end(o, b);
 }
 
-void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor, int settle)
+void ctr__rec_stack(struct ctr_outbuf *o, const struct ctr_intern_entry *e)
 {
-    ctr__intern_scan(&ctr__strings, cursor, settle, visit_string, o);
-}
-
-void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor, int settle)
-{
-    ctr__intern_scan(&ctr__stacks, cursor, settle, visit_stack, o);
+    /* Entries start 8-aligned in the arena, and so do their bytes. */
+    rec_stack_pcs(o, e->id, (const uintptr_t *)e->bytes, e->len / (uint32_t)sizeof(uintptr_t));
 }
 
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name)
 {
     CTR_REC(o, CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name,
             (uint64_t)t->handle);
+}
+
+void ctr__rec_waiting(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
+                      uint64_t object, uint64_t stack)
+{
+    CTR_REC(o, CTR_REC_WAITING, thread_id, ticks, reason, object, stack);
 }
 
 void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
@@ -113,20 +115,15 @@ static uint32_t slots_in_use(void)
     return high < ctr__threads.capacity ? high : ctr__threads.capacity;
 }
 
-/* PENDING(thread, start, reason, object, stack), the same call as a record
- * (FORMAT.md §3). */
-static void rec_pending(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
-                        uint64_t object, uint64_t stack)
-{
-    CTR_REC(o, CTR_REC_PENDING, thread_id, ticks, reason, object, stack);
-}
+/* A call in progress (pending_calls). */
+struct pending_call {
+    uint64_t thread_id, ticks, reason, object;
+    uintptr_t pc;
+};
 
 /* Calls emit for each thread inside an I/O call (or a wait for a process
- * or a signal) for io_min_ns or more, with its thread, start, reason,
- * object and call site. */
-static void pending_calls(struct ctr_outbuf *o,
-                          void (*emit)(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks,
-                                       uint64_t reason, uint64_t object, uint64_t stack))
+ * or a signal) for io_min_ns or more. Under ctr__threads.reclaim. */
+static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c), void *ctx)
 {
     uint64_t now = ctr__ticks();
     uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
@@ -134,61 +131,77 @@ static void pending_calls(struct ctr_outbuf *o,
         struct ctr_thread *t = &ctr__threads.slab[s];
         if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
             continue;
-        /* acquire: pairs with ctr__io_begin's release; reading io_start
-         * again after the fields catches a call that ended meanwhile. */
+        /* The owner's protocol (ctr__io_begin, ctr__io_end): a seqlock whose
+         * sequence is io_start. acquire: pairs with ctr__io_begin's release
+         * store, so the fields it wrote before are seen. */
         uint64_t start = atomic_load_explicit(&t->io_start, memory_order_acquire);
         if (!start || now - start < min)
             continue;
         uint64_t reason = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
-        uint64_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
+        uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
         int fd = atomic_load_explicit(&t->io_fd, memory_order_relaxed);
         int by_fd = atomic_load_explicit(&t->io_by_fd, memory_order_relaxed);
-        /* acquire fence: the field loads above before the load below. */
+        /* acquire fence: if a field load above read a store of the owner's
+         * next call, which the owner made after its release fence in
+         * ctr__io_begin, then its clearing of io_start (before that fence)
+         * is visible to the load below, which then differs from start. */
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
             continue;
         if (by_fd && ctr__fd_is_socket(fd))
             reason++; /* the NET_ variant (see interpose_io.c) */
-        uint64_t stack = pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
-        emit(o, t->id, start, reason, (uint64_t)(int64_t)fd, stack);
+        struct pending_call c = {t->id, start, reason, (uint64_t)(int64_t)fd, pc};
+        emit(ctx, &c);
     }
 }
 
-void ctr__pending_io(struct ctr_outbuf *o)
-{
-    pending_calls(o, ctr__rec_block);
-}
-
-void ctr__rec_pending(struct ctr_outbuf *o)
-{
-    pending_calls(o, rec_pending);
-}
-
-struct map_count {
+struct pending_ctx {
     struct ctr_outbuf *o;
-    uint64_t id;
+    void (*need_stack)(uint64_t id);
 };
 
-static void visit_map(void *ctx, const struct ctr_map_info *m)
+static uint64_t call_site_stack(const struct pending_call *c)
 {
-    struct map_count *mc = ctx;
-    ctr__rec_mapping(mc->o, ++mc->id, m);
+    return c->pc ? ctr__intern(&ctr__stacks, &c->pc, sizeof(c->pc)) : 0;
 }
 
-void ctr__rec_prologue(struct ctr_outbuf *o, const struct ctr_clock_sample *start,
-                       uint32_t (*name_of)(void *ctx, uint64_t thread_id, uint32_t registered),
-                       void *ctx)
+/* PENDING(thread, start, reason, object, stack) (FORMAT.md §3). */
+static void emit_pending(void *ctx, const struct pending_call *c)
 {
-    ctr__rec_trace_info(o);
-    ctr__rec_clock(o, start);
-    struct map_count mc = {o, 0};
-    ctr__maps_scan(visit_map, &mc);
-    size_t strings = 0, stacks = 0;
-    ctr__rec_strings(o, &strings, 1);
-    ctr__rec_stacks(o, &stacks, 1);
-    for (uint32_t s = 0; s < slots_in_use(); s++) {
-        const struct ctr_thread *t = &ctr__threads.slab[s];
-        if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_FREE)
-            ctr__rec_thread(o, t, name_of(ctx, t->id, t->name_id));
-    }
+    struct pending_ctx *pc = ctx;
+    uint64_t stack = call_site_stack(c);
+    pc->need_stack(stack);
+    CTR_REC(pc->o, CTR_REC_PENDING, c->thread_id, c->ticks, c->reason, c->object, stack);
+}
+
+void ctr__rec_pending(struct ctr_outbuf *o, void (*need_stack)(uint64_t id))
+{
+    struct pending_ctx ctx = {o, need_stack};
+    ctr_lock_acquire(&ctr__threads.reclaim);
+    pending_calls(emit_pending, &ctx);
+    ctr_lock_release(&ctr__threads.reclaim);
+}
+
+/* A one-event batch opening the call's wait, and the stack it names. */
+static void emit_open_wait(void *ctx, const struct pending_call *c)
+{
+    struct ctr_outbuf *o = ctx;
+    uint64_t stack = call_site_stack(c);
+    if (stack)
+        rec_stack_pcs(o, stack, &c->pc, 1);
+    ctr__rec_block(o, c->thread_id, c->ticks, c->reason, c->object, stack);
+}
+
+void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped)
+{
+    ctr_lock_acquire(&ctr__threads.reclaim);
+    pending_calls(emit_open_wait, o);
+    ctr_lock_release(&ctr__threads.reclaim);
+    struct ctr_clock_sample now;
+    ctr__clock_sample(&now.ticks, &now.mono, &now.real);
+    ctr__rec_clock(o, &now);
+    CTR_REC(o, CTR_REC_END, events_dropped,
+            atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
+            atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
+            atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
 }

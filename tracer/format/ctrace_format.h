@@ -24,7 +24,7 @@
 #define CTR_FILE_MAGIC_LEN 8
 #define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
 #define CTR_VERSION_MAJOR 1
-#define CTR_VERSION_MINOR 1
+#define CTR_VERSION_MINOR 2
 
 /* ---------------------------------------------------------------------------
  * Records (FORMAT.md §3): the decompressed stream is a sequence of
@@ -52,7 +52,9 @@
     X(12, SWITCHES)    /* thread id, base CLOCK_MONOTONIC ns, then SWITCH_* */ \
                        /* and LOST events whose deltas are nanoseconds     */ \
     X(13, PENDING)     /* thread id, ticks, reason, object, stack: a call  */ \
-                       /* in progress as the generation ends (1.1)          */
+                       /* in progress as the generation ends (1.1)          */ \
+    X(14, WAITING)     /* thread id, ticks, reason, object, stack: a wait  */ \
+                       /* going on as the generation begins (1.2)           */
 
 enum ctr_record_kind {
 #define CTR_X_REC(id, name) CTR_REC_##name = id,

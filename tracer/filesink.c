@@ -1,0 +1,192 @@
+/* filesink.c - the trace file: the sink behind trace_start / trace_stop
+ * (ctrace/trace.h).
+ *
+ * trace_start opens the file (or takes the caller's descriptor), writes the
+ * header, and attaches the sink (sink.h), which starts the session unless
+ * the flight recorder runs one already. The collector then hands it every
+ * generation's frames, which it writes as they come; when trace_stop
+ * detaches it, its last generation is followed by the trailer (the calls
+ * still in progress, END: ctr__rec_trailer) in a frame of its own. The file
+ * remembers its first write error, after which it ends at a frame boundary
+ * and nothing more is written to it.
+ */
+#include "ctrace/trace.h"
+#include "interpose.h"
+#include "internal.h"
+#include "record.h"
+#include "sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct file_sink {
+    struct ctr_sink sink;
+    /* A tracer descriptor (fdguard.c; it may move, used under
+     * ctr__fd_use_begin) when trace_start opened it (close_fd), else the
+     * caller's. */
+    _Atomic int fd;
+    int close_fd;
+    struct ctr_fd_id id;         /* what fd referred to when trace_start opened it */
+    int level;                   /* the trailer's compression */
+    /* The first negative errno of a write: the collector stores it, the
+     * API reads it (relaxed: trace_stop reads it after the detach, which
+     * synchronizes with the collector). */
+    _Atomic int error;
+    _Atomic uint64_t bytes;
+} F;
+
+/* Writes buf whole to the file, unless a write failed before. */
+static int file_write(const void *buf, size_t len)
+{
+    if (atomic_load_explicit(&F.error, memory_order_relaxed))
+        return -EIO; /* after a failure the file ends at a frame boundary */
+    /* The file's number may move (the program dup2'd onto it): not while
+     * this write uses it. */
+    ctr__fd_use_begin(1);
+    int fd = atomic_load_explicit(&F.fd, memory_order_relaxed);
+    /* The file the trace started in, not whatever holds its number now. */
+    int err = F.close_fd && !ctr__fd_is(fd, &F.id) ? -EBADF : ctr__write_all(fd, buf, len);
+    ctr__fd_use_end();
+    if (err) {
+        atomic_store_explicit(&F.error, err, memory_order_relaxed);
+        return err;
+    }
+    atomic_fetch_add_explicit(&F.bytes, (uint64_t)len, memory_order_relaxed);
+    return 0;
+}
+
+static void on_frame(struct ctr_sink *s, const void *z, size_t n)
+{
+    (void)s;
+    file_write(z, n);
+}
+
+/* The trace is complete: what ends it, in a frame of its own. */
+static void on_detached(struct ctr_sink *s)
+{
+    (void)s;
+    struct ctr_outbuf o = {0};
+    struct ctr_zstream z = {0};
+    const void *out;
+    size_t n;
+    ctr__rec_trailer(&o, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
+    int rc = o.oom ? -ENOMEM : ctr__zstream_open(&z, F.level);
+    if (rc == 0 && (rc = ctr__zstream_frame(&z, &o, NULL, &out, &n)) == 0)
+        file_write(out, n);
+    else if (!atomic_load_explicit(&F.error, memory_order_relaxed))
+        atomic_store_explicit(&F.error, rc, memory_order_relaxed);
+    ctr__zstream_close(&z);
+    free(o.p);
+}
+
+static void on_forked(struct ctr_sink *s)
+{
+    (void)s;
+    /* The descriptor is gone (ctr__fd_forget_all): the child's trace, if
+     * it starts one, is a file of its own. */
+    F.close_fd = 0;
+}
+
+static const struct ctr_sink_ops file_ops = {
+    .frame = on_frame,
+    .detached = on_detached,
+    .forked = on_forked,
+};
+
+int trace_start(const char *path)
+{
+    if (!path)
+        return -EINVAL;
+    struct trace_options o = {.path = path};
+    return trace_start_opts(&o);
+}
+
+int trace_start_opts(const struct trace_options *o)
+{
+    if (!o || (!o->path && o->fd < 1) || ctr__options_check(o) != 0)
+        return -EINVAL;
+    ctr__api_lock();
+    int rc = 0;
+    if (ctr__sink_is_attached(&F.sink)) {
+        rc = -EBUSY;
+        goto out;
+    }
+    if (o->path) {
+        /* The trace holds the program's log messages and paths: only its
+         * owner reads it. A symlink planted at the path is not followed. */
+        int fd = ctr__fd_adopt(
+            ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
+            &F.fd);
+        if (fd < 0) {
+            rc = fd == -1 ? -errno : fd;
+            goto out;
+        }
+        ctr__fd_identify(fd, &F.id);
+        F.close_fd = 1;
+    } else {
+        atomic_store_explicit(&F.fd, o->fd, memory_order_relaxed);
+        F.close_fd = 0;
+    }
+    F.level = o->compression_level ? o->compression_level : 1;
+    atomic_store_explicit(&F.error, 0, memory_order_relaxed);
+    atomic_store_explicit(&F.bytes, 0, memory_order_relaxed);
+    uint8_t h[CTR_FILE_HEADER_LEN];
+    ctr__file_header(h);
+    if ((rc = file_write(h, sizeof(h))) == 0) {
+        F.sink.ops = &file_ops;
+        F.sink.frame_bytes = 0;
+        /* The file's fields above before the collector calls the sink
+         * (ctr__sink_attach publishes it with a release store). */
+        if ((rc = ctr__sink_attach(&F.sink, o)) == 0)
+            goto out;
+    }
+    if (F.close_fd)
+        ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed));
+out:
+    ctr__api_unlock();
+    return rc;
+}
+
+int trace_stop(void)
+{
+    ctr__api_lock();
+    if (ctr__sink_detach(&F.sink) != 0) {
+        ctr__api_unlock();
+        return -ENOENT;
+    }
+    int rc = atomic_load_explicit(&F.error, memory_order_relaxed);
+    int crc = F.close_fd ? ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed)) : 0;
+    if (crc != 0 && rc == 0)
+        rc = crc;
+    ctr__api_unlock();
+    return rc;
+}
+
+int trace_is_running(void)
+{
+    return ctr__sink_is_attached(&F.sink);
+}
+
+int trace_get_counters(struct trace_counters *out)
+{
+    if (!out)
+        return -EINVAL;
+    out->events_dropped = atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed);
+    out->bytes_written = atomic_load_explicit(&F.bytes, memory_order_relaxed);
+    out->chunks_flushed = atomic_load_explicit(&ctr__session.chunks_flushed, memory_order_relaxed);
+    return 0;
+}
+
+int ctr__trace_fd(void)
+{
+    return trace_is_running() ? atomic_load_explicit(&F.fd, memory_order_relaxed) : -1;
+}
+
+/* Flush a running trace when the program exits normally. */
+__attribute__((destructor)) static void trace_at_exit(void)
+{
+    if (trace_is_running())
+        ctr__autostart_stopped(trace_stop());
+}

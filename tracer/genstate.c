@@ -1,0 +1,343 @@
+/* genstate.c - what makes each generation stand alone (FORMAT.md §3.1).
+ *
+ * A reader, or a sink, may start at any generation: so each one repeats what
+ * its events need from before it. The collector shows this file every batch
+ * it takes (ctr__gen_observe); from the events it learns
+ *   - the stacks and strings the generation refers to, whose STACK and
+ *     STRING records it then writes, looked up by id in the intern tables
+ *     (ctr__intern_entry), each once per generation;
+ *   - what each thread is doing: blocked (on what, since when, from where)
+ *     and its latest name, so that the next generation can say which threads
+ *     are inside a wait as it begins (WAITING records) and name them (THREAD
+ *     records).
+ * It also keeps the list of executable mappings, with ids stable for the
+ * whole process, all of which each generation repeats.
+ *
+ * Collector thread only (and the forked child, alone): no locks.
+ */
+#include "genstate.h"
+#include "maps.h"
+#include "record.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What a thread is doing, as far as its events said. */
+struct tstate {
+    uint64_t id; /* 0: nothing known */
+    uint8_t blocked;
+    uint64_t reason, object, stack, since_ticks;
+    uint32_t name; /* latest ThreadName, 0 if none */
+};
+
+/* A thread inside a wait as the generation began. */
+struct waiting {
+    uint64_t thread_id, since_ticks, reason, object, stack;
+};
+
+/* A mapping as first seen; its id is its index + 1. */
+struct map {
+    uint64_t start, limit, file_offset, bias;
+    uint32_t path;
+    uint8_t build_id_len;
+    uint8_t build_id[64];
+};
+
+/* The ids one generation needs from an intern table: each once (marks). */
+struct needed {
+    uint32_t *ids;
+    size_t n, cap;
+    uint32_t *mark; /* by id: the generation's mark when in ids[] */
+    size_t nmark;
+};
+
+static struct {
+    struct tstate *threads; /* by slot */
+    uint32_t nthreads;
+    uint32_t mark; /* this generation's, never 0 */
+    struct needed stacks, strings;
+    struct waiting *waiting;
+    size_t nwaiting, waiting_cap;
+    uint64_t *open_waits;
+    size_t nopen, open_cap;
+    struct map *maps;
+    size_t nmaps, maps_cap;
+    uint64_t maps_version;
+    int maps_scanned;
+} G;
+
+/* Room for n + 1 elements of *arr (cap of them now): 0, or -1 when out of
+ * memory. */
+static int grow(void *arr, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*(void **)arr, c * size);
+    if (!p)
+        return -1;
+    *(void **)arr = p;
+    *cap = c;
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Ids a generation needs
+ * ------------------------------------------------------------------------- */
+
+static void need(struct needed *nd, uint64_t id)
+{
+    if (id == 0 || id > UINT32_MAX)
+        return;
+    if (id >= nd->nmark) {
+        size_t n = nd->nmark ? nd->nmark : 1024;
+        while (n <= id)
+            n *= 2;
+        uint32_t *m = realloc(nd->mark, n * sizeof(*m));
+        if (!m)
+            return; /* the record is missing; the reader says so */
+        memset(m + nd->nmark, 0, (n - nd->nmark) * sizeof(*m));
+        nd->mark = m;
+        nd->nmark = n;
+    }
+    if (nd->mark[id] == G.mark || grow(&nd->ids, &nd->cap, nd->n, sizeof(*nd->ids)))
+        return;
+    nd->mark[id] = G.mark;
+    nd->ids[nd->n++] = (uint32_t)id;
+}
+
+void ctr__gen_need_stack(uint64_t id)
+{
+    need(&G.stacks, id);
+}
+
+void ctr__gen_need_string(uint64_t id)
+{
+    need(&G.strings, id);
+}
+
+/* TEMPORARY until the shared decoder lands in ctrace_format.h. */
+struct ctr_event_fields {
+    uint8_t type, nargs;
+    uint64_t args[CTR_MAX_ARGS];
+};
+
+static size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, struct ctr_event_fields *ev)
+{
+    const uint8_t *q = p;
+    if (q >= end || *q >= CTR_EV_LIMIT || !ctr_event_specs[*q].name)
+        return 0;
+    ev->type = *q++;
+    const struct ctr_event_spec *spec = &ctr_event_specs[ev->type];
+    ev->nargs = spec->nargs;
+    for (int i = 0; i < spec->nargs; i++) {
+        size_t used = ctr_get_uvarint(q, end, &ev->args[i]);
+        if (!used)
+            return 0;
+        q += used;
+    }
+    if (spec->args[spec->nargs - 1] == CTR_ARG_LENGTH) {
+        if (ev->args[spec->nargs - 1] > (uint64_t)(end - q))
+            return 0;
+        q += ev->args[spec->nargs - 1];
+    }
+    return (size_t)(q - p);
+}
+
+/* ---------------------------------------------------------------------------
+ * Threads' states, from their events
+ * ------------------------------------------------------------------------- */
+
+static struct tstate *tstate_of(uint32_t slot)
+{
+    if (slot >= G.nthreads) {
+        uint32_t n = G.nthreads ? G.nthreads : 64;
+        while (n <= slot)
+            n *= 2;
+        struct tstate *t = realloc(G.threads, n * sizeof(*t));
+        if (!t)
+            return NULL;
+        memset(t + G.nthreads, 0, (n - G.nthreads) * sizeof(*t));
+        G.threads = t;
+        G.nthreads = n;
+    }
+    return &G.threads[slot];
+}
+
+void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
+                      size_t n)
+{
+    struct tstate *ts = tstate_of(slot);
+    if (ts && ts->id != thread_id)
+        *ts = (struct tstate){.id = thread_id};
+    const uint8_t *end = p + n;
+    uint64_t ticks = base_ticks;
+    struct ctr_event_fields ev;
+    /* Our own writer's complete events; still, stop at anything unexpected
+     * rather than read past the batch. */
+    for (size_t used; p < end && (used = ctr_decode_event(p, end, &ev)) != 0; p += used) {
+        const struct ctr_event_spec *spec = &ctr_event_specs[ev.type];
+        for (unsigned i = 1; i < spec->nargs; i++) {
+            if (spec->args[i] == CTR_ARG_STACK)
+                need(&G.stacks, ev.args[i]);
+            else if (spec->args[i] == CTR_ARG_STRING)
+                need(&G.strings, ev.args[i]);
+        }
+        ticks += ev.args[0];
+        if (!ts)
+            continue;
+        switch (ev.type) {
+        case CTR_EV_BLOCK:
+            ts->blocked = 1;
+            ts->reason = ev.args[1];
+            ts->object = ev.args[2];
+            ts->stack = ev.args[3];
+            ts->since_ticks = ticks;
+            break;
+        case CTR_EV_UNBLOCK:
+        case CTR_EV_THREAD_END:
+            ts->blocked = 0;
+            break;
+        case CTR_EV_THREAD_NAME:
+            /* Any thread may name any other: find it by id. */
+            for (uint32_t i = 0; i < G.nthreads; i++)
+                if (G.threads[i].id == ev.args[1])
+                    G.threads[i].name = (uint32_t)ev.args[2];
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+void ctr__gen_forget(uint32_t slot)
+{
+    if (slot < G.nthreads)
+        G.threads[slot] = (struct tstate){0};
+}
+
+uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t registered)
+{
+    if (slot < G.nthreads && G.threads[slot].id == thread_id && G.threads[slot].name)
+        return G.threads[slot].name;
+    return registered;
+}
+
+/* ---------------------------------------------------------------------------
+ * Generations
+ * ------------------------------------------------------------------------- */
+
+void ctr__gen_begin(void)
+{
+    if (++G.mark == 0) {
+        /* Wrapped (after 2^32 generations): no stale mark may match. */
+        if (G.stacks.mark)
+            memset(G.stacks.mark, 0, G.stacks.nmark * sizeof(uint32_t));
+        if (G.strings.mark)
+            memset(G.strings.mark, 0, G.strings.nmark * sizeof(uint32_t));
+        G.mark = 1;
+    }
+    G.stacks.n = G.strings.n = 0;
+    G.nwaiting = 0;
+    for (uint32_t i = 0; i < G.nthreads; i++) {
+        const struct tstate *t = &G.threads[i];
+        if (!t->id || !t->blocked || grow(&G.waiting, &G.waiting_cap, G.nwaiting, sizeof(*G.waiting)))
+            continue;
+        G.waiting[G.nwaiting++] =
+            (struct waiting){t->id, t->since_ticks, t->reason, t->object, t->stack};
+        need(&G.stacks, t->stack);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+size_t ctr__gen_open_waits(const uint64_t **since)
+{
+    G.nopen = 0;
+    for (uint32_t i = 0; i < G.nthreads; i++) {
+        const struct tstate *t = &G.threads[i];
+        if (t->id && t->blocked && t->reason < CTR_REASON_LIMIT &&
+            ctr_reason_specs[t->reason].wait_class != CTR_CLASS_SLEEP &&
+            grow(&G.open_waits, &G.open_cap, G.nopen, sizeof(*G.open_waits)) == 0)
+            G.open_waits[G.nopen++] = t->since_ticks;
+    }
+    if (G.nopen > 1)
+        qsort(G.open_waits, G.nopen, sizeof(*G.open_waits), cmp_u64);
+    *since = G.open_waits;
+    return G.nopen;
+}
+
+static void add_map(void *ctx, const struct ctr_map_info *m)
+{
+    (void)ctx;
+    for (size_t i = 0; i < G.nmaps; i++)
+        if (G.maps[i].start == m->start && G.maps[i].limit == m->limit)
+            return;
+    if (grow(&G.maps, &G.maps_cap, G.nmaps, sizeof(*G.maps)))
+        return;
+    struct map *d = &G.maps[G.nmaps++];
+    *d = (struct map){m->start, m->limit, m->file_offset, m->bias,
+                      ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path)),
+                      (uint8_t)m->build_id_len, {0}};
+    memcpy(d->build_id, m->build_id, m->build_id_len);
+}
+
+void ctr__gen_write_mappings(struct ctr_outbuf *o)
+{
+    uint64_t v = ctr__maps_version();
+    if (!G.maps_scanned || v != G.maps_version) {
+        G.maps_version = v;
+        G.maps_scanned = 1;
+        ctr__maps_scan(add_map, NULL);
+    }
+    for (size_t i = 0; i < G.nmaps; i++) {
+        const struct map *m = &G.maps[i];
+        need(&G.strings, m->path);
+        ctr__rec_mapping(o, i + 1, m->start, m->limit, m->file_offset, m->bias, m->path,
+                         m->build_id, m->build_id_len);
+    }
+}
+
+void ctr__gen_write_tables(struct ctr_outbuf *o)
+{
+    for (size_t i = 0; i < G.nwaiting; i++) {
+        const struct waiting *w = &G.waiting[i];
+        ctr__rec_waiting(o, w->thread_id, w->since_ticks, w->reason, w->object, w->stack);
+    }
+    for (size_t i = 0; i < G.stacks.n; i++) {
+        const struct ctr_intern_entry *e = ctr__intern_entry(&ctr__stacks, G.stacks.ids[i]);
+        if (e)
+            ctr__rec_stack(o, e);
+    }
+    for (size_t i = 0; i < G.strings.n; i++) {
+        const struct ctr_intern_entry *e = ctr__intern_entry(&ctr__strings, G.strings.ids[i]);
+        if (e)
+            ctr__rec_string(o, e);
+    }
+}
+
+void ctr__gen_forked(void)
+{
+    /* The intern tables start again from empty: no id or mapping of the
+     * parent's means anything now. */
+    for (uint32_t i = 0; i < G.nthreads; i++)
+        G.threads[i] = (struct tstate){0};
+    G.nmaps = 0;
+    G.maps_scanned = 0;
+    if (G.stacks.mark)
+        memset(G.stacks.mark, 0, G.stacks.nmark * sizeof(uint32_t));
+    if (G.strings.mark)
+        memset(G.strings.mark, 0, G.strings.nmark * sizeof(uint32_t));
+    G.stacks.n = G.strings.n = G.nwaiting = 0;
+}
+
+void ctr__gen_session(void)
+{
+    /* A new session: what threads did before it is not in its trace. */
+    for (uint32_t i = 0; i < G.nthreads; i++)
+        G.threads[i] = (struct tstate){0};
+}

@@ -1,0 +1,117 @@
+/* sink.h - the seam between the collector and its outputs.
+ *
+ * The collector (collector.c) turns the threads' buffers into one
+ * generation per round (FORMAT.md §3.1) and hands each generation to every
+ * sink attached to it, through the callbacks below, all on the collector
+ * thread: gen_begin, then each batch of events as it is taken (for a sink
+ * that wants the events themselves), each compressed frame as it is cut
+ * (for a sink that keeps or writes the encoded trace), and gen_end. The
+ * generation is self-contained (FORMAT.md §3.1): a sink may start at any
+ * one, and needs nothing from the collector beyond what it is handed. What
+ * ends a trace (the calls still in progress, END) is not part of any
+ * generation: a sink that writes a complete trace adds it itself, with
+ * ctr__rec_trailer (tables.c).
+ *
+ * The trace file (filesink.c) and the flight recorder (flightrec/) are
+ * sinks. A new output implements the callbacks it needs and is attached
+ * with ctr__sink_attach; nothing in tracer/ knows which sinks exist.
+ *
+ * Lifetime. ctr__sink_attach (under the API lock) starts the session if
+ * none runs and asks the collector to feed the sink from its next round on;
+ * it does not wait (a trace_start in a constructor that dlopen runs must not
+ * wait for a collector that may need the loader's lock). ctr__sink_detach
+ * waits until the collector has fed the sink its last generation and
+ * called `detached`; the last sink's detach ends the session, whose final
+ * round is that last generation. Each sink is attached at most once at a
+ * time; its struct must stay valid while attached.
+ */
+#ifndef CTR_SINK_H
+#define CTR_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* The most sinks attached at once. */
+#define CTR_SINKS_MAX 8
+
+/* One batch of one thread's events, as the collector takes it. */
+struct ctr_sink_batch {
+    uint8_t kind;        /* CTR_REC_BATCH (ticks) or CTR_REC_SWITCHES (ns) */
+    uint64_t thread_id;
+    uint64_t base;       /* the time the first event's delta counts from */
+    const uint8_t *events; /* complete events (FORMAT.md §4), valid during the call */
+    size_t len;
+};
+
+/* A generation as it ends. */
+struct ctr_gen_summary {
+    uint64_t number;
+    struct ctr_clock_sample start, end; /* the clock as it began and ended */
+    /* When each wait that is still going on began (ticks, ascending): the
+     * threads blocked now, but for sleeps (no slow request sleeps). */
+    const uint64_t *open_waits;
+    size_t nopen_waits;
+};
+
+struct ctr_sink;
+
+/* The callbacks; any may be NULL. All run on the collector thread, except
+ * `forked`, which runs in a forked child (alone, the sink detached). */
+struct ctr_sink_ops {
+    /* Generation `gen` begins; `start` is the clock as it began. */
+    void (*gen_begin)(struct ctr_sink *s, uint64_t gen, const struct ctr_clock_sample *start);
+    void (*batch)(struct ctr_sink *s, const struct ctr_sink_batch *b);
+    /* A zstd frame of the generation (FORMAT.md §2), valid during the call. */
+    void (*frame)(struct ctr_sink *s, const void *z, size_t n);
+    /* The generation is over (its last frame was handed over). */
+    void (*gen_end)(struct ctr_sink *s, const struct ctr_gen_summary *g);
+    /* The sink has had its last generation: the collector never calls it
+     * again. */
+    void (*detached)(struct ctr_sink *s);
+    void (*forked)(struct ctr_sink *s);
+};
+
+struct ctr_sink {
+    /* Public: set by the sink's owner before attaching. */
+    const struct ctr_sink_ops *ops;
+    /* Raw bytes after which the collector cuts a frame mid-generation for
+     * this sink's sake (a window that must hold several); 0: the default. */
+    size_t frame_bytes;
+    /* Private to sink.c: SINK_OFF, _WANTED, _LEAVING (sink.c). Written by
+     * the API under its lock; the collector reads it (ctr__sink_leaving). */
+    _Atomic int state_;
+};
+
+/* Attaches s, beginning a session with options o if none runs. Under the API
+ * lock. @return 0, -EBUSY if s is attached, -ENOSPC when CTR_SINKS_MAX are,
+ * or -errno from starting the session. */
+int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o);
+/* Detaches s; returns once its `detached` has run. Under the API lock.
+ * @return 0, or -ENOENT if s is not attached. */
+int ctr__sink_detach(struct ctr_sink *s);
+/* Whether s is attached (a relaxed load: a hint outside the API lock). */
+int ctr__sink_is_attached(const struct ctr_sink *s);
+
+/* The collector's view of the sinks: what the API wants attached now,
+ * copied into sinks[] (acquire). @return how many. Collector thread. */
+unsigned ctr__sinks_wanted(struct ctr_sink *sinks[CTR_SINKS_MAX]);
+/* Whether s is to be fed its last generation this round (its detach was
+ * asked for). Collector thread. */
+int ctr__sink_leaving(const struct ctr_sink *s);
+/* Takes s out of wanted[] once its `detached` has run: its detach returns.
+ * Collector thread. */
+void ctr__sink_remove(struct ctr_sink *s);
+/* In a forked child: tells every attached sink (forked) and detaches all. */
+void ctr__sinks_forked(void);
+
+/* ---------------------------------------------------------------------------
+ * Frames: compressing and writing (sink.c)
+ * ------------------------------------------------------------------------- */
+
+/* Writes all of buf to fd (EINTR and short writes handled). @return 0 or
+ * -errno. */
+int ctr__write_all(int fd, const void *buf, size_t len);
+
+#endif
