@@ -1,0 +1,392 @@
+/* test-generations.c - every generation stands alone (FORMAT.md §3.1), and
+ * the sink seam (tracer/sink.h) lets an output start at any of them.
+ *
+ * A real trace (threads contending a mutex, one blocked for the whole run,
+ * one renamed midway, tasks, regions and logs) and a flight recorder's dump
+ * of the same run are cut at every generation boundary; each cut, read
+ * alone, must resolve every stack, string, mapping and thread name its
+ * events use, and must know the thread that was already blocked when it
+ * begins. A sink of the test's own, attached while the trace runs, gets
+ * generations that make a complete trace by themselves.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "ctrace/flightrec.h"
+#include "ctrace/trace.h"
+#include "internal.h"
+#include "reader.h"
+#include "record.h"
+#include "sink.h"
+#include "testutil.h"
+
+#define MS 1000000ull
+
+/* ---------------------------------------------------------------------------
+ * The workload
+ * ------------------------------------------------------------------------- */
+
+static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t never = PTHREAD_MUTEX_INITIALIZER; /* held by main throughout */
+static atomic_int stop, renamed;
+static _Atomic pid_t stuck_tid;
+
+static void *contender(void *arg)
+{
+    pthread_setname_np(pthread_self(), (const char *)arg);
+    for (int i = 0; !atomic_load(&stop); i++) {
+        trace_task_t task = trace_task_begin("gen-request", 0);
+        trace_region_begin(task, "gen-critical");
+        pthread_mutex_lock(&contended);
+        usleep(200);
+        pthread_mutex_unlock(&contended);
+        trace_region_end(task, "gen-critical");
+        trace_logf(task, "gen-log", "request %d", i);
+        trace_task_end(task);
+        if (i == 20 && strcmp(arg, "gen-a") == 0) {
+            pthread_setname_np(pthread_self(), "gen-renamed");
+            atomic_store(&renamed, 1);
+        }
+    }
+    return NULL;
+}
+
+static void *stuck(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "gen-stuck");
+    atomic_store(&stuck_tid, ctr_test_tid());
+    pthread_mutex_lock(&never); /* until main lets it go, after the trace */
+    pthread_mutex_unlock(&never);
+    return NULL;
+}
+
+struct workload {
+    pthread_t threads[3];
+};
+
+static void workload_start(struct workload *w)
+{
+    atomic_store(&stop, 0);
+    atomic_store(&renamed, 0);
+    atomic_store(&stuck_tid, 0);
+    pthread_mutex_lock(&never);
+    assert_int_equal(pthread_create(&w->threads[0], NULL, stuck, NULL), 0);
+    assert_int_equal(pthread_create(&w->threads[1], NULL, contender, "gen-a"), 0);
+    assert_int_equal(pthread_create(&w->threads[2], NULL, contender, "gen-b"), 0);
+}
+
+/* Stops the contenders, once one was renamed; the stuck thread stays
+ * blocked until the end. */
+static void workload_stop_contenders(struct workload *w)
+{
+    while (!atomic_load(&renamed))
+        usleep(1000);
+    atomic_store(&stop, 1);
+    pthread_join(w->threads[1], NULL);
+    pthread_join(w->threads[2], NULL);
+}
+
+static void workload_end(struct workload *w)
+{
+    pthread_mutex_unlock(&never);
+    pthread_join(w->threads[0], NULL);
+}
+
+/* ---------------------------------------------------------------------------
+ * Cutting a trace at its generations
+ * ------------------------------------------------------------------------- */
+
+struct file {
+    uint8_t *data;
+    size_t len;
+};
+
+static struct file slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    struct file b = {0};
+    size_t cap = 0;
+    for (;;) {
+        if (b.len == cap) {
+            cap = cap ? cap * 2 : 1 << 20;
+            b.data = realloc(b.data, cap);
+            assert_non_null(b.data);
+        }
+        size_t n = fread(b.data + b.len, 1, cap - b.len, f);
+        if (n == 0)
+            break;
+        b.len += n;
+    }
+    fclose(f);
+    return b;
+}
+
+/* The first byte of the zstd frame at p: the kind of its first record. */
+static int first_record_kind(const uint8_t *p, size_t n)
+{
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    uint8_t first = 0;
+    ZSTD_inBuffer in = {p, n, 0};
+    ZSTD_outBuffer out = {&first, 1, 0};
+    while (out.pos == 0 && in.pos < in.size)
+        if (ZSTD_isError(ZSTD_decompressStream(d, &out, &in)))
+            break;
+    ZSTD_freeDCtx(d);
+    return out.pos ? first : -1;
+}
+
+/* The file offsets of the frames that begin a generation. */
+static size_t generation_starts(const struct file *f, size_t *starts, size_t cap)
+{
+    size_t n = 0;
+    for (size_t off = CTR_FILE_HEADER_LEN; off < f->len;) {
+        size_t len = ZSTD_findFrameCompressedSize(f->data + off, f->len - off);
+        assert_false(ZSTD_isError(len));
+        if (first_record_kind(f->data + off, len) == CTR_REC_GEN_BEGIN && n < cap)
+            starts[n++] = off;
+        off += len;
+    }
+    return n;
+}
+
+/* What every cut must hold: whatever its events use, resolved. */
+static void check_cut(const struct file *f, size_t from, const char *what)
+{
+    size_t len = CTR_FILE_HEADER_LEN + (f->len - from);
+    uint8_t *cut = malloc(len);
+    assert_non_null(cut);
+    memcpy(cut, f->data, CTR_FILE_HEADER_LEN);
+    memcpy(cut + CTR_FILE_HEADER_LEN, f->data + from, f->len - from);
+    struct ctr_trace t;
+    char err[256];
+    if (ctr_trace_read_mem(cut, len, &t, err, sizeof(err)) != 0)
+        fail_msg("%s cut at %zu: %s", what, from, err);
+    if (t.damage[0] || t.warning[0])
+        fail_msg("%s cut at %zu: %s%s", what, from, t.damage, t.warning);
+    assert_true(t.complete);
+    assert_true(t.exe[0] != 0);
+    assert_true(t.nmappings > 0);
+    for (size_t i = 0; i < t.nmappings; i++)
+        assert_true(t.mappings[i].path[0] != 0);
+    int stuck_blocked = 0;
+    for (size_t i = 0; i < t.nthreads; i++) {
+        const struct ctr_thread_info *th = &t.threads[i];
+        if (!th->nevents)
+            continue;
+        /* A THREAD record for every thread with events, and its name. */
+        if (th->os_tid == 0 || th->name[0] == 0)
+            fail_msg("%s cut at %zu: thread %llu has %zu events but no record or name", what,
+                     from, (unsigned long long)th->id, th->nevents);
+        if (strcmp(th->name, "gen-a") == 0)
+            fail_msg("%s cut at %zu: the renamed thread has its old name", what, from);
+        for (size_t e = 0; e < th->nevents; e++) {
+            const struct ctr_event *ev = &th->events[e];
+            const struct ctr_event_spec *spec = &ctr_event_specs[ev->type];
+            for (unsigned a = 1; a < spec->nargs; a++) {
+                uint64_t v = ev->args[a - 1];
+                if (spec->args[a] == CTR_ARG_STRING && v && !ctr_trace_string(&t, v))
+                    fail_msg("%s cut at %zu: %s refers to string %llu, not in the cut", what, from,
+                             spec->name, (unsigned long long)v);
+                if (spec->args[a] == CTR_ARG_STACK && v && !ctr_trace_stack(&t, v))
+                    fail_msg("%s cut at %zu: %s refers to stack %llu, not in the cut", what, from,
+                             spec->name, (unsigned long long)v);
+            }
+            if (strcmp(th->name, "gen-stuck") == 0 && ev->type == CTR_EV_BLOCK &&
+                ev->args[0] == CTR_REASON_MUTEX_LOCK && ev->args[2])
+                stuck_blocked = 1;
+        }
+    }
+    /* Blocked since before most cuts began: known from WAITING. */
+    if (!stuck_blocked)
+        fail_msg("%s cut at %zu: the thread blocked for the whole run is not blocked", what, from);
+    ctr_trace_free(&t);
+    free(cut);
+}
+
+static size_t check_every_cut(const char *path, const char *what)
+{
+    struct file f = slurp(path);
+    size_t starts[4096];
+    size_t n = generation_starts(&f, starts, 4096);
+    for (size_t i = 0; i < n; i++)
+        check_cut(&f, starts[i], what);
+    free(f.data);
+    return n;
+}
+
+/* Until the stuck thread sleeps in its lock (so its Block is written). */
+static void until_stuck(void)
+{
+    while (!atomic_load(&stuck_tid))
+        usleep(1000);
+    ctr_test_until_asleep(atomic_load(&stuck_tid));
+}
+
+static void test_trace_cut_at_every_generation(void **state)
+{
+    (void)state;
+    char path[64], dump[64];
+    ctr_test_temp(path, sizeof(path), "gens");
+    ctr_test_temp(dump, sizeof(dump), "gens-dump");
+    struct trace_options o = {.path = path, .flush_ms = 10};
+    assert_int_equal(trace_start_opts(&o), 0);
+    struct flightrec_config c = {.min_age_ns = 150 * MS};
+    assert_int_equal(flightrec_start(&c), 0);
+    struct workload w;
+    workload_start(&w);
+    until_stuck();
+    usleep(300 * 1000);
+    workload_stop_contenders(&w);
+    assert_int_equal(flightrec_dump(dump), 0);
+    assert_int_equal(flightrec_stop(), 0);
+    assert_int_equal(trace_stop(), 0);
+    workload_end(&w);
+
+    size_t gens = check_every_cut(path, "trace");
+    size_t dump_gens = check_every_cut(dump, "dump");
+    print_message("trace: %zu generations, dump: %zu, each cut read alone\n", gens, dump_gens);
+    assert_true(gens >= 10);
+    assert_true(dump_gens >= 3);
+    unlink(path);
+    unlink(dump);
+}
+
+/* ---------------------------------------------------------------------------
+ * A sink of the test's own
+ * ------------------------------------------------------------------------- */
+
+static struct test_sink {
+    struct ctr_sink sink;
+    struct ctr_outbuf file; /* header, frames, trailer */
+    uint64_t gens_begun, gens_ended, batch_bytes, first_gen;
+    int detached;
+} S;
+
+static void ts_gen_begin(struct ctr_sink *s, uint64_t gen, const struct ctr_clock_sample *start)
+{
+    (void)s;
+    (void)start;
+    if (S.gens_begun++ == 0)
+        S.first_gen = gen;
+}
+
+static void ts_batch(struct ctr_sink *s, const struct ctr_sink_batch *b)
+{
+    (void)s;
+    S.batch_bytes += b->len;
+}
+
+static void ts_frame(struct ctr_sink *s, const void *z, size_t n)
+{
+    (void)s;
+    ctr_out_bytes(&S.file, z, n);
+}
+
+static void ts_gen_end(struct ctr_sink *s, const struct ctr_gen_summary *g)
+{
+    (void)s;
+    (void)g;
+    S.gens_ended++;
+}
+
+static void ts_detached(struct ctr_sink *s)
+{
+    (void)s;
+    /* What ends a complete trace, as any sink that writes one adds it. */
+    struct ctr_outbuf tail = {0};
+    struct ctr_zstream z = {0};
+    const void *out;
+    size_t n;
+    ctr__rec_trailer(&tail, 0);
+    assert_int_equal(ctr__zstream_open(&z, 1), 0);
+    assert_int_equal(ctr__zstream_frame(&z, &tail, NULL, &out, &n), 0);
+    ctr_out_bytes(&S.file, out, n);
+    ctr__zstream_close(&z);
+    free(tail.p);
+    S.detached = 1;
+}
+
+static const struct ctr_sink_ops test_ops = {
+    .gen_begin = ts_gen_begin,
+    .batch = ts_batch,
+    .frame = ts_frame,
+    .gen_end = ts_gen_end,
+    .detached = ts_detached,
+};
+
+static void test_sink_attached_mid_trace(void **state)
+{
+    (void)state;
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "gens-sink");
+    struct trace_options o = {.path = path, .flush_ms = 10};
+    assert_int_equal(trace_start_opts(&o), 0);
+    struct workload w;
+    workload_start(&w);
+    until_stuck();
+    usleep(100 * 1000); /* the trace is some generations in */
+
+    S = (struct test_sink){.sink = {.ops = &test_ops}};
+    uint8_t h[CTR_FILE_HEADER_LEN];
+    ctr__file_header(h);
+    ctr_out_bytes(&S.file, h, sizeof(h));
+    ctr__api_lock();
+    assert_int_equal(ctr__sink_attach(&S.sink, &o), 0);
+    assert_int_equal(ctr__sink_attach(&S.sink, &o), -EBUSY);
+    ctr__api_unlock();
+    usleep(100 * 1000);
+    ctr__api_lock();
+    assert_int_equal(ctr__sink_detach(&S.sink), 0);
+    assert_int_equal(ctr__sink_detach(&S.sink), -ENOENT);
+    ctr__api_unlock();
+    assert_true(S.detached);
+    assert_true(trace_is_running()); /* the file goes on without it */
+    workload_stop_contenders(&w);
+    assert_int_equal(trace_stop(), 0);
+    workload_end(&w);
+
+    print_message("sink: generations %llu to %llu, %llu batch bytes\n",
+                  (unsigned long long)S.first_gen,
+                  (unsigned long long)(S.first_gen + S.gens_ended - 1),
+                  (unsigned long long)S.batch_bytes);
+    assert_true(S.first_gen > 0);
+    assert_int_equal(S.gens_begun, S.gens_ended);
+    assert_true(S.gens_ended >= 3);
+    assert_false(S.file.oom);
+    /* What the sink got is a complete trace on its own, whose batches are
+     * the ones its batch callback saw (and the trailer's, none here: no
+     * call was in progress). */
+    struct ctr_trace t;
+    char err[256];
+    assert_int_equal(ctr_trace_read_mem(S.file.p, S.file.len, &t, err, sizeof(err)), 0);
+    assert_string_equal(t.damage, "");
+    assert_string_equal(t.warning, "");
+    assert_true(t.complete);
+    assert_int_equal(t.generations, S.gens_ended);
+    assert_int_equal(t.batch_bytes, S.batch_bytes);
+    ctr_trace_free(&t);
+    struct file f = {S.file.p, S.file.len};
+    check_cut(&f, CTR_FILE_HEADER_LEN, "sink");
+    free(S.file.p);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trace_cut_at_every_generation),
+        cmocka_unit_test(test_sink_attached_mid_trace),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
