@@ -8,9 +8,11 @@
  *     to the collector through a lock-free queue; the collector also copies the
  *     committed prefix of chunks that are still being filled (idle threads).
  *   - ctr_intern: insert-only, lock-free tables (stacks, strings).
- *   - the collector thread turns all of that into the file (collector.c)
- *     and the flight recorder's window (flightrec/), with the records of
- *     tables.c; the tracer's own descriptors are kept apart (fdguard.c).
+ *   - the collector thread turns all of that into generations (collector.c,
+ *     genstate.c, with the records of tables.c) and hands them to the sinks
+ *     attached to it (sink.h): the trace file (filesink.c), the flight
+ *     recorder (flightrec/, which tracer/ never calls); the tracer's own
+ *     descriptors are kept apart (fdguard.c).
  * Internal non-static functions and globals carry the ctr__ prefix; types are
  * ctr_ (they never leave the library).
  */
@@ -187,10 +189,14 @@ struct ctr_thread {
     uintptr_t call_frame;       /* the wrapper's frame address */
     uintptr_t call_obj;         /* CTR_CALL_IO: the descriptor, for the span */
     /* CTR_CALL_IO also publishes the call for the collector, which reads it
-     * at a trace's end (ctr__pending_io): the owner writes the fields, then
-     * io_start (release), and clears io_start after the call; the collector
-     * reads io_start (acquire), the fields, then io_start again. Relaxed
-     * atomics: the fields may change under a reader, which then discards. */
+     * for PENDING records and a trace's trailer (tables.c, pending_calls):
+     * a seqlock whose sequence is io_start (0: no call). The owner clears
+     * io_start when a call ends (ctr__io_end); for the next one it makes a
+     * release fence, writes the fields, then io_start (release). The reader
+     * loads io_start (acquire), the fields, makes an acquire fence and loads
+     * io_start again: if it changed, the fields may be another call's and
+     * are discarded. The fields are relaxed atomics: they may change under
+     * the reader, which is no data race. */
     _Atomic uint64_t io_start;  /* ticks; 0: none */
     _Atomic uintptr_t io_pc;    /* the call site */
     _Atomic int32_t io_fd;
@@ -729,8 +735,8 @@ int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason, 
 /* ctr__io_end() : the marked I/O call returned. */
 static inline void ctr__io_end(struct ctr_thread *t)
 {
-    /* relaxed: the collector rereads io_start after the fields (see
-     * ctr__pending_io); a 0 just says the call is over. */
+    /* relaxed: the next call's fields are ordered after this by the
+     * release fence in ctr__io_begin (see io_start in struct ctr_thread). */
     atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
     t->call_kind = CTR_CALL_NONE;
 }

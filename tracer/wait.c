@@ -90,6 +90,13 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
 {
     if (t->call_kind != CTR_CALL_NONE)
         return 0; /* a handler's call inside a marked one: the outer keeps it */
+    /* The fields are a seqlock's data, io_start its sequence (0: no call).
+     * release fence: the last call's clearing of io_start (ctr__io_end)
+     * before the stores of this call's fields, so a reader whose field load
+     * sees one of them also sees io_start changed when it reads it again
+     * (pairs with the acquire fence in tables.c, pending_calls). No
+     * instruction on x86. */
+    atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&t->io_reason, (uint8_t)reason, memory_order_relaxed);
     atomic_store_explicit(&t->io_by_fd, (uint8_t)by_fd, memory_order_relaxed);
     atomic_store_explicit(&t->io_fd, fd, memory_order_relaxed);
@@ -97,8 +104,8 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
     t->call_obj = (uintptr_t)fd;
     t->call_frame = frame;
     t->call_kind = CTR_CALL_IO;
-    /* release: the fields before the start (pairs with ctr__pending_io's
-     * acquire loads). */
+    /* release: the fields before the start (pairs with the acquire load of
+     * io_start in tables.c, pending_calls). */
     atomic_store_explicit(&t->io_start, start, memory_order_release);
     return 1;
 }
