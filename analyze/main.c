@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctrace_options.h"
 #include "profile.h"
 #include "reader.h"
 #include "stats.h"
@@ -332,32 +333,68 @@ static int cmd_threads(int argc, char **argv)
  * program keeps this pid, its descriptors and its exit status.
  * ------------------------------------------------------------------------- */
 
-static const char run_usage[] =
+#define RUN_DEFAULT_OUT "trace.bin"
+
+static const char run_usage_head[] =
     "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
     "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
     "exit into FILE. CMD's output and exit status are its own. Dynamically linked\n"
     "programs only. With %p in FILE, children (that exec, or fork: a daemon's) are\n"
     "traced too, each into its own file; without it, only CMD is (a child would\n"
-    "overwrite its trace).\n"
-    "  -o FILE          trace file (default trace.bin); %p in it becomes the pid\n"
-    "  -flush-ms N      collector period in ms (default 100)\n"
-    "  -chunk-bytes N   per-thread buffer chunk, 4k..1M (default 64k)\n"
-    "  -pool-bytes N    buffer memory shared by all threads (default 256M)\n"
-    "  -level N         zstd level of the file, 1..22 (default 1)\n"
-    "  -stack-depth N   most frames per stack, 1..64 (default 32)\n"
-    "  -io-min-ns N     I/O calls shorter than this are not recorded (default 10000)\n"
-    "  -sched 1         also record context switches (perf_event), for preemption\n"
-    "                   in the sched profile (default 0)\n"
-    "  -sched-ring-bytes N  each thread's context-switch ring, 4k..256M (default\n"
-    "                   64k); switches beyond it per flush are lost (and counted)\n"
-    "  -unwind HOW      how stacks are taken: fp (frame pointers), dwarf (libunwind)\n"
-    "                   or auto (default: fp, dwarf where frame pointers are missing)\n"
+    "overwrite its trace).\n";
+
+static const char run_usage_tail[] =
     "Sizes take a k, M or G suffix. Each flag sets a CTRACE_* variable (see README);\n"
     "variables already set and not overridden are kept. CTRACE_LIB names the\n"
     "libctrace.so to preload instead of the one installed with ctrace.\n"
     "A program that calls trace_start() itself gets -EBUSY: it is already traced.\n"
     "Exit status: CMD's; 127 CMD not found, 126 CMD cannot run, 1 libctrace.so not\n"
     "found, 2 usage.\n";
+
+/* Prints a flag's line of a usage text: "  -name arg", then text from
+ * column 19 (two spaces after a longer flag), its words wrapped at 80
+ * columns onto lines indented to 19. */
+static void usage_flag(FILE *f, const char *name, const char *arg, const char *text)
+{
+    enum { TEXT_COLUMN = 19, WIDTH = 80 };
+    int col = fprintf(f, "  -%s %s", name, arg);
+    col += fprintf(f, "%*s", col + 2 > TEXT_COLUMN ? 2 : TEXT_COLUMN - col, "");
+    for (int first = 1; *text; first = 0) {
+        int n = (int)strcspn(text, " ");
+        if (!first && col + 1 + n > WIDTH) {
+            fprintf(f, "\n%*s", TEXT_COLUMN, "");
+            col = TEXT_COLUMN;
+        } else if (!first) {
+            col += fprintf(f, " ");
+        }
+        col += fprintf(f, "%.*s", n, text);
+        text += n + strspn(text + n, " ");
+    }
+    fputc('\n', f);
+}
+
+/* `ctrace run -h`: the flags' lines come from the options table, with each
+ * option's range (when it has one worth telling) and default. */
+static void run_usage(FILE *f)
+{
+    fputs(run_usage_head, f);
+    usage_flag(f, "o", "FILE",
+               "trace file (default " RUN_DEFAULT_OUT "); %p in it becomes the pid");
+    for (int k = 0; k < CTR_OPTION_COUNT; k++) {
+        const struct ctr_option *opt = ctr_option(k);
+        char text[256], lo[24], hi[24], def[24];
+        if (ctr_option_bounded(opt))
+            snprintf(text, sizeof(text), "%s, %s..%s (default %s)", opt->help,
+                     ctr_option_format(opt, opt->min, lo), ctr_option_format(opt, opt->max, hi),
+                     ctr_option_format(opt, opt->def, def));
+        else
+            snprintf(text, sizeof(text), "%s (default %s)", opt->help,
+                     ctr_option_format(opt, opt->def, def));
+        usage_flag(f, opt->flag, opt->arg, text);
+    }
+    usage_flag(f, CTR_UNWIND_FLAG, CTR_UNWIND_ARG, CTR_UNWIND_HELP);
+    fputs(run_usage_tail, f);
+}
 
 static int run_usage_error(const char *fmt, const char *arg)
 {
@@ -370,46 +407,20 @@ static int run_usage_error(const char *fmt, const char *arg)
 #define EXIT_NOT_FOUND 127
 #define EXIT_CANNOT_RUN 126
 
-/* A flag of `ctrace run` and the variable it sets. Values use the grammar
- * that autostart.c parses: decimal, with a k/M/G suffix where `scaled`. */
-struct run_flag {
-    const char *name, *env, *want;
-    int scaled;
-    unsigned long long min, max; /* besides 0, which means "the default" */
-};
-
-static const struct run_flag run_flags[] = {
-    {"flush-ms", "CTRACE_FLUSH_MS", "milliseconds", 0, 1, 0xffffffffull},
-    {"chunk-bytes", "CTRACE_CHUNK_BYTES", "a size from 4k to 1M", 1, 4096, 1u << 20},
-    {"pool-bytes", "CTRACE_POOL_BYTES", "a size such as 256M", 1, 1, ~0ull},
-    {"level", "CTRACE_LEVEL", "a level from 1 to 22", 0, 1, 22},
-    {"stack-depth", "CTRACE_STACK_DEPTH", "a depth from 1 to 64", 0, 1, 64},
-    {"io-min-ns", "CTRACE_IO_MIN_NS", "nanoseconds", 0, 1, 0xffffffffull},
-    {"sched", "CTRACE_SCHED", "0 or 1 (record context switches)", 0, 0, 1},
-    {"sched-ring-bytes", "CTRACE_SCHED_RING_BYTES", "a size from 4k to 256M", 1, 4096,
-     256u << 20},
-};
-
-static int run_number_ok(const struct run_flag *f, const char *v)
+/* Says on stderr what a flag of `ctrace run` wants, for a value v it
+ * refused: the table's "what", then the range, or for a size without one
+ * an example. @return EXIT_USAGE. */
+static int run_option_error(const struct ctr_option *opt, const char *v)
 {
-    const char *p = v;
-    unsigned long long n = 0;
-    if (*p < '0' || *p > '9')
-        return 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (n > (~0ull - 9) / 10)
-            return 0;
-        n = n * 10 + (unsigned)(*p - '0');
-    }
-    if (f->scaled && *p) {
-        const char *units = "kKmMgG", *u = strchr(units, *p);
-        unsigned shift = u ? 10u * (unsigned)((u - units) / 2 + 1) : 0;
-        if (!shift || n > ~0ull >> shift)
-            return 0;
-        n <<= shift;
-        p++;
-    }
-    return *p == 0 && (n == 0 || (n >= f->min && n <= f->max));
+    char range[64] = "", lo[24], hi[24];
+    if (ctr_option_bounded(opt))
+        snprintf(range, sizeof(range), " from %s to %s", ctr_option_format(opt, opt->min, lo),
+                 ctr_option_format(opt, opt->max, hi));
+    else if (opt->kind & CTR_OPT_SIZE)
+        snprintf(range, sizeof(range), " such as %s", ctr_option_format(opt, opt->def, lo));
+    fprintf(stderr, "ctrace: run: -%s wants %s%s, not '%s' (ctrace run -h for help)\n", opt->flag,
+            opt->what, range, v);
+    return EXIT_USAGE;
 }
 
 /* Whether path names a readable file; if so, its absolute form into out. */
@@ -511,8 +522,8 @@ static int preload(const char *lib)
 
 static int cmd_run(int argc, char **argv)
 {
-    const char *out = "trace.bin", *unwind = NULL;
-    const char *values[sizeof(run_flags) / sizeof(run_flags[0])] = {0};
+    const char *out = RUN_DEFAULT_OUT, *unwind = NULL;
+    const char *values[CTR_OPTION_COUNT] = {0};
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -523,21 +534,19 @@ static int cmd_run(int argc, char **argv)
         if (a[0] != '-' || a[1] == 0)
             break; /* the command */
         if (is_help(a)) {
-            fputs(run_usage, stdout);
+            run_usage(stdout);
             return 0;
         }
         int r = 0;
-        for (size_t k = 0; r == 0 && k < sizeof(run_flags) / sizeof(run_flags[0]); k++)
-            if ((r = flag(argc, argv, &i, run_flags[k].name, &values[k])) > 0 &&
-                !run_number_ok(&run_flags[k], values[k])) {
-                fprintf(stderr, "ctrace: run: -%s wants %s, not '%s' (ctrace run -h for help)\n",
-                        run_flags[k].name, run_flags[k].want, values[k]);
-                return EXIT_USAGE;
-            }
-        if (r == 0 && (r = flag(argc, argv, &i, "unwind", &unwind)) > 0 &&
-            strcmp(unwind, "fp") != 0 && strcmp(unwind, "dwarf") != 0 &&
-            strcmp(unwind, "auto") != 0)
-            return run_usage_error("-unwind wants fp, dwarf or auto, not '%s'", unwind);
+        uint64_t v;
+        for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)
+            if ((r = flag(argc, argv, &i, ctr_option(k)->flag, &values[k])) > 0 &&
+                ctr_option_parse(ctr_option(k), values[k], &v) != 0)
+                return run_option_error(ctr_option(k), values[k]);
+        if (r == 0 && (r = flag(argc, argv, &i, CTR_UNWIND_FLAG, &unwind)) > 0 &&
+            ctr_unwind_parse(unwind) == CTR_UNWIND_BAD)
+            return run_usage_error("-" CTR_UNWIND_FLAG " wants " CTR_UNWIND_WANT ", not '%s'",
+                                   unwind);
         if (r == 0)
             r = flag(argc, argv, &i, "o", &out);
         if (r < 0)
@@ -564,12 +573,12 @@ static int cmd_run(int argc, char **argv)
     }
     char pid[24];
     snprintf(pid, sizeof(pid), "%ld", (long)getpid()); /* execvp keeps it */
-    int rc = setenv("CTRACE_OUTPUT", path, 1) | setenv("CTRACE_PID", pid, 1);
-    for (size_t k = 0; k < sizeof(run_flags) / sizeof(run_flags[0]); k++)
+    int rc = setenv(CTR_OUTPUT_ENV, path, 1) | setenv(CTR_PID_ENV, pid, 1);
+    for (int k = 0; k < CTR_OPTION_COUNT; k++)
         if (values[k])
-            rc |= setenv(run_flags[k].env, values[k], 1);
+            rc |= setenv(ctr_option(k)->env, values[k], 1);
     if (unwind)
-        rc |= setenv("CTRACE_UNWIND", unwind, 1);
+        rc |= setenv(CTR_UNWIND_ENV, unwind, 1);
     if (rc != 0) {
         fprintf(stderr, "ctrace: run: setting the environment: %s\n", strerror(errno));
         return 1;

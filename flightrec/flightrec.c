@@ -27,8 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_MIN_AGE_NS (10ull * 1000 * 1000 * 1000)
-#define DEFAULT_MAX_BYTES (16ull << 20)
 #define DEFAULT_TRIGGER_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
 
 static struct recorder {
@@ -122,13 +120,15 @@ int flightrec_start(const struct flightrec_config *cfg)
     struct flightrec_config c = cfg ? *cfg : (struct flightrec_config){0};
     struct trace_options defaults = {0};
     const struct trace_options *o = c.trace ? c.trace : &defaults;
-    if ((c.max_bytes && c.max_bytes < (64u << 10)) || ctr__options_check(o) != 0)
+    uint64_t min_age, max_bytes;
+    if (ctr_option_resolve(ctr_flightrec_option(CTR_FR_OPT_min_age_ns), c.min_age_ns, &min_age) ||
+        ctr_option_resolve(ctr_flightrec_option(CTR_FR_OPT_max_bytes), c.max_bytes, &max_bytes) ||
+        ctr__options_check(o) != 0)
         return -EINVAL;
     ctr__api_lock();
     int rc = -EBUSY;
     if (!ctr__sink_is_attached(&R.sink)) {
-        uint64_t max_bytes = c.max_bytes ? c.max_bytes : DEFAULT_MAX_BYTES;
-        ctr__fr_configure(c.min_age_ns ? c.min_age_ns : DEFAULT_MIN_AGE_NS, max_bytes);
+        ctr__fr_configure(min_age, max_bytes);
         R.sink.ops = &recorder_ops;
         /* Frames small enough for the window to hold several. */
         uint64_t quarter = max_bytes / 4;

@@ -165,6 +165,14 @@ void ctr__fr_configure(uint64_t min_age_ns, uint64_t max_bytes)
     ctr_lock_release(&W.lock);
 }
 
+void ctr__fr_bounds(uint64_t *min_age_ns, uint64_t *max_bytes)
+{
+    ctr_lock_acquire(&W.lock);
+    *min_age_ns = W.min_age_ns;
+    *max_bytes = W.max_bytes;
+    ctr_lock_release(&W.lock);
+}
+
 void ctr__fr_gen_begin(uint64_t number, const struct ctr_clock_sample *at)
 {
     ctr_lock_acquire(&W.lock);

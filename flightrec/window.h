@@ -25,6 +25,8 @@ struct fr_snapshot {
 
 /* The window's bounds (ctrace/flightrec.h), before its first generation. */
 void ctr__fr_configure(uint64_t min_age_ns, uint64_t max_bytes);
+/* The bounds it was last given (for tests). */
+void ctr__fr_bounds(uint64_t *min_age_ns, uint64_t *max_bytes);
 /* A generation starts (at clock sample `at`) / ends; frames in between are
  * its compressed data. gen_end evicts what the window no longer needs,
  * keeping the start of the waits still going on (open_waits: when each

@@ -116,6 +116,16 @@ expect_exact "run: bad CTRACE_FLUSH_MS warns once, the program runs" 0 \
 ran" -- env CTRACE_FLUSH_MS=abc "${run[@]}" sh -c 'echo ran'
 expect_exact "run: bad CTRACE_UNWIND warns once, the program runs" 4 \
 "ctrace: CTRACE_UNWIND: want fp, dwarf or auto: 'x'" -- env CTRACE_UNWIND=x "${run[@]}" sh -c 'exit 4'
+expect_exact "run: a pool of fewer than 4 chunks warns once, the program runs" 0 \
+"ctrace: not tracing: CTRACE_POOL_BYTES is less than 4 chunks (CTRACE_CHUNK_BYTES, 64k by default)
+ran" -- env CTRACE_POOL_BYTES=16k CTRACE_CHUNK_BYTES=8k "${run[@]}" sh -c 'echo ran'
+# Each flag sets the variable the README names (test-options checks each
+# flag's and each variable's range against the options table).
+expect_exact "run: each flag sets its variable" 0 "7 8k 100000 3 5 1 1 16k dwarf" -- \
+    "$ctrace" run -o "$tmp/flags.bin" -flush-ms 7 -chunk-bytes 8k -pool-bytes 100000 -level 3 \
+    -stack-depth 5 -io-min-ns 1 -sched 1 -sched-ring-bytes 16k -unwind dwarf -- sh -c \
+    'echo $CTRACE_FLUSH_MS $CTRACE_CHUNK_BYTES $CTRACE_POOL_BYTES $CTRACE_LEVEL $CTRACE_STACK_DEPTH \
+     $CTRACE_IO_MIN_NS $CTRACE_SCHED $CTRACE_SCHED_RING_BYTES $CTRACE_UNWIND'
 expect_exact "run: an unwritable trace path warns once, the program runs" 0 \
 "ctrace: not tracing: $tmp/no/such/dir/r.bin: No such file or directory
 ran" -- "$ctrace" run -o "$tmp/no/such/dir/r.bin" -- sh -c 'echo ran'

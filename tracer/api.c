@@ -23,12 +23,6 @@
 
 struct ctr_session ctr__session;
 
-/* The defaults of struct trace_options (ctrace/trace.h). The pool is only
- * reserved address space until used: 4096 chunks keep a few thousand live
- * threads writing before any has to drop. */
-#define DEFAULT_CHUNK_BYTES ((size_t)64 << 10)
-#define DEFAULT_POOL_BYTES ((size_t)256 << 20)
-
 static atomic_flag api_lock = ATOMIC_FLAG_INIT;
 static int atfork_registered;
 
@@ -63,14 +57,6 @@ static void atfork_child(void)
     ctr__collector_forked(); /* after the tables: it forgets their ids */
 }
 
-static size_t round_pow2(size_t v)
-{
-    size_t p = 1;
-    while (p < v)
-        p <<= 1;
-    return p;
-}
-
 void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN])
 {
     memset(h, 0, CTR_FILE_HEADER_LEN);
@@ -99,23 +85,25 @@ static int init_once(void)
     return rc;
 }
 
-/* The chunk and pool sizes o asks for, defaults applied. */
-static void buffer_sizes(const struct trace_options *o, size_t *chunk, size_t *pool)
+int ctr__options_resolve(const struct trace_options *o, struct trace_options *r)
 {
-    *chunk = o->chunk_bytes ? round_pow2(o->chunk_bytes) : DEFAULT_CHUNK_BYTES;
-    *pool = o->pool_bytes ? o->pool_bytes : DEFAULT_POOL_BYTES;
+    *r = *o;
+    uint64_t v;
+    /* Each field as the table counts: a negative int becomes a number above
+     * any int field's max (a switch's: on, as trace.h says). */
+#define RESOLVE(field, ...)                                                               \
+    if (ctr_option_resolve(ctr_option(CTR_OPT_##field), (uint64_t)o->field, &v) != 0) \
+        return -EINVAL;                                                                   \
+    r->field = v; /* in range, so it fits */
+    CTR_OPTIONS(RESOLVE)
+#undef RESOLVE
+    return r->pool_bytes / r->chunk_bytes >= CTR_POOL_MIN_CHUNKS ? 0 : -EINVAL;
 }
 
 int ctr__options_check(const struct trace_options *o)
 {
-    size_t chunk, pool;
-    buffer_sizes(o, &chunk, &pool);
-    if (chunk < (4u << 10) || chunk > (1u << 20) || pool < 4 * chunk ||
-        o->stack_depth > CTR_STACK_MAX || o->compression_level < 0 || o->compression_level > 22 ||
-        (o->sched_ring_bytes &&
-         (o->sched_ring_bytes < CTR_SCHED_RING_MIN || o->sched_ring_bytes > CTR_SCHED_RING_MAX)))
-        return -EINVAL;
-    return 0;
+    struct trace_options r;
+    return ctr__options_resolve(o, &r);
 }
 
 void ctr__api_lock(void)
@@ -134,20 +122,19 @@ int ctr__session_begin(const struct trace_options *o)
     if (rc != 0)
         return rc;
     struct ctr_session *s = &ctr__session;
-    size_t chunk, pool;
-    buffer_sizes(o, &chunk, &pool);
+    struct trace_options r;
+    if ((rc = ctr__options_resolve(o, &r)) != 0)
+        return rc;
     /* relaxed: read only as counters; the collector starts after these. */
     atomic_store_explicit(&s->chunks_flushed, 0, memory_order_relaxed);
     atomic_store_explicit(&s->events_dropped, 0, memory_order_relaxed);
-    s->flush_ms = o->flush_ms ? o->flush_ms : 100;
-    s->level = o->compression_level ? o->compression_level : 1;
-    s->stack_depth = o->stack_depth ? o->stack_depth : 32;
-    s->io_min_ns = o->io_min_ns ? o->io_min_ns : 10000;
-    s->sched = o->sched_switches != 0;
+    s->flush_ms = r.flush_ms;
+    s->level = r.compression_level;
+    s->stack_depth = r.stack_depth;
+    s->io_min_ns = r.io_min_ns;
+    s->sched = r.sched_switches;
     if (s->sched)
-        ctr__sched_session(o->sched_ring_bytes ? round_pow2(o->sched_ring_bytes)
-                                               : CTR_SCHED_RING_DEFAULT,
-                           !s->tainted);
+        ctr__sched_session(r.sched_ring_bytes, !s->tainted);
     /* relaxed: published with the epoch below (release). */
     atomic_store_explicit(&s->sched_failed, 0, memory_order_relaxed);
     atomic_store_explicit(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()),
@@ -156,7 +143,8 @@ int ctr__session_begin(const struct trace_options *o)
     /* No writer is in a section now (the last stop waited for them), unless
      * that stop gave up on one: then the old pool is left to it. */
     struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed);
-    if ((rc = ctr__pool_open(&p, pool / chunk * chunk, chunk, epoch, !s->tainted)) != 0)
+    if ((rc = ctr__pool_open(&p, r.pool_bytes / r.chunk_bytes * r.chunk_bytes, r.chunk_bytes,
+                             epoch, !s->tainted)) != 0)
         return rc;
     ctr__threads_reset_session(s->tainted);
     s->tainted = 0;

@@ -35,46 +35,40 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Parses a decimal number, optionally followed by k, M or G (powers of 1024)
- * when `scaled`, into *out: 0 (the default), or min..max. Prints why not and
- * returns -1 on a bad value; an unset variable leaves *out alone. */
-static int env_number(const char *name, int scaled, uint64_t min, uint64_t max, uint64_t *out)
+/* Reads opt's variable into *out (an unset one leaves it alone). @return 0,
+ * or -EINVAL after saying why on stderr. */
+static int env_number(const struct ctr_option *opt, uint64_t *out)
 {
-    const char *s = getenv(name);
+    const char *s = getenv(opt->env);
     if (!s)
         return 0;
-    const char *p = s;
-    uint64_t v = 0;
-    if (*p < '0' || *p > '9')
-        goto not_a_number;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (UINT64_MAX - 9) / 10)
-            goto too_large;
-        v = v * 10 + (uint64_t)(*p - '0');
+    int rc = ctr_option_parse(opt, s, out);
+    if (rc == -EINVAL)
+        fprintf(stderr, "ctrace: %s: not a number: '%s'\n", opt->env, s);
+    else if (rc != 0)
+        fprintf(stderr, "ctrace: %s: out of range (0, or %llu to %llu): '%s'\n", opt->env,
+                (unsigned long long)opt->min, (unsigned long long)opt->max, s);
+    return rc == 0 ? 0 : -EINVAL;
+}
+
+int ctr__options_from_env(struct trace_options *o)
+{
+    /* Ranges are trace_start_opts()'s (the same table); checked here to
+     * name the variable. */
+    uint64_t v;
+#define FROM_ENV(field, ...)                                   \
+    v = 0;                                                     \
+    if (env_number(ctr_option(CTR_OPT_##field), &v) != 0)      \
+        return -EINVAL;                                        \
+    o->field = v; /* in range, so it fits */
+    CTR_OPTIONS(FROM_ENV)
+#undef FROM_ENV
+    const char *unwind = getenv(CTR_UNWIND_ENV);
+    if (ctr_unwind_parse(unwind) == CTR_UNWIND_BAD) {
+        fprintf(stderr, "ctrace: " CTR_UNWIND_ENV ": want " CTR_UNWIND_WANT ": '%s'\n", unwind);
+        return -EINVAL;
     }
-    if (scaled && *p) {
-        unsigned shift = *p == 'k' || *p == 'K' ? 10 : *p == 'm' || *p == 'M' ? 20
-                       : *p == 'g' || *p == 'G' ? 30 : 0;
-        if (!shift)
-            goto not_a_number;
-        if (v > UINT64_MAX >> shift)
-            goto too_large;
-        v <<= shift;
-        p++;
-    }
-    if (*p)
-        goto not_a_number;
-    if (v != 0 && (v < min || v > max))
-        goto too_large;
-    *out = v;
     return 0;
-not_a_number:
-    fprintf(stderr, "ctrace: %s: not a number: '%s'\n", name, s);
-    return -1;
-too_large:
-    fprintf(stderr, "ctrace: %s: out of range (0, or %llu to %llu): '%s'\n", name,
-            (unsigned long long)min, (unsigned long long)max, s);
-    return -1;
 }
 
 /* Copies `pattern` to out with each "%p" replaced by the pid. 0, or -1 if it
@@ -108,7 +102,7 @@ static int path_is_anothers(const char *pattern)
 {
     if (strstr(pattern, "%p"))
         return 0;
-    const char *owner = getenv("CTRACE_PID");
+    const char *owner = getenv(CTR_PID_ENV);
     if (!owner || !*owner)
         return 0;
     char *end;
@@ -170,43 +164,17 @@ static void autostart_parent(void)
 
 __attribute__((constructor)) static void trace_autostart(void)
 {
-    const char *pattern = secure_getenv("CTRACE_OUTPUT");
+    const char *pattern = secure_getenv(CTR_OUTPUT_ENV);
     if (!pattern || !*pattern || path_is_anothers(pattern))
         return;
     char path[PATH_MAX];
     if (expand_path(pattern, path, sizeof(path)) != 0) {
-        fprintf(stderr, "ctrace: CTRACE_OUTPUT: path too long\n");
+        fprintf(stderr, "ctrace: " CTR_OUTPUT_ENV ": path too long\n");
         return;
     }
-    /* Ranges are trace_start_opts()'s; checked here to name the variable. */
-    uint64_t chunk = 0, pool = 0, flush = 0, level = 0, depth = 0, io_min = 0, sched = 0,
-             ring = 0;
-    if (env_number("CTRACE_CHUNK_BYTES", 1, 4096, 1u << 20, &chunk) ||
-        env_number("CTRACE_POOL_BYTES", 1, 1, SIZE_MAX, &pool) ||
-        env_number("CTRACE_FLUSH_MS", 0, 1, UINT_MAX, &flush) ||
-        env_number("CTRACE_LEVEL", 0, 1, 22, &level) ||
-        env_number("CTRACE_STACK_DEPTH", 0, 1, 64, &depth) ||
-        env_number("CTRACE_IO_MIN_NS", 0, 1, UINT_MAX, &io_min) ||
-        env_number("CTRACE_SCHED", 0, 0, 1, &sched) ||
-        env_number("CTRACE_SCHED_RING_BYTES", 1, CTR_SCHED_RING_MIN, CTR_SCHED_RING_MAX, &ring))
+    struct trace_options o = {.path = path};
+    if (ctr__options_from_env(&o) != 0)
         return;
-    const char *unwind = getenv("CTRACE_UNWIND");
-    if (unwind && strcmp(unwind, "fp") != 0 && strcmp(unwind, "dwarf") != 0 &&
-        strcmp(unwind, "auto") != 0) {
-        fprintf(stderr, "ctrace: CTRACE_UNWIND: want fp, dwarf or auto: '%s'\n", unwind);
-        return;
-    }
-    struct trace_options o = {
-        .path = path,
-        .chunk_bytes = (size_t)chunk,
-        .pool_bytes = (size_t)pool,
-        .flush_ms = (unsigned)flush,
-        .compression_level = (int)level,
-        .stack_depth = (unsigned)depth,
-        .io_min_ns = (unsigned)io_min,
-        .sched_switches = (int)sched,
-        .sched_ring_bytes = (size_t)ring,
-    };
     int rc = trace_start_opts(&o);
     if (rc == 0) {
         memcpy(started_path, path, sizeof(started_path));
@@ -217,9 +185,14 @@ __attribute__((constructor)) static void trace_autostart(void)
         /* After api.c's (trace_start registered it): children run their
          * fork handlers in the order they were registered. */
         pthread_atfork(NULL, autostart_parent, autostart_child);
-    } else if (rc == -EINVAL) /* the one range not checked above */
-        fprintf(stderr, "ctrace: not tracing: CTRACE_POOL_BYTES is less than 4 chunks "
-                        "(CTRACE_CHUNK_BYTES, 64k by default)\n");
-    else if (rc != 0)
+    } else if (rc == -EINVAL) { /* the one rule the variables cannot check alone */
+        const struct ctr_option *pool = ctr_option(CTR_OPT_pool_bytes);
+        const struct ctr_option *chunk = ctr_option(CTR_OPT_chunk_bytes);
+        char def[24];
+        fprintf(stderr, "ctrace: not tracing: %s is less than %d chunks (%s, %s by default)\n",
+                pool->env, CTR_POOL_MIN_CHUNKS, chunk->env,
+                ctr_option_format(chunk, chunk->def, def));
+    } else if (rc != 0) {
         fprintf(stderr, "ctrace: not tracing: %s: %s\n", path, strerror(-rc));
+    }
 }

@@ -29,7 +29,6 @@ static struct file_sink {
     _Atomic int fd;
     int close_fd;
     struct ctr_fd_id id;         /* what fd referred to when trace_start opened it */
-    int level;                   /* the trailer's compression */
     /* The first negative errno of a write: the collector stores it, the
      * API reads it (relaxed: trace_stop reads it after the detach, which
      * synchronizes with the collector). */
@@ -72,7 +71,7 @@ static void on_detached(struct ctr_sink *s)
     const void *out;
     size_t n;
     ctr__rec_trailer(&o, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
-    int rc = o.oom ? -ENOMEM : ctr__zstream_open(&z, F.level);
+    int rc = o.oom ? -ENOMEM : ctr__zstream_open(&z, ctr__session.level);
     if (rc == 0 && (rc = ctr__zstream_frame(&z, &o, NULL, &out, &n)) == 0)
         file_write(out, n);
     else if (!atomic_load_explicit(&F.error, memory_order_relaxed))
@@ -129,7 +128,6 @@ int trace_start_opts(const struct trace_options *o)
         atomic_store_explicit(&F.fd, o->fd, memory_order_relaxed);
         F.close_fd = 0;
     }
-    F.level = o->compression_level ? o->compression_level : 1;
     atomic_store_explicit(&F.error, 0, memory_order_relaxed);
     atomic_store_explicit(&F.bytes, 0, memory_order_relaxed);
     uint8_t h[CTR_FILE_HEADER_LEN];

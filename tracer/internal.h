@@ -28,6 +28,7 @@
 
 #include "ctrace/trace.h"
 #include "ctrace_format.h"
+#include "ctrace_options.h"
 #include "lfstack.h"
 #include "lock.h"
 
@@ -328,7 +329,9 @@ extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
  * Stacks (stack.c)
  * ------------------------------------------------------------------------- */
 
-#define CTR_STACK_MAX 64
+/* CTR_STACK_MAX, the most frames of a stack, is stack_depth's max in the
+ * options table (ctrace_options.h). */
+
 /* The id of the calling code's stack: return addresses from the innermost
  * one outside the wrapper layer (CTR_WRAPPER_TEXT, see interpose.h) outward.
  * Must be called from CTR_WRAPPER_TEXT code. */
@@ -428,8 +431,17 @@ int ctr__trace_fd(void);
 /* At exit, the result of stopping the trace: said on stderr when it failed
  * and the session was started for `ctrace run` (autostart.c). */
 void ctr__autostart_stopped(int rc);
-/* Validates o, with the defaults of struct trace_options; -EINVAL if bad. */
+/* o's options as a session uses them (ctrace_options.h): the default for
+ * each 0, sizes rounded; path and fd copied. Into *r. @return 0, or -EINVAL
+ * for an option out of its range or a pool of fewer than CTR_POOL_MIN_CHUNKS
+ * chunks. */
+int ctr__options_resolve(const struct trace_options *o, struct trace_options *r);
+/* ctr__options_resolve without the result: 0 or -EINVAL. */
 int ctr__options_check(const struct trace_options *o);
+/* Fills o's numeric options from their CTRACE_* variables (unset: 0, the
+ * default) and checks CTRACE_UNWIND (autostart.c). @return 0, or -EINVAL
+ * after saying on stderr which variable is bad and why. */
+int ctr__options_from_env(struct trace_options *o);
 
 /* The 16 bytes a trace file starts with (FORMAT.md §2). */
 void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN]);
@@ -496,11 +508,6 @@ void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped);
 /* ---------------------------------------------------------------------------
  * Context switches (sched.c)
  * ------------------------------------------------------------------------- */
-
-/* The rings' data size (trace_options.sched_ring_bytes). */
-#define CTR_SCHED_RING_DEFAULT ((size_t)64 << 10)
-#define CTR_SCHED_RING_MIN ((size_t)4 << 10)
-#define CTR_SCHED_RING_MAX ((size_t)256 << 20)
 
 /* A session that records switches begins: rings opened from now on have
  * data_bytes (a power of two) of data, at least a page. With `idle` (no

@@ -316,12 +316,11 @@ static int dwarf_load(void)
 
 void ctr__stack_init(void)
 {
-    const char *how = getenv("CTRACE_UNWIND");
-    unsigned want = UNWIND_FP | UNWIND_DWARF; /* auto */
-    if (how && strcmp(how, "fp") == 0)
-        want = UNWIND_FP;
-    else if (how && strcmp(how, "dwarf") == 0)
-        want = UNWIND_DWARF;
+    /* A bad value is auto here (`ctrace run` refuses it, in autostart.c). */
+    enum ctr_unwind how = ctr_unwind_parse(getenv(CTR_UNWIND_ENV));
+    unsigned want = how == CTR_UNWIND_FP      ? UNWIND_FP
+                    : how == CTR_UNWIND_DWARF ? UNWIND_DWARF
+                                              : UNWIND_FP | UNWIND_DWARF; /* auto */
     if ((want & UNWIND_DWARF) && (unwinder_unsafe || !dwarf_load()))
         want = UNWIND_FP; /* no libunwind here: frame pointers it is */
     ctr__frames_refresh(0); /* the code ranges the walk checks against */

@@ -40,8 +40,9 @@ struct trace_options {
     size_t chunk_bytes;
 
     /* Bytes of buffer memory shared by all threads (the chunk pool). 0 = 256 MiB.
-     * Reserved up front, touched only as used. When every chunk is waiting for
-     * the collector, threads drop events and the trace says how many. */
+     * At least 4 chunks (of chunk_bytes, as rounded). Reserved up front,
+     * touched only as used. When every chunk is waiting for the collector,
+     * threads drop events and the trace says how many. */
     size_t pool_bytes;
 
     /* How often the collector thread flushes, in milliseconds: also the length
@@ -49,7 +50,7 @@ struct trace_options {
      * 0 = 100 ms. */
     unsigned flush_ms;
 
-    /* zstd compression level for the file. 0 = 1 (fast). */
+    /* zstd compression level for the file. 0 = 1 (fast). At most 22. */
     int compression_level;
 
     /* Most frames recorded per stack. 0 = 32. At most 64. */
