@@ -516,10 +516,10 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
             return -1;
         }
         const struct ctr_event_spec *spec = &ctr_event_specs[type];
-        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
+        struct ctr_trace_event *e = PUSH(th->events, th->nevents, th->cap);
         if (!e)
             return -ENOMEM;
-        *e = (struct ctr_event){.type = type};
+        *e = (struct ctr_trace_event){.type = type};
         for (int i = 0; i < spec->nargs; i++) {
             uint64_t v;
             if (get_uv(&c, &v) < 0 || check_arg(r, spec->args[i], v) < 0) {
@@ -592,7 +592,7 @@ static int cmp_keyed(const void *a, const void *b)
 static int merge_switches(struct ctr_thread_info *th)
 {
     struct keyed *k = malloc(th->nevents * sizeof(*k));
-    struct ctr_event *sorted = malloc(th->nevents * sizeof(*sorted));
+    struct ctr_trace_event *sorted = malloc(th->nevents * sizeof(*sorted));
     if (!k || !sorted) {
         free(k);
         free(sorted);
@@ -628,11 +628,11 @@ static int apply_pending(struct rd *r)
         uint64_t ns = ticks_to_ns(t, p->ticks);
         if (th->nevents && th->events[th->nevents - 1].ns >= ns)
             continue;
-        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
+        struct ctr_trace_event *e = PUSH(th->events, th->nevents, th->cap);
         if (!e)
             return -ENOMEM;
-        *e = (struct ctr_event){.ns = ns, .type = CTR_EV_BLOCK,
-                                .args = {p->reason, p->object, p->stack}};
+        *e = (struct ctr_trace_event){.ns = ns, .type = CTR_EV_BLOCK,
+                                      .args = {p->reason, p->object, p->stack}};
         t->nevents++;
         t->events_by_type[CTR_EV_BLOCK]++;
     }
@@ -763,7 +763,8 @@ int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errl
     return rc;
 }
 
-const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_event *e, size_t *len)
+const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_trace_event *e,
+                              size_t *len)
 {
     const struct ctr_event_spec *spec = &ctr_event_specs[e->type];
     *len = 0;
