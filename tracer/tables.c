@@ -25,53 +25,35 @@ void ctr__rec_trace_info(struct ctr_outbuf *o)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
-    CTR_REC(o, CTR_REC_TRACE_INFO, (uint64_t)getpid(),
-            atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed) ? CTR_TICKS_TSC
-                                                                         : CTR_TICKS_MONOTONIC_NS,
-            ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
-            ctr__session.io_min_ns);
+    CTR_REC_PUT(o, TRACE_INFO, (uint64_t)getpid(),
+                atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed)
+                    ? CTR_TICKS_TSC
+                    : CTR_TICKS_MONOTONIC_NS,
+                ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
+                ctr__session.io_min_ns);
 }
 
 void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c)
 {
-    CTR_REC(o, CTR_REC_CLOCK, c->ticks, c->mono, c->real);
+    CTR_REC_PUT(o, CLOCK, c->ticks, c->mono, c->real);
 }
 
 void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, const struct ctr_map_info *m)
 {
     uint32_t path = ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path));
-    size_t b = ctr_rec_begin(o, CTR_REC_MAPPING);
-    ctr_out_uv(o, id);
-    ctr_out_uv(o, m->start);
-    ctr_out_uv(o, m->limit);
-    ctr_out_uv(o, m->file_offset);
-    ctr_out_uv(o, m->bias);
-    ctr_out_uv(o, path);
-    ctr_out_uv(o, m->build_id_len);
-    ctr_out_bytes(o, m->build_id, m->build_id_len);
-    ctr_rec_end(o, b);
+    CTR_REC_PUT_BYTES(o, MAPPING, m->build_id, m->build_id_len, id, m->start, m->limit,
+                      m->file_offset, m->bias, path);
 }
 
 static void visit_string(void *ctx, const struct ctr_intern_entry *e)
 {
-    struct ctr_outbuf *o = ctx;
-    size_t b = ctr_rec_begin(o, CTR_REC_STRING);
-    ctr_out_uv(o, e->id);
-    ctr_out_bytes(o, e->bytes, e->len);
-    ctr_rec_end(o, b);
+    CTR_REC_PUT_BYTES((struct ctr_outbuf *)ctx, STRING, e->bytes, e->len, e->id);
 }
 
 static void visit_stack(void *ctx, const struct ctr_intern_entry *e)
 {
-    struct ctr_outbuf *o = ctx;
     const uintptr_t *pcs = (const uintptr_t *)e->bytes;
-    uint32_t n = e->len / (uint32_t)sizeof(uintptr_t);
-    size_t b = ctr_rec_begin(o, CTR_REC_STACK);
-    ctr_out_uv(o, e->id);
-    ctr_out_uv(o, n);
-    for (uint32_t i = 0; i < n; i++)
-        ctr_out_uv(o, pcs[i]);
-    ctr_rec_end(o, b);
+    CTR_REC_PUT_UVARINTS((struct ctr_outbuf *)ctx, STACK, pcs, e->len / sizeof(uintptr_t), e->id);
 }
 
 void ctr__rec_strings(struct ctr_outbuf *o, size_t *cursor, int settle)
@@ -86,8 +68,7 @@ void ctr__rec_stacks(struct ctr_outbuf *o, size_t *cursor, int settle)
 
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name)
 {
-    CTR_REC(o, CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name,
-            (uint64_t)t->handle);
+    CTR_REC_PUT(o, THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name, (uint64_t)t->handle);
 }
 
 void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
@@ -99,11 +80,7 @@ void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, ui
     p = ctr_put_uvarint(p, reason);
     p = ctr_put_uvarint(p, object);
     p = ctr_put_uvarint(p, stack);
-    size_t body = ctr_rec_begin(o, CTR_REC_BATCH);
-    ctr_out_uv(o, thread_id);
-    ctr_out_uv(o, ticks);
-    ctr_out_bytes(o, ev, (size_t)(p - ev));
-    ctr_rec_end(o, body);
+    CTR_REC_PUT_BYTES(o, BATCH, ev, (size_t)(p - ev), thread_id, ticks);
 }
 
 /* The slab's used slots, for a scan (under ctr__threads.reclaim). */
@@ -118,7 +95,7 @@ static uint32_t slots_in_use(void)
 static void rec_pending(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
                         uint64_t object, uint64_t stack)
 {
-    CTR_REC(o, CTR_REC_PENDING, thread_id, ticks, reason, object, stack);
+    CTR_REC_PUT(o, PENDING, thread_id, ticks, reason, object, stack);
 }
 
 /* Calls emit for each thread inside an I/O call (or a wait for a process

@@ -27,39 +27,131 @@
 #define CTR_VERSION_MINOR 1
 
 /* ---------------------------------------------------------------------------
- * Records (FORMAT.md §3): the decompressed stream is a sequence of
- *   kind:u8  length:uvarint  body[length]
+ * Kinds of record fields and event arguments (FORMAT.md §3, §4)
+ *
+ * Every field of a record and every argument of an event is a uvarint; its
+ * kind says what it means. The decoders check the kinds that have a range,
+ * and the tests check that the tables use the kinds where their names say.
  * ------------------------------------------------------------------------- */
 
-#define CTR_RECORDS(X)                                                          \
-    /* id  name         what the body holds (all integers uvarint)          */ \
-    X(1, TRACE_INFO)   /* pid, tick_source, flags, exe string id, I/O      */ \
-                       /* calls shorter than this many ns are not recorded */ \
-    X(2, GEN_BEGIN)    /* generation number                                 */ \
-    X(3, GEN_END)      /* generation number                                 */ \
-    X(4, CLOCK)        /* ticks, monotonic ns, realtime ns                  */ \
-    X(5, STRING)       /* id, then the bytes (rest of the body)            */ \
-    X(6, STACK)        /* id, n, n x pc                                     */ \
-    X(7, THREAD)       /* id, os tid, parent thread id (0 = unknown), name, */ \
-                       /* pthread_t handle (what pthread_join waits on)    */ \
-    X(8, MAPPING)      /* id, start, limit, file offset, bias, path string, */ \
-                       /* build-id length, build-id bytes                   */ \
-    X(9, BATCH)        /* thread id, base ticks, then events to the end     */ \
-    X(10, DROPS)       /* thread id, events dropped so far (cumulative)     */ \
-    X(11, END)         /* events dropped, stack-table overflows, threads   */ \
-                       /* left untraced, threads whose context switches     */ \
-                       /* could not be recorded; only in a complete trace   */ \
-    X(12, SWITCHES)    /* thread id, base CLOCK_MONOTONIC ns, then SWITCH_* */ \
-                       /* and LOST events whose deltas are nanoseconds     */ \
-    X(13, PENDING)     /* thread id, ticks, reason, object, stack: a call  */ \
-                       /* in progress as the generation ends (1.1)          */
+enum ctr_arg_kind {
+    CTR_ARG_NONE = 0,
+    CTR_ARG_TIME,   /* tick delta */
+    CTR_ARG_THREAD, /* thread id (THREAD record) */
+    CTR_ARG_STACK,  /* stack id (STACK record), 0 = no stack */
+    CTR_ARG_STRING, /* string id (STRING record), 0 = empty */
+    CTR_ARG_REASON, /* wait reason, CTR_REASONS below */
+    CTR_ARG_OBJECT, /* address of the object waited on */
+    CTR_ARG_PC,     /* a code address (start routine) */
+    CTR_ARG_COUNT,  /* a plain count */
+    CTR_ARG_TASK,   /* a task id (TASK_BEGIN), 0 = none */
+    CTR_ARG_LENGTH, /* a byte count: that many raw bytes follow (an event's
+                       last argument, or a record's tail) */
+    /* Kinds that only records use: */
+    CTR_ARG_TICKS,       /* a time in ticks (§6) */
+    CTR_ARG_NS,          /* nanoseconds: a CLOCK_MONOTONIC or CLOCK_REALTIME
+                            time, or a duration */
+    CTR_ARG_OS_ID,       /* a process id or a kernel thread id */
+    CTR_ARG_TICK_SOURCE, /* enum ctr_tick_source */
+    CTR_ARG_FLAGS,       /* TRACE_INFO's CTR_INFO_* bits */
+    CTR_ARG_GEN,         /* a generation number (§3.1) */
+    CTR_ARG_MAPPING,     /* mapping id (MAPPING record) */
+    CTR_ARG_ADDR,        /* an address in the traced process */
+    CTR_ARG_OFFSET,      /* a file offset, or a load bias */
+    /* Record tails, after the fields (besides LENGTH): */
+    CTR_ARG_UVARINTS,    /* a count n, then n uvarints */
+    CTR_ARG_BYTES,       /* raw bytes to the end of the body */
+    CTR_ARG_EVENTS,      /* events (§4) to the end of the body */
+    CTR_ARG_LIMIT
+};
+
+#define CTR_UNPAREN(...) __VA_ARGS__
+
+/* ---------------------------------------------------------------------------
+ * Records (FORMAT.md §3): the decompressed stream is a sequence of
+ *   kind:u8  length:uvarint  body[length]
+ * A body is the record's fields, uvarints of the kinds listed below, then
+ * its tail: nothing (CTR_ARG_NONE); LENGTH, a count and that many bytes;
+ * UVARINTS, a count and that many uvarints; BYTES or EVENTS, the rest of
+ * the body. The writer's field counts are checked against these lists at
+ * compile time (tracer/record.h); the reader decodes by them.
+ * ------------------------------------------------------------------------- */
+
+/*  id  name         fields                                               tail */
+#define CTR_RECORDS(X)                                                                         \
+    /* pid, tick_source, flags, exe, io_min_ns: I/O calls shorter than this many ns       */ \
+    /* are not recorded                                                                     */ \
+    X(1, TRACE_INFO, (CTR_ARG_OS_ID, CTR_ARG_TICK_SOURCE, CTR_ARG_FLAGS, CTR_ARG_STRING,        \
+                      CTR_ARG_NS), CTR_ARG_NONE)                                                \
+    X(2, GEN_BEGIN,  (CTR_ARG_GEN), CTR_ARG_NONE)                                               \
+    X(3, GEN_END,    (CTR_ARG_GEN), CTR_ARG_NONE)                                               \
+    /* ticks, CLOCK_MONOTONIC ns, CLOCK_REALTIME ns, read at one instant                    */ \
+    X(4, CLOCK,      (CTR_ARG_TICKS, CTR_ARG_NS, CTR_ARG_NS), CTR_ARG_NONE)                     \
+    /* id, then the string's bytes                                                          */ \
+    X(5, STRING,     (CTR_ARG_STRING), CTR_ARG_BYTES)                                           \
+    /* id, then n and n return addresses, innermost first                                   */ \
+    X(6, STACK,      (CTR_ARG_STACK), CTR_ARG_UVARINTS)                                         \
+    /* id, os tid, parent thread id (0 = unknown), name, pthread_t handle (what             */ \
+    /* pthread_join waits on)                                                               */ \
+    X(7, THREAD,     (CTR_ARG_THREAD, CTR_ARG_OS_ID, CTR_ARG_THREAD, CTR_ARG_STRING,            \
+                      CTR_ARG_OBJECT), CTR_ARG_NONE)                                            \
+    /* id, start, limit, file offset, load bias, path, then the build-id's length and bytes */ \
+    X(8, MAPPING,    (CTR_ARG_MAPPING, CTR_ARG_ADDR, CTR_ARG_ADDR, CTR_ARG_OFFSET,              \
+                      CTR_ARG_OFFSET, CTR_ARG_STRING), CTR_ARG_LENGTH)                          \
+    /* thread id, base ticks, then the thread's events                                      */ \
+    X(9, BATCH,      (CTR_ARG_THREAD, CTR_ARG_TICKS), CTR_ARG_EVENTS)                           \
+    /* thread id, events it dropped so far (cumulative)                                     */ \
+    X(10, DROPS,     (CTR_ARG_THREAD, CTR_ARG_COUNT), CTR_ARG_NONE)                             \
+    /* events dropped, stack-table overflows, threads left untraced, threads whose          */ \
+    /* context switches could not be recorded; only in a complete trace                     */ \
+    X(11, END,       (CTR_ARG_COUNT, CTR_ARG_COUNT, CTR_ARG_COUNT, CTR_ARG_COUNT), CTR_ARG_NONE) \
+    /* thread id, base CLOCK_MONOTONIC ns, then SWITCH_* and LOST events whose deltas are   */ \
+    /* nanoseconds                                                                          */ \
+    X(12, SWITCHES,  (CTR_ARG_THREAD, CTR_ARG_NS), CTR_ARG_EVENTS)                              \
+    /* thread id, ticks, reason, object, stack: a call in progress as the generation        */ \
+    /* ends (1.1)                                                                           */ \
+    X(13, PENDING,   (CTR_ARG_THREAD, CTR_ARG_TICKS, CTR_ARG_REASON, CTR_ARG_OBJECT,            \
+                      CTR_ARG_STACK), CTR_ARG_NONE)
 
 enum ctr_record_kind {
-#define CTR_X_REC(id, name) CTR_REC_##name = id,
+#define CTR_X_REC(id, name, fields, tail) CTR_REC_##name = id,
     CTR_RECORDS(CTR_X_REC)
 #undef CTR_X_REC
     CTR_REC_LIMIT
 };
+
+/* Each record's field count and tail as constants (CTR_REC_THREAD_NFIELDS,
+ * CTR_REC_THREAD_TAIL, ...), for the writer's checks at compile time. */
+enum {
+#define CTR_X_REC_CONST(id, name, fields, tail)                                   \
+    CTR_REC_##name##_NFIELDS = sizeof((uint8_t[]){CTR_UNPAREN fields}),           \
+    CTR_REC_##name##_TAIL = tail,
+    CTR_RECORDS(CTR_X_REC_CONST)
+#undef CTR_X_REC_CONST
+};
+
+#define CTR_MAX_FIELDS 6 /* MAPPING's; a tail's count comes after them */
+
+#define CTR_X_REC_FITS(id, name, fields, tail)                                    \
+    _Static_assert(CTR_REC_##name##_NFIELDS <= CTR_MAX_FIELDS,                    \
+                   #name " has more fields than CTR_MAX_FIELDS");
+CTR_RECORDS(CTR_X_REC_FITS)
+#undef CTR_X_REC_FITS
+
+struct ctr_record_spec {
+    const char *name;               /* NULL for an unused id */
+    uint8_t nfields;                /* the uvarints before the tail */
+    uint8_t fields[CTR_MAX_FIELDS]; /* enum ctr_arg_kind */
+    uint8_t tail;                   /* enum ctr_arg_kind: NONE, LENGTH, UVARINTS,
+                                       BYTES or EVENTS */
+};
+
+#define CTR_X_REC_SPEC(id, name, fields, tail)                                    \
+    [id] = {#name, CTR_REC_##name##_NFIELDS, {CTR_UNPAREN fields}, tail},
+static const struct ctr_record_spec ctr_record_specs[CTR_REC_LIMIT] = {
+    CTR_RECORDS(CTR_X_REC_SPEC)
+};
+#undef CTR_X_REC_SPEC
 
 /* tick_source in TRACE_INFO: what the "ticks" of timestamps count. */
 enum ctr_tick_source {
@@ -78,20 +170,6 @@ enum ctr_tick_source {
  * dt is ticks since the previous event of the batch (the first one: since the
  * batch's base ticks). Every event is timed, so args[0] is always CTR_ARG_TIME.
  * ------------------------------------------------------------------------- */
-
-enum ctr_arg_kind {
-    CTR_ARG_NONE = 0,
-    CTR_ARG_TIME,   /* tick delta */
-    CTR_ARG_THREAD, /* thread id (THREAD record) */
-    CTR_ARG_STACK,  /* stack id (STACK record), 0 = no stack */
-    CTR_ARG_STRING, /* string id (STRING record), 0 = empty */
-    CTR_ARG_REASON, /* wait reason, CTR_REASONS below */
-    CTR_ARG_OBJECT, /* address of the object waited on */
-    CTR_ARG_PC,     /* a code address (start routine) */
-    CTR_ARG_COUNT,  /* a plain count */
-    CTR_ARG_TASK,   /* a task id (TASK_BEGIN), 0 = none */
-    CTR_ARG_LENGTH  /* a byte count: that many raw bytes follow the event */
-};
 
 /* The most raw bytes an event carries (a LOG message is cut to this). */
 #define CTR_MAX_EVENT_PAYLOAD 1024
@@ -129,7 +207,6 @@ struct ctr_event_spec {
     uint8_t args[CTR_MAX_ARGS];   /* enum ctr_arg_kind */
 };
 
-#define CTR_UNPAREN(...) __VA_ARGS__
 #define CTR_X_SPEC(id, name, argl)                                              \
     [id] = {#name, sizeof((uint8_t[]){CTR_UNPAREN argl}), {CTR_UNPAREN argl}},
 static const struct ctr_event_spec ctr_event_specs[CTR_EV_LIMIT] = {
