@@ -14,6 +14,8 @@
 
 #include "ctrace_format.h"
 
+/* An event of the model. (struct ctr_event in ctrace_format.h is an event
+ * as the wire has it: its time a delta, its payload a pointer.) */
 struct ctr_trace_event {
     uint64_t ns;                        /* CLOCK_MONOTONIC nanoseconds */
     uint8_t type;                       /* enum ctr_event_type */

@@ -74,13 +74,10 @@ void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t 
 void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
                     uint64_t object, uint64_t stack)
 {
-    uint8_t ev[CTR_MAX_EVENT_BYTES], *p = ev;
-    *p++ = CTR_EV_BLOCK;
-    p = ctr_put_uvarint(p, 0);
-    p = ctr_put_uvarint(p, reason);
-    p = ctr_put_uvarint(p, object);
-    p = ctr_put_uvarint(p, stack);
-    CTR_REC_PUT_BYTES(o, BATCH, ev, (size_t)(p - ev), thread_id, ticks);
+    /* A batch of its own whose base is the BLOCK's time: delta 0. */
+    uint8_t ev[CTR_MAX_EVENT_BYTES];
+    uint8_t *end = ctr_encode_event(ev, CTR_EV_BLOCK, 0, (const uint64_t[]){reason, object, stack});
+    CTR_REC_PUT_BYTES(o, BATCH, ev, (size_t)(end - ev), thread_id, ticks);
 }
 
 /* The slab's used slots, for a scan (under ctr__threads.reclaim). */

@@ -1,5 +1,6 @@
 /* ctrace_format.h - the ctrace wire format: the one table of records, events and
- * wait reasons that both the writer (tracer/) and the reader (analyze/) use.
+ * wait reasons that both the writer (tracer/) and the reader (analyze/) use,
+ * and the decoders (and the event encoder) that read it.
  *
  * FORMAT.md beside this file is the prose specification; section numbers in
  * comments below (e.g. "FORMAT.md §4") point into it. Ids in these tables are
@@ -357,5 +358,166 @@ static inline size_t ctr_get_uvarint(const uint8_t *p, const uint8_t *end, uint6
 
 /* Largest encoded event: type byte plus CTR_MAX_ARGS varints. */
 #define CTR_MAX_EVENT_BYTES (1 + CTR_MAX_ARGS * CTR_VARINT_MAX)
+
+/* ---------------------------------------------------------------------------
+ * Decoding records and events, encoding events (FORMAT.md §3, §4)
+ *
+ * Everyone who reads the format decodes with these (the analyzer's reader,
+ * the flight recorder, the fuzz harnesses), so the tables above are read in
+ * one place. The decoders take hostile bytes: every count is checked against
+ * what remains before it is used, a varint never runs past the end, nothing
+ * is allocated, and damage is reported, never read through.
+ * ------------------------------------------------------------------------- */
+
+/* ctr_arg_in_range() : whether v is a value of kind (enum ctr_arg_kind) that
+ * an event may carry (§4): a wait reason must be in CTR_REASONS, a LENGTH at
+ * most CTR_MAX_EVENT_PAYLOAD; the other kinds take any value. */
+static inline int ctr_arg_in_range(uint8_t kind, uint64_t v)
+{
+    switch (kind) {
+    case CTR_ARG_REASON:
+        return v < CTR_REASON_LIMIT && ctr_reason_specs[v].call != NULL;
+    case CTR_ARG_LENGTH:
+        return v <= CTR_MAX_EVENT_PAYLOAD;
+    default:
+        return 1;
+    }
+}
+
+/* One record of the stream, as ctr_decode_record() finds it. */
+struct ctr_record {
+    uint8_t kind;              /* enum ctr_record_kind, or one this header does
+                                  not know (a reader skips it, §3) */
+    const uint8_t *body, *end; /* the body, [body, end) */
+};
+
+/* ctr_decode_record() : finds the record at [p, end): its kind and the bounds
+ * of its body (FORMAT.md §3). The body is not looked into.
+ * @return the bytes the record takes (> 0), or 0 when the input is damaged:
+ *         empty, a length cut or over 64 bits, a body running past end. */
+static inline size_t ctr_decode_record(const uint8_t *p, const uint8_t *end, struct ctr_record *rec)
+{
+    uint64_t len;
+    size_t n = p < end ? ctr_get_uvarint(p + 1, end, &len) : 0;
+    if (n == 0 || len > (uint64_t)(end - (p + 1 + n)))
+        return 0;
+    rec->kind = p[0];
+    rec->body = p + 1 + n;
+    rec->end = rec->body + len;
+    return 1 + n + (size_t)len;
+}
+
+/* A record's body, decoded by its spec in ctr_record_specs. */
+struct ctr_record_fields {
+    uint64_t v[CTR_MAX_FIELDS + 1]; /* the fields in the table's order; after
+                                       them, a LENGTH or UVARINTS tail's count;
+                                       0 past those */
+    const uint8_t *tail, *tail_end; /* LENGTH: its bytes. UVARINTS: the bytes
+                                       that hold its uvarints, not yet decoded
+                                       (there are at least as many bytes as the
+                                       count says). BYTES, EVENTS: the rest of
+                                       the body. NONE: what a later minor
+                                       version added, to be ignored (§3). */
+};
+
+/* ctr_decode_record_fields() : decodes the fields of rec, a record of a kind
+ * in ctr_record_specs, and finds its tail. Values are not range-checked: a
+ * record's length already says where the next one starts, so what a value
+ * means is the reader's to judge.
+ * @return 0; or -1 - i when the body is damaged at field i: cut, or over 64
+ *         bits, or (i == nfields) a tail whose count claims more than the
+ *         body holds; -1 for a kind without a spec. */
+static inline int ctr_decode_record_fields(const struct ctr_record *rec, struct ctr_record_fields *f)
+{
+    if (rec->kind >= CTR_REC_LIMIT || !ctr_record_specs[rec->kind].name)
+        return -1;
+    const struct ctr_record_spec *s = &ctr_record_specs[rec->kind];
+    const uint8_t *p = rec->body;
+    for (int i = 0; i < CTR_MAX_FIELDS + 1; i++)
+        f->v[i] = 0;
+    for (int i = 0; i < s->nfields; i++) {
+        size_t used = ctr_get_uvarint(p, rec->end, &f->v[i]);
+        if (used == 0)
+            return -1 - i;
+        p += used;
+    }
+    f->tail = p;
+    f->tail_end = rec->end;
+    if (s->tail == CTR_ARG_LENGTH || s->tail == CTR_ARG_UVARINTS) {
+        uint64_t *count = &f->v[s->nfields];
+        size_t used = ctr_get_uvarint(p, rec->end, count);
+        /* A uvarint takes at least one byte, so a UVARINTS count is bounded
+         * by the bytes left too: what a reader allocates for it is justified
+         * by the body, never by the count alone. */
+        if (used == 0 || *count > (uint64_t)(rec->end - (p + used)))
+            return -1 - s->nfields;
+        f->tail = p + used;
+        if (s->tail == CTR_ARG_LENGTH)
+            f->tail_end = f->tail + *count;
+    }
+    return 0;
+}
+
+/* One event, as ctr_decode_event() decodes it. */
+struct ctr_event {
+    uint8_t type;                    /* enum ctr_event_type */
+    uint8_t nargs;                   /* ctr_event_specs[type].nargs */
+    uint64_t args[CTR_MAX_ARGS];     /* args[0] is the time delta */
+    const uint8_t *payload;          /* raw bytes of a LENGTH argument, else NULL */
+    size_t payload_len;
+};
+
+/* ctr_decode_event() : decodes the event at [p, end) (FORMAT.md §4). On
+ * success, args past nargs are 0; on damage *ev is unspecified.
+ * @return the bytes it takes (> 0), or 0 when the input is damaged: empty,
+ *         an unknown type, a varint running past end or over 64 bits, a
+ *         LENGTH running past end, an argument out of range for its kind
+ *         (ctr_arg_in_range: an unknown wait reason, a LENGTH over
+ *         CTR_MAX_EVENT_PAYLOAD). */
+static inline size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, struct ctr_event *ev)
+{
+    if (p >= end || p[0] >= CTR_EV_LIMIT || !ctr_event_specs[p[0]].name)
+        return 0;
+    const struct ctr_event_spec *s = &ctr_event_specs[p[0]];
+    const uint8_t *q = p + 1;
+    ev->type = p[0];
+    ev->nargs = s->nargs;
+    ev->payload = NULL;
+    ev->payload_len = 0;
+    for (int i = 0; i < CTR_MAX_ARGS; i++) {
+        ev->args[i] = 0;
+        if (i >= s->nargs)
+            continue;
+        size_t used = ctr_get_uvarint(q, end, &ev->args[i]);
+        if (used == 0 || !ctr_arg_in_range(s->args[i], ev->args[i]))
+            return 0;
+        q += used;
+    }
+    /* §4: a LENGTH is the last argument, and its bytes follow the event. */
+    if (s->args[s->nargs - 1] == CTR_ARG_LENGTH) {
+        uint64_t len = ev->args[s->nargs - 1];
+        if (len > (uint64_t)(end - q))
+            return 0;
+        ev->payload = q;
+        ev->payload_len = (size_t)len;
+        q += len;
+    }
+    return (size_t)(q - p);
+}
+
+/* ctr_encode_event() : writes event `type` (a type in ctr_event_specs) with
+ * time delta dt and the arguments after it, args[0 .. nargs-2], at p, which
+ * must have CTR_MAX_EVENT_BYTES; the bytes of a LENGTH argument are the
+ * caller's to append. The tracer's hot path (internal.h) writes with this:
+ * with `type` a constant the loop unrolls, so keep it this plain.
+ * @return the end of what it wrote. */
+static inline uint8_t *ctr_encode_event(uint8_t *p, uint8_t type, uint64_t dt, const uint64_t *args)
+{
+    *p++ = type;
+    p = ctr_put_uvarint(p, dt);
+    for (unsigned i = 1; i < ctr_event_specs[type].nargs; i++)
+        p = ctr_put_uvarint(p, args[i - 1]);
+    return p;
+}
 
 #endif /* CTRACE_FORMAT_H */
