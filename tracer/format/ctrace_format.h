@@ -218,7 +218,10 @@ static const struct ctr_event_spec ctr_event_specs[CTR_EV_LIMIT] = {
 /* ---------------------------------------------------------------------------
  * Wait reasons (FORMAT.md §5): what a BLOCK waits for, and which delay profile
  * counts it. `call` is the function the program called; the analyzer uses it
- * as the leaf frame of every sample.
+ * as the leaf frame of every sample. `release` is what the thread that ended
+ * a sync wait did (a RELEASE event's call, or a thread's exit): the leaf of
+ * the blame profile; NULL where no RELEASE is recorded (spin locks, whose
+ * unlock cannot see waiters, and every wait that is not sync).
  * ------------------------------------------------------------------------- */
 
 enum ctr_wait_class {
@@ -231,74 +234,74 @@ enum ctr_wait_class {
 
 /* An I/O call has two reasons, one per class: the tracer picks NET_* when
  * the descriptor is a socket, so one call can land in either profile.
- *  id  name                call                           class */
+ *  id  name                call                          class              release */
 #define CTR_REASONS(X)                                                         \
-    X(1, MUTEX_LOCK,         "pthread_mutex_lock",         CTR_CLASS_SYNC)     \
-    X(2, MUTEX_TIMEDLOCK,    "pthread_mutex_timedlock",    CTR_CLASS_SYNC)     \
-    X(3, MUTEX_CLOCKLOCK,    "pthread_mutex_clocklock",    CTR_CLASS_SYNC)     \
-    X(4, COND_WAIT,          "pthread_cond_wait",          CTR_CLASS_SYNC)     \
-    X(5, COND_TIMEDWAIT,     "pthread_cond_timedwait",     CTR_CLASS_SYNC)     \
-    X(6, COND_CLOCKWAIT,     "pthread_cond_clockwait",     CTR_CLASS_SYNC)     \
-    X(7, RWLOCK_RDLOCK,      "pthread_rwlock_rdlock",      CTR_CLASS_SYNC)     \
-    X(8, RWLOCK_WRLOCK,      "pthread_rwlock_wrlock",      CTR_CLASS_SYNC)     \
-    X(9, RWLOCK_TIMEDRDLOCK, "pthread_rwlock_timedrdlock", CTR_CLASS_SYNC)     \
-    X(10, RWLOCK_TIMEDWRLOCK, "pthread_rwlock_timedwrlock", CTR_CLASS_SYNC)    \
-    X(11, RWLOCK_CLOCKRDLOCK, "pthread_rwlock_clockrdlock", CTR_CLASS_SYNC)    \
-    X(12, RWLOCK_CLOCKWRLOCK, "pthread_rwlock_clockwrlock", CTR_CLASS_SYNC)    \
-    X(13, SEM_WAIT,          "sem_wait",                   CTR_CLASS_SYNC)     \
-    X(14, SEM_TIMEDWAIT,     "sem_timedwait",              CTR_CLASS_SYNC)     \
-    X(15, SEM_CLOCKWAIT,     "sem_clockwait",              CTR_CLASS_SYNC)     \
-    X(16, BARRIER_WAIT,      "pthread_barrier_wait",       CTR_CLASS_SYNC)     \
-    X(17, JOIN,              "pthread_join",               CTR_CLASS_SYNC)     \
-    X(18, TIMEDJOIN,         "pthread_timedjoin_np",       CTR_CLASS_SYNC)     \
-    X(19, CLOCKJOIN,         "pthread_clockjoin_np",       CTR_CLASS_SYNC)     \
-    X(20, SPIN_LOCK,         "pthread_spin_lock",          CTR_CLASS_SYNC)     \
-    X(21, NANOSLEEP,         "nanosleep",                  CTR_CLASS_SLEEP)    \
-    X(22, CLOCK_NANOSLEEP,   "clock_nanosleep",            CTR_CLASS_SLEEP)    \
-    X(23, USLEEP,            "usleep",                     CTR_CLASS_SLEEP)    \
-    X(24, SLEEP,             "sleep",                      CTR_CLASS_SLEEP)    \
-    X(25, READ,              "read",                       CTR_CLASS_SYSCALL)  \
-    X(26, NET_READ,          "read",                       CTR_CLASS_NET)      \
-    X(27, WRITE,             "write",                      CTR_CLASS_SYSCALL)  \
-    X(28, NET_WRITE,         "write",                      CTR_CLASS_NET)      \
-    X(29, READV,             "readv",                      CTR_CLASS_SYSCALL)  \
-    X(30, NET_READV,         "readv",                      CTR_CLASS_NET)      \
-    X(31, WRITEV,            "writev",                     CTR_CLASS_SYSCALL)  \
-    X(32, NET_WRITEV,        "writev",                     CTR_CLASS_NET)      \
-    X(33, PREAD,             "pread",                      CTR_CLASS_SYSCALL)  \
-    X(34, PWRITE,            "pwrite",                     CTR_CLASS_SYSCALL)  \
-    X(35, RECV,              "recv",                       CTR_CLASS_NET)      \
-    X(36, RECVFROM,          "recvfrom",                   CTR_CLASS_NET)      \
-    X(37, RECVMSG,           "recvmsg",                    CTR_CLASS_NET)      \
-    X(38, SEND,              "send",                       CTR_CLASS_NET)      \
-    X(39, SENDTO,            "sendto",                     CTR_CLASS_NET)      \
-    X(40, SENDMSG,           "sendmsg",                    CTR_CLASS_NET)      \
-    X(41, ACCEPT,            "accept",                     CTR_CLASS_NET)      \
-    X(42, ACCEPT4,           "accept4",                    CTR_CLASS_NET)      \
-    X(43, CONNECT,           "connect",                    CTR_CLASS_NET)      \
-    X(44, POLL,              "poll",                       CTR_CLASS_NET)      \
-    X(45, PPOLL,             "ppoll",                      CTR_CLASS_NET)      \
-    X(46, SELECT,            "select",                     CTR_CLASS_NET)      \
-    X(47, PSELECT,           "pselect",                    CTR_CLASS_NET)      \
-    X(48, EPOLL_WAIT,        "epoll_wait",                 CTR_CLASS_NET)      \
-    X(49, EPOLL_PWAIT,       "epoll_pwait",                CTR_CLASS_NET)      \
-    X(50, FSYNC,             "fsync",                      CTR_CLASS_SYSCALL)  \
-    X(51, FDATASYNC,         "fdatasync",                  CTR_CLASS_SYSCALL)  \
-    X(52, OPEN,              "open",                       CTR_CLASS_SYSCALL)  \
-    X(53, OPENAT,            "openat",                     CTR_CLASS_SYSCALL)  \
-    X(54, WAIT,              "wait",                       CTR_CLASS_SYSCALL)  \
-    X(55, WAITPID,           "waitpid",                    CTR_CLASS_SYSCALL)  \
-    X(56, WAIT3,             "wait3",                      CTR_CLASS_SYSCALL)  \
-    X(57, WAIT4,             "wait4",                      CTR_CLASS_SYSCALL)  \
-    X(58, WAITID,            "waitid",                     CTR_CLASS_SYSCALL)  \
-    X(59, SIGWAIT,           "sigwait",                    CTR_CLASS_SYSCALL)  \
-    X(60, SIGWAITINFO,       "sigwaitinfo",                CTR_CLASS_SYSCALL)  \
-    X(61, SIGTIMEDWAIT,      "sigtimedwait",               CTR_CLASS_SYSCALL)  \
-    X(62, PAUSE,             "pause",                      CTR_CLASS_SYSCALL)  \
-    X(63, SIGSUSPEND,        "sigsuspend",                 CTR_CLASS_SYSCALL)
+    X(1,  MUTEX_LOCK,         "pthread_mutex_lock",         CTR_CLASS_SYNC,    "pthread_mutex_unlock") \
+    X(2,  MUTEX_TIMEDLOCK,    "pthread_mutex_timedlock",    CTR_CLASS_SYNC,    "pthread_mutex_unlock") \
+    X(3,  MUTEX_CLOCKLOCK,    "pthread_mutex_clocklock",    CTR_CLASS_SYNC,    "pthread_mutex_unlock") \
+    X(4,  COND_WAIT,          "pthread_cond_wait",          CTR_CLASS_SYNC,    "pthread_cond_signal") \
+    X(5,  COND_TIMEDWAIT,     "pthread_cond_timedwait",     CTR_CLASS_SYNC,    "pthread_cond_signal") \
+    X(6,  COND_CLOCKWAIT,     "pthread_cond_clockwait",     CTR_CLASS_SYNC,    "pthread_cond_signal") \
+    X(7,  RWLOCK_RDLOCK,      "pthread_rwlock_rdlock",      CTR_CLASS_SYNC,    "pthread_rwlock_unlock") \
+    X(8,  RWLOCK_WRLOCK,      "pthread_rwlock_wrlock",      CTR_CLASS_SYNC,    "pthread_rwlock_unlock") \
+    X(9,  RWLOCK_TIMEDRDLOCK, "pthread_rwlock_timedrdlock", CTR_CLASS_SYNC,    "pthread_rwlock_unlock") \
+    X(10, RWLOCK_TIMEDWRLOCK, "pthread_rwlock_timedwrlock", CTR_CLASS_SYNC,    "pthread_rwlock_unlock") \
+    X(11, RWLOCK_CLOCKRDLOCK, "pthread_rwlock_clockrdlock", CTR_CLASS_SYNC,    "pthread_rwlock_unlock") \
+    X(12, RWLOCK_CLOCKWRLOCK, "pthread_rwlock_clockwrlock", CTR_CLASS_SYNC,    "pthread_rwlock_unlock") \
+    X(13, SEM_WAIT,           "sem_wait",                   CTR_CLASS_SYNC,    "sem_post") \
+    X(14, SEM_TIMEDWAIT,      "sem_timedwait",              CTR_CLASS_SYNC,    "sem_post") \
+    X(15, SEM_CLOCKWAIT,      "sem_clockwait",              CTR_CLASS_SYNC,    "sem_post") \
+    X(16, BARRIER_WAIT,       "pthread_barrier_wait",       CTR_CLASS_SYNC,    "pthread_barrier_wait") \
+    X(17, JOIN,               "pthread_join",               CTR_CLASS_SYNC,    "thread exit") \
+    X(18, TIMEDJOIN,          "pthread_timedjoin_np",       CTR_CLASS_SYNC,    "thread exit") \
+    X(19, CLOCKJOIN,          "pthread_clockjoin_np",       CTR_CLASS_SYNC,    "thread exit") \
+    X(20, SPIN_LOCK,          "pthread_spin_lock",          CTR_CLASS_SYNC,    NULL) \
+    X(21, NANOSLEEP,          "nanosleep",                  CTR_CLASS_SLEEP,   NULL) \
+    X(22, CLOCK_NANOSLEEP,    "clock_nanosleep",            CTR_CLASS_SLEEP,   NULL) \
+    X(23, USLEEP,             "usleep",                     CTR_CLASS_SLEEP,   NULL) \
+    X(24, SLEEP,              "sleep",                      CTR_CLASS_SLEEP,   NULL) \
+    X(25, READ,               "read",                       CTR_CLASS_SYSCALL, NULL) \
+    X(26, NET_READ,           "read",                       CTR_CLASS_NET,     NULL) \
+    X(27, WRITE,              "write",                      CTR_CLASS_SYSCALL, NULL) \
+    X(28, NET_WRITE,          "write",                      CTR_CLASS_NET,     NULL) \
+    X(29, READV,              "readv",                      CTR_CLASS_SYSCALL, NULL) \
+    X(30, NET_READV,          "readv",                      CTR_CLASS_NET,     NULL) \
+    X(31, WRITEV,             "writev",                     CTR_CLASS_SYSCALL, NULL) \
+    X(32, NET_WRITEV,         "writev",                     CTR_CLASS_NET,     NULL) \
+    X(33, PREAD,              "pread",                      CTR_CLASS_SYSCALL, NULL) \
+    X(34, PWRITE,             "pwrite",                     CTR_CLASS_SYSCALL, NULL) \
+    X(35, RECV,               "recv",                       CTR_CLASS_NET,     NULL) \
+    X(36, RECVFROM,           "recvfrom",                   CTR_CLASS_NET,     NULL) \
+    X(37, RECVMSG,            "recvmsg",                    CTR_CLASS_NET,     NULL) \
+    X(38, SEND,               "send",                       CTR_CLASS_NET,     NULL) \
+    X(39, SENDTO,             "sendto",                     CTR_CLASS_NET,     NULL) \
+    X(40, SENDMSG,            "sendmsg",                    CTR_CLASS_NET,     NULL) \
+    X(41, ACCEPT,             "accept",                     CTR_CLASS_NET,     NULL) \
+    X(42, ACCEPT4,            "accept4",                    CTR_CLASS_NET,     NULL) \
+    X(43, CONNECT,            "connect",                    CTR_CLASS_NET,     NULL) \
+    X(44, POLL,               "poll",                       CTR_CLASS_NET,     NULL) \
+    X(45, PPOLL,              "ppoll",                      CTR_CLASS_NET,     NULL) \
+    X(46, SELECT,             "select",                     CTR_CLASS_NET,     NULL) \
+    X(47, PSELECT,            "pselect",                    CTR_CLASS_NET,     NULL) \
+    X(48, EPOLL_WAIT,         "epoll_wait",                 CTR_CLASS_NET,     NULL) \
+    X(49, EPOLL_PWAIT,        "epoll_pwait",                CTR_CLASS_NET,     NULL) \
+    X(50, FSYNC,              "fsync",                      CTR_CLASS_SYSCALL, NULL) \
+    X(51, FDATASYNC,          "fdatasync",                  CTR_CLASS_SYSCALL, NULL) \
+    X(52, OPEN,               "open",                       CTR_CLASS_SYSCALL, NULL) \
+    X(53, OPENAT,             "openat",                     CTR_CLASS_SYSCALL, NULL) \
+    X(54, WAIT,               "wait",                       CTR_CLASS_SYSCALL, NULL) \
+    X(55, WAITPID,            "waitpid",                    CTR_CLASS_SYSCALL, NULL) \
+    X(56, WAIT3,              "wait3",                      CTR_CLASS_SYSCALL, NULL) \
+    X(57, WAIT4,              "wait4",                      CTR_CLASS_SYSCALL, NULL) \
+    X(58, WAITID,             "waitid",                     CTR_CLASS_SYSCALL, NULL) \
+    X(59, SIGWAIT,            "sigwait",                    CTR_CLASS_SYSCALL, NULL) \
+    X(60, SIGWAITINFO,        "sigwaitinfo",                CTR_CLASS_SYSCALL, NULL) \
+    X(61, SIGTIMEDWAIT,       "sigtimedwait",               CTR_CLASS_SYSCALL, NULL) \
+    X(62, PAUSE,              "pause",                      CTR_CLASS_SYSCALL, NULL) \
+    X(63, SIGSUSPEND,         "sigsuspend",                 CTR_CLASS_SYSCALL, NULL)
 
 enum ctr_reason {
-#define CTR_X_REASON(id, name, call, cls) CTR_REASON_##name = id,
+#define CTR_X_REASON(id, name, call, cls, release) CTR_REASON_##name = id,
     CTR_REASONS(CTR_X_REASON)
 #undef CTR_X_REASON
     CTR_REASON_LIMIT
@@ -311,11 +314,12 @@ _Static_assert(CTR_REASON_WAITID - CTR_REASON_WAIT == 4 &&
                "the wait and signal reasons are contiguous");
 
 struct ctr_reason_spec {
-    const char *call;   /* NULL for an unused id */
-    uint8_t wait_class; /* enum ctr_wait_class */
+    const char *call;    /* NULL for an unused id */
+    uint8_t wait_class;  /* enum ctr_wait_class */
+    const char *release; /* NULL: no RELEASE ends such a wait */
 };
 
-#define CTR_X_RSPEC(id, name, call, cls) [id] = {call, cls},
+#define CTR_X_RSPEC(id, name, call, cls, release) [id] = {call, cls, release},
 static const struct ctr_reason_spec ctr_reason_specs[CTR_REASON_LIMIT] = {
     CTR_REASONS(CTR_X_RSPEC)
 };
