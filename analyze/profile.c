@@ -32,38 +32,12 @@ enum ctr_profile_type ctr_profile_parse(const char *name)
     return 0;
 }
 
-/* The call that releases a wait of this reason: the leaf of blame samples. */
+/* The call that releases a wait of this reason: the leaf of blame samples
+ * (the reasons table's `release`). */
 static const char *release_call(uint8_t reason)
 {
-    switch (reason) {
-    case CTR_REASON_MUTEX_LOCK:
-    case CTR_REASON_MUTEX_TIMEDLOCK:
-    case CTR_REASON_MUTEX_CLOCKLOCK:
-        return "pthread_mutex_unlock";
-    case CTR_REASON_COND_WAIT:
-    case CTR_REASON_COND_TIMEDWAIT:
-    case CTR_REASON_COND_CLOCKWAIT:
-        return "pthread_cond_signal";
-    case CTR_REASON_RWLOCK_RDLOCK:
-    case CTR_REASON_RWLOCK_WRLOCK:
-    case CTR_REASON_RWLOCK_TIMEDRDLOCK:
-    case CTR_REASON_RWLOCK_TIMEDWRLOCK:
-    case CTR_REASON_RWLOCK_CLOCKRDLOCK:
-    case CTR_REASON_RWLOCK_CLOCKWRLOCK:
-        return "pthread_rwlock_unlock";
-    case CTR_REASON_SEM_WAIT:
-    case CTR_REASON_SEM_TIMEDWAIT:
-    case CTR_REASON_SEM_CLOCKWAIT:
-        return "sem_post";
-    case CTR_REASON_BARRIER_WAIT:
-        return "pthread_barrier_wait";
-    case CTR_REASON_JOIN:
-    case CTR_REASON_TIMEDJOIN:
-    case CTR_REASON_CLOCKJOIN:
-        return "thread exit";
-    default:
-        return "release";
-    }
+    const char *call = reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].release : NULL;
+    return call ? call : "release";
 }
 
 static uint8_t class_of(uint8_t reason)

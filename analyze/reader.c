@@ -7,6 +7,8 @@
  *      BATCH as a reference;
  *   3. decode the batches' events (§4) per thread, now that the clock points
  *      needed to turn ticks into nanoseconds are all known.
+ * The bytes of records and events are decoded by ctrace_format.h, whose
+ * decoders every reader of the format shares; this file builds the model.
  * Every length is checked against what remains before it is used, and no
  * allocation is sized by a count field alone: arrays grow as entries are
  * actually decoded. Damage in the frames or records stops that pass; damage
@@ -69,7 +71,7 @@ struct rd {
 };
 
 /* ---------------------------------------------------------------------------
- * Helpers: growth, damage messages, a bounded cursor
+ * Helpers: growth, damage messages
  * ------------------------------------------------------------------------- */
 
 /* Room for one more element of arr (n used, cap allocated): its address, or NULL. */
@@ -95,20 +97,6 @@ static void damage(struct rd *r, size_t stream_off, const char *fmt, ...)
     snprintf(r->t->damage, sizeof(r->t->damage),
              "trace damaged in the frame at file offset %llu (stream offset %zu): %s",
              (unsigned long long)file_offset_of(r, stream_off), stream_off, why);
-}
-
-struct cur {
-    const uint8_t *p, *end;
-};
-
-/* Reads a varint; returns -1 (and leaves *v alone) if it is cut or too long. */
-static int get_uv(struct cur *c, uint64_t *v)
-{
-    size_t n = ctr_get_uvarint(c->p, c->end, v);
-    if (n == 0)
-        return -1;
-    c->p += n;
-    return 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -181,19 +169,14 @@ static int decompress(struct rd *r, const uint8_t *data, size_t len)
  * Pass 2: records (FORMAT.md §3)
  * ------------------------------------------------------------------------- */
 
-static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
+/* Loads one record whose fields decoded (ctr_decode_record_fields) into
+ * the tables; -1 on damage (reported), -ENOMEM. */
+static int load_record(struct rd *r, uint8_t kind, const struct ctr_record_fields *f, size_t off)
 {
     struct ctr_trace *t = r->t;
-    uint64_t v[8] = {0};
-#define FIELDS(n)                                                     \
-    for (int i_ = 0; i_ < (n); i_++)                                  \
-        if (get_uv(c, &v[i_]) < 0) {                                  \
-            damage(r, off, "record kind %u: field %d is cut", kind, i_); \
-            return -1;                                                \
-        }
+    const uint64_t *v = f->v;
     switch (kind) {
     case CTR_REC_TRACE_INFO:
-        FIELDS(5);
         t->io_min_ns = v[4];
         t->pid = v[0];
         t->tick_source = v[1];
@@ -205,15 +188,12 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         }
         return 0;
     case CTR_REC_GEN_BEGIN:
-        FIELDS(1);
         t->generations++;
         return 0;
     case CTR_REC_GEN_END:
-        FIELDS(1);
         r->gen_ends++;
         return 0;
     case CTR_REC_PENDING: {
-        FIELDS(5);
         struct pending_ref *p = PUSH(r->pending, r->npending, r->pending_cap);
         if (!p)
             return -ENOMEM;
@@ -221,7 +201,6 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_WAITING: {
-        FIELDS(5);
         if (t->generations != 1)
             return 0; /* a reader that began earlier saw these waits begin */
         struct pending_ref *p = PUSH(r->waiting, r->nwaiting, r->waiting_cap);
@@ -231,7 +210,6 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_CLOCK: {
-        FIELDS(3);
         struct ctr_clock_point *p = PUSH(t->clocks, t->nclocks, r->clocks_cap);
         if (!p)
             return -ENOMEM;
@@ -239,21 +217,20 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_STRING: {
-        FIELDS(1);
+        size_t n = (size_t)(f->tail_end - f->tail);
         struct ctr_string_info *s = PUSH(t->strings, t->nstrings, r->strings_cap);
-        char *str = s ? malloc((size_t)(c->end - c->p) + 1) : NULL;
+        char *str = s ? malloc(n + 1) : NULL;
         if (!str)
             return -ENOMEM;
-        memcpy(str, c->p, (size_t)(c->end - c->p));
-        str[c->end - c->p] = 0;
+        memcpy(str, f->tail, n);
+        str[n] = 0;
         *s = (struct ctr_string_info){v[0], str};
-        c->p = c->end;
         return 0;
     }
     case CTR_REC_STACK: {
-        FIELDS(2);
-        /* Each pc takes at least one byte: that bounds the allocation. */
-        if (v[1] > (uint64_t)(c->end - c->p) || v[1] > 1024) {
+        /* The decoder bounded the count by the body's bytes, so the
+         * allocation is justified by the file. */
+        if (v[1] > 1024) {
             damage(r, off, "stack %llu claims %llu frames", (unsigned long long)v[0],
                    (unsigned long long)v[1]);
             return -1;
@@ -263,16 +240,19 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         if (!pcs)
             return -ENOMEM;
         *s = (struct ctr_stack_info){v[0], (uint32_t)v[1], pcs};
-        for (uint64_t i = 0; i < v[1]; i++)
-            if (get_uv(c, &pcs[i]) < 0) {
+        const uint8_t *p = f->tail;
+        for (uint64_t i = 0; i < v[1]; i++) {
+            size_t used = ctr_get_uvarint(p, f->tail_end, &pcs[i]);
+            if (used == 0) {
                 s->n = (uint32_t)i; /* keep only the frames actually read */
                 damage(r, off, "stack %llu is cut", (unsigned long long)v[0]);
                 return -1;
             }
+            p += used;
+        }
         return 0;
     }
     case CTR_REC_THREAD: {
-        FIELDS(5);
         struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
         if (!th)
             return -ENOMEM;
@@ -281,9 +261,7 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_MAPPING: {
-        FIELDS(7);
-        if (v[6] > sizeof(((struct ctr_mapping_info *)0)->build_id) ||
-            v[6] > (uint64_t)(c->end - c->p) || v[2] < v[1]) {
+        if (v[6] > sizeof(((struct ctr_mapping_info *)0)->build_id) || v[2] < v[1]) {
             damage(r, off, "mapping %llu is malformed", (unsigned long long)v[0]);
             return -1;
         }
@@ -292,24 +270,20 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
             return -ENOMEM;
         *m = (struct ctr_mapping_info){v[0], v[1], v[2], v[3], v[4],
                                        (const char *)(uintptr_t)v[5], {0}, v[6]};
-        memcpy(m->build_id, c->p, v[6]);
-        c->p += v[6];
+        memcpy(m->build_id, f->tail, v[6]);
         return 0;
     }
     case CTR_REC_BATCH:
     case CTR_REC_SWITCHES: {
-        FIELDS(2);
         struct batch_ref *b = PUSH(r->batches, r->nbatches, r->batches_cap);
         if (!b)
             return -ENOMEM;
-        *b = (struct batch_ref){v[0], v[1], (size_t)(c->p - t->stream), (size_t)(c->end - c->p),
-                                kind == CTR_REC_SWITCHES};
+        *b = (struct batch_ref){v[0], v[1], (size_t)(f->tail - t->stream),
+                                (size_t)(f->tail_end - f->tail), kind == CTR_REC_SWITCHES};
         t->batch_bytes += b->len;
-        c->p = c->end;
         return 0;
     }
     case CTR_REC_DROPS: {
-        FIELDS(2);
         /* Cumulative per thread: keep the largest; resolved to threads later
          * through an implicit thread if needed. Stored as a batch-less entry. */
         struct ctr_thread_info *th = PUSH(t->threads, t->nthreads, r->threads_cap);
@@ -319,7 +293,6 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         return 0;
     }
     case CTR_REC_END:
-        FIELDS(4);
         t->complete = 1;
         t->end_dropped = v[0];
         t->end_stack_overflows = v[1];
@@ -327,32 +300,37 @@ static int read_record(struct rd *r, uint8_t kind, struct cur *c, size_t off)
         t->end_sched_failed = v[3];
         return 0;
     default:
-        return 0; /* unknown kinds are skipped (§3: length-delimited) */
+        return 0; /* a kind with a spec but nothing to load */
     }
-#undef FIELDS
 }
 
 static void read_records(struct rd *r)
 {
     struct ctr_trace *t = r->t;
-    struct cur c = {t->stream, t->stream + t->stream_len};
-    while (c.p < c.end) {
-        size_t off = (size_t)(c.p - t->stream);
-        uint8_t kind = *c.p++;
-        uint64_t len;
-        if (get_uv(&c, &len) < 0 || len > (uint64_t)(c.end - c.p)) {
-            damage(r, off, "record of kind %u is cut short", kind);
+    const uint8_t *p = t->stream, *end = t->stream + t->stream_len;
+    while (p < end) {
+        size_t off = (size_t)(p - t->stream);
+        struct ctr_record rec;
+        size_t len = ctr_decode_record(p, end, &rec);
+        if (len == 0) {
+            damage(r, off, "record of kind %u is cut short", p[0]);
             return;
         }
-        struct cur body = {c.p, c.p + len};
-        int rc = read_record(r, kind, &body, off);
-        if (rc == -ENOMEM) {
+        p += len;
+        if (rec.kind >= CTR_REC_LIMIT || !ctr_record_specs[rec.kind].name)
+            continue; /* unknown kinds are skipped (§3: length-delimited) */
+        struct ctr_record_fields f;
+        int rc = ctr_decode_record_fields(&rec, &f);
+        if (rc < 0) {
+            damage(r, off, "record %s: field %d is cut or claims more than the body holds",
+                   ctr_record_specs[rec.kind].name, -1 - rc);
+            return;
+        }
+        rc = load_record(r, rec.kind, &f, off);
+        if (rc == -ENOMEM)
             damage(r, off, "out of memory");
-            return;
-        }
         if (rc < 0)
             return;
-        c.p += len;
     }
 }
 
@@ -529,69 +507,51 @@ static uint64_t ticks_to_ns(const struct ctr_trace *t, uint64_t ticks)
  * Pass 3: events (FORMAT.md §4)
  * ------------------------------------------------------------------------- */
 
-static int check_arg(struct rd *r, uint8_t kind, uint64_t v)
+/* Counts a stack id that the trace does not have (cut off by a
+ * truncation): what refers to it is kept, without its stack. */
+static void note_stack(struct rd *r, uint64_t id)
 {
-    switch (kind) {
-    case CTR_ARG_REASON:
-        return v < CTR_REASON_LIMIT && ctr_reason_specs[v].call ? 0 : -1;
-    case CTR_ARG_STACK:
-        if (v && !ctr_trace_stack(r->t, v))
-            r->missing_stacks++; /* cut off by truncation: keep the event */
-        return 0;
-    default:
-        return 0;
-    }
+    if (id && !ctr_trace_stack(r->t, id))
+        r->missing_stacks++;
 }
 
 static int decode_batch(struct rd *r, const struct batch_ref *b)
 {
     struct ctr_trace *t = r->t;
     struct ctr_thread_info *th = ctr_trace_thread(t, b->thread_id);
-    struct cur c = {t->stream + b->off, t->stream + b->off + b->len};
+    const uint8_t *p = t->stream + b->off, *end = p + b->len;
     uint64_t ticks = b->base; /* or ns, in a SWITCHES record */
-    while (c.p < c.end) {
-        size_t off = (size_t)(c.p - t->stream);
-        uint8_t type = *c.p++;
-        if (type >= CTR_EV_LIMIT || !ctr_event_specs[type].name) {
-            damage(r, off, "unknown event type %u in a batch of thread %llu", type,
-                   (unsigned long long)b->thread_id);
+    while (p < end) {
+        size_t off = (size_t)(p - t->stream);
+        struct ctr_event ev;
+        size_t used = ctr_decode_event(p, end, &ev);
+        if (used == 0) {
+            if (p[0] >= CTR_EV_LIMIT || !ctr_event_specs[p[0]].name)
+                damage(r, off, "unknown event type %u in a batch of thread %llu", p[0],
+                       (unsigned long long)b->thread_id);
+            else
+                damage(r, off, "event %s of thread %llu is cut or has an argument out of range",
+                       ctr_event_specs[p[0]].name, (unsigned long long)b->thread_id);
             return -1;
         }
-        const struct ctr_event_spec *spec = &ctr_event_specs[type];
-        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
+        p += used;
+        for (int i = 1; i < ev.nargs; i++)
+            if (ctr_event_specs[ev.type].args[i] == CTR_ARG_STACK)
+                note_stack(r, ev.args[i]);
+        struct ctr_trace_event *e = PUSH(th->events, th->nevents, th->cap);
         if (!e)
             return -ENOMEM;
-        *e = (struct ctr_event){.type = type};
-        for (int i = 0; i < spec->nargs; i++) {
-            uint64_t v;
-            if (get_uv(&c, &v) < 0 || check_arg(r, spec->args[i], v) < 0) {
-                th->nevents--;
-                damage(r, off, "event %s of thread %llu: argument %d is cut or invalid",
-                       spec->name, (unsigned long long)b->thread_id, i);
-                return -1;
-            }
-            if (i == 0)
-                ticks += v;
-            else
-                e->args[i - 1] = v;
-            if (spec->args[i] == CTR_ARG_LENGTH) {
-                /* §4: the bytes follow the event; they must be there. */
-                if (v > CTR_MAX_EVENT_PAYLOAD || v > (uint64_t)(c.end - c.p)) {
-                    th->nevents--;
-                    damage(r, off, "event %s of thread %llu: its %llu bytes are cut",
-                           spec->name, (unsigned long long)b->thread_id, (unsigned long long)v);
-                    return -1;
-                }
-                e->payload = (uint64_t)(c.p - t->stream);
-                c.p += v;
-            }
-        }
+        *e = (struct ctr_trace_event){.type = ev.type};
+        memcpy(e->args, ev.args + 1, sizeof(e->args));
+        if (ev.payload)
+            e->payload = (uint64_t)(ev.payload - t->stream);
+        ticks += ev.args[0];
         t->nevents++;
-        t->events_by_type[type]++;
+        t->events_by_type[ev.type]++;
         if (b->ns_units) {
             e->ns = ticks;
             th->nswitches++;
-            if (type == CTR_EV_LOST) /* switches the kernel dropped */
+            if (ev.type == CTR_EV_LOST) /* switches the kernel dropped */
                 th->switches_lost += e->args[0];
             continue;
         }
@@ -601,11 +561,11 @@ static int decode_batch(struct rd *r, const struct batch_ref *b)
          * (Batches come before any switches: see decode_events.) */
         if (th->nevents > 1 && e->ns < th->events[th->nevents - 2].ns)
             e->ns = th->events[th->nevents - 2].ns;
-        if (type == CTR_EV_LOST)
+        if (ev.type == CTR_EV_LOST)
             th->lost += e->args[0];
-        if (type == CTR_EV_THREAD_START)
+        if (ev.type == CTR_EV_THREAD_START)
             th->start_pc = e->args[1];
-        if (type == CTR_EV_THREAD_NAME) {
+        if (ev.type == CTR_EV_THREAD_NAME) {
             struct ctr_thread_info *named = ctr_trace_thread(t, e->args[0]);
             const char *n = ctr_trace_string(t, e->args[1]);
             if (named && n)
@@ -634,7 +594,7 @@ static int cmp_keyed(const void *a, const void *b)
 static int merge_switches(struct ctr_thread_info *th)
 {
     struct keyed *k = malloc(th->nevents * sizeof(*k));
-    struct ctr_event *sorted = malloc(th->nevents * sizeof(*sorted));
+    struct ctr_trace_event *sorted = malloc(th->nevents * sizeof(*sorted));
     if (!k || !sorted) {
         free(k);
         free(sorted);
@@ -656,6 +616,22 @@ static int merge_switches(struct ctr_thread_info *th)
  * its last whole generation ended are waits still open at the end, each a
  * BLOCK at the call's start, unless its thread has an event from then on
  * (the call returned, and was recorded, in a later part of the trace). */
+/* A wait open in the trace without its BLOCK in it (a PENDING or WAITING
+ * record): a BLOCK of th at ns. */
+static int open_wait(struct rd *r, struct ctr_thread_info *th, uint64_t ns,
+                     const struct pending_ref *p)
+{
+    note_stack(r, p->stack);
+    struct ctr_trace_event *e = PUSH(th->events, th->nevents, th->cap);
+    if (!e)
+        return -ENOMEM;
+    *e = (struct ctr_trace_event){.ns = ns, .type = CTR_EV_BLOCK,
+                                  .args = {p->reason, p->object, p->stack}};
+    r->t->nevents++;
+    r->t->events_by_type[CTR_EV_BLOCK]++;
+    return 0;
+}
+
 static int apply_pending(struct rd *r)
 {
     struct ctr_trace *t = r->t;
@@ -664,19 +640,13 @@ static int apply_pending(struct rd *r)
     for (size_t i = 0; i < r->npending; i++) {
         const struct pending_ref *p = &r->pending[i];
         struct ctr_thread_info *th = ctr_trace_thread(t, p->thread_id);
-        if (p->gen_ends != r->gen_ends || !th || check_arg(r, CTR_ARG_REASON, p->reason) < 0 ||
-            check_arg(r, CTR_ARG_STACK, p->stack) < 0)
+        if (p->gen_ends != r->gen_ends || !th || !ctr_arg_in_range(CTR_ARG_REASON, p->reason))
             continue;
         uint64_t ns = ticks_to_ns(t, p->ticks);
         if (th->nevents && th->events[th->nevents - 1].ns >= ns)
             continue;
-        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
-        if (!e)
+        if (open_wait(r, th, ns, p) != 0)
             return -ENOMEM;
-        *e = (struct ctr_event){.ns = ns, .type = CTR_EV_BLOCK,
-                                .args = {p->reason, p->object, p->stack}};
-        t->nevents++;
-        t->events_by_type[CTR_EV_BLOCK]++;
     }
     return 0;
 }
@@ -692,17 +662,10 @@ static int apply_waiting(struct rd *r)
     for (size_t i = 0; i < r->nwaiting; i++) {
         const struct pending_ref *p = &r->waiting[i];
         struct ctr_thread_info *th = ctr_trace_thread(t, p->thread_id);
-        if (!th || th->nevents || check_arg(r, CTR_ARG_REASON, p->reason) < 0 ||
-            check_arg(r, CTR_ARG_STACK, p->stack) < 0)
+        if (!th || th->nevents || !ctr_arg_in_range(CTR_ARG_REASON, p->reason))
             continue;
-        struct ctr_event *e = PUSH(th->events, th->nevents, th->cap);
-        if (!e)
+        if (open_wait(r, th, ticks_to_ns(t, p->ticks > first ? p->ticks : first), p) != 0)
             return -ENOMEM;
-        *e = (struct ctr_event){.ns = ticks_to_ns(t, p->ticks > first ? p->ticks : first),
-                                .type = CTR_EV_BLOCK,
-                                .args = {p->reason, p->object, p->stack}};
-        t->nevents++;
-        t->events_by_type[CTR_EV_BLOCK]++;
     }
     return 0;
 }
@@ -836,7 +799,8 @@ int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errl
     return rc;
 }
 
-const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_event *e, size_t *len)
+const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_trace_event *e,
+                              size_t *len)
 {
     const struct ctr_event_spec *spec = &ctr_event_specs[e->type];
     *len = 0;

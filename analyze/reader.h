@@ -14,7 +14,9 @@
 
 #include "ctrace_format.h"
 
-struct ctr_event {
+/* An event of the model. (struct ctr_event in ctrace_format.h is an event
+ * as the wire has it: its time a delta, its payload a pointer.) */
+struct ctr_trace_event {
     uint64_t ns;                        /* CLOCK_MONOTONIC nanoseconds */
     uint8_t type;                       /* enum ctr_event_type */
     uint64_t args[CTR_MAX_ARGS - 1];    /* the arguments after the time delta */
@@ -28,7 +30,7 @@ struct ctr_thread_info {
     uint64_t parent_id;          /* 0 if unknown */
     uint64_t handle;             /* pthread_t, 0 if unknown */
     const char *name;            /* latest name, "" if none */
-    struct ctr_event *events;    /* in time order */
+    struct ctr_trace_event *events; /* in time order */
     size_t nevents, cap;
     uint64_t dropped;            /* from DROPS records */
     uint64_t lost;               /* sum of LOST events */
@@ -104,7 +106,8 @@ void ctr_trace_free(struct ctr_trace *t);
 
 /* The raw bytes that follow event e (a LOG's message), *len of them; NULL
  * with *len 0 for an event without. Valid until ctr_trace_free(). */
-const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_event *e, size_t *len);
+const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_trace_event *e,
+                              size_t *len);
 
 /* Lookups by id; NULL when absent. */
 const struct ctr_stack_info *ctr_trace_stack(const struct ctr_trace *t, uint64_t id);

@@ -51,7 +51,7 @@ struct ctr_states *ctr_states_new(const struct ctr_trace *t)
     for (size_t i = 0; i < t->nthreads; i++) {
         const struct ctr_thread_info *th = &t->threads[i];
         for (size_t k = 0; k < th->nevents; k++) {
-            const struct ctr_event *e = &th->events[k];
+            const struct ctr_trace_event *e = &th->events[k];
             int rc = 0;
             if (e->type == CTR_EV_RELEASE)
                 rc = add_release(s, e->args[0], e->ns, e->args[1], th);
@@ -177,7 +177,7 @@ uint64_t ctr_states_walk(const struct ctr_states *s, ctr_interval_fn fn, void *c
         if (th->events[0].type != CTR_EV_THREAD_START)
             transition(&w, t->start_ns, &running, 0);
         for (size_t k = 0; k < th->nevents; k++) {
-            const struct ctr_event *e = &th->events[k];
+            const struct ctr_trace_event *e = &th->events[k];
             switch (e->type) {
             case CTR_EV_THREAD_START:
                 transition(&w, e->ns, &running, 0);

@@ -103,7 +103,7 @@ static int add_region(struct builder *b, uint32_t thread, size_t depth, uint64_t
 
 /* REGION_END: the innermost open region of the same task and name, else of
  * the same name. */
-static int end_region(struct builder *b, uint32_t thread, const struct ctr_event *e)
+static int end_region(struct builder *b, uint32_t thread, const struct ctr_trace_event *e)
 {
     const struct ctr_trace *t = b->t;
     const char *name = str(t, e->args[1]);
@@ -145,7 +145,7 @@ static int scan_thread(struct builder *b, uint32_t i)
     const struct ctr_thread_info *th = &t->threads[i];
     b->nopen = 0;
     for (size_t k = 0; k < th->nevents; k++) {
-        const struct ctr_event *e = &th->events[k];
+        const struct ctr_trace_event *e = &th->events[k];
         switch (e->type) {
         case CTR_EV_TASK_END: {
             struct ctr_task *task = (struct ctr_task *)ctr_tasks_find(ts, e->args[0]);
@@ -201,7 +201,7 @@ int ctr_tasks_build(const struct ctr_trace *t, struct ctr_tasks *ts)
     for (size_t i = 0; i < t->nthreads; i++) {
         const struct ctr_thread_info *th = &t->threads[i];
         for (size_t k = 0; k < th->nevents; k++) {
-            const struct ctr_event *e = &th->events[k];
+            const struct ctr_trace_event *e = &th->events[k];
             if (e->type != CTR_EV_TASK_BEGIN)
                 continue;
             if (ctr_grow(&ts->tasks, &b.tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))

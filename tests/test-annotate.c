@@ -31,7 +31,7 @@ static void *end_elsewhere(void *arg)
 }
 
 /* All events of `type` in the trace, in thread order. */
-static size_t collect(const struct ctr_trace *tr, uint8_t type, const struct ctr_event **out,
+static size_t collect(const struct ctr_trace *tr, uint8_t type, const struct ctr_trace_event **out,
                       size_t max)
 {
     size_t n = 0;
@@ -71,7 +71,7 @@ static void test_tasks_regions_logs(void **state)
 
     struct ctr_trace tr;
     ctr_test_stop_and_read(path, &tr);
-    const struct ctr_event *ev[16];
+    const struct ctr_trace_event *ev[16];
     assert_int_equal(collect(&tr, CTR_EV_TASK_BEGIN, ev, 16), 2);
     assert_true(ev[0]->args[0] == req && ev[0]->args[1] == 0);
     assert_string_equal(ctr_trace_string(&tr, ev[0]->args[2]), "request");

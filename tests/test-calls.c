@@ -59,7 +59,7 @@ static struct wait wait_on(const struct ctr_trace *tr, uint64_t id, uint64_t rea
     struct ctr_thread_info *th = ctr_trace_thread(tr, id);
     assert_non_null(th);
     for (size_t k = 0; k < th->nevents; k++) {
-        const struct ctr_event *e = &th->events[k];
+        const struct ctr_trace_event *e = &th->events[k];
         if (e->type == CTR_EV_BLOCK && e->args[0] == reason && e->args[1] == obj) {
             struct wait w = {e->ns, 0, -1};
             if (k + 1 < th->nevents) {

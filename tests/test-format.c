@@ -131,7 +131,7 @@ static void test_round_trip_every_event(void **state)
     size_t k = 0;
     for (int r = 0; r < reps; r++)
         for (int ty = 1; ty < CTR_EV_LIMIT; ty++, k++) {
-            const struct ctr_event *e = &th->events[k];
+            const struct ctr_trace_event *e = &th->events[k];
             assert_int_equal(e->type, ty);
             for (int i = 1; i < ctr_event_specs[ty].nargs; i++)
                 assert_true(e->args[i - 1] ==

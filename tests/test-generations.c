@@ -191,7 +191,7 @@ static void check_cut(const struct file *f, size_t from, const char *what)
         if (strcmp(th->name, "gen-a") == 0)
             fail_msg("%s cut at %zu: the renamed thread has its old name", what, from);
         for (size_t e = 0; e < th->nevents; e++) {
-            const struct ctr_event *ev = &th->events[e];
+            const struct ctr_trace_event *ev = &th->events[e];
             const struct ctr_event_spec *spec = &ctr_event_specs[ev->type];
             for (unsigned a = 1; a < spec->nargs; a++) {
                 uint64_t v = ev->args[a - 1];

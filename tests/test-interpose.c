@@ -41,7 +41,7 @@ static size_t count_blocks_on(const struct ctr_trace *tr, const void *obj, uint6
     for (size_t i = 0; i < tr->nthreads; i++) {
         const struct ctr_thread_info *th = &tr->threads[i];
         for (size_t k = 0; k < th->nevents; k++) {
-            const struct ctr_event *e = &th->events[k];
+            const struct ctr_trace_event *e = &th->events[k];
             if (e->type != CTR_EV_BLOCK || e->args[1] != (uintptr_t)obj)
                 continue;
             n++;

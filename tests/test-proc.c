@@ -73,7 +73,7 @@ static struct block blocks_of(const struct ctr_trace *tr, int reason)
     for (size_t i = 0; i < tr->nthreads; i++) {
         const struct ctr_thread_info *th = &tr->threads[i];
         for (size_t k = 0; k < th->nevents; k++) {
-            const struct ctr_event *e = &th->events[k];
+            const struct ctr_trace_event *e = &th->events[k];
             if (e->type != CTR_EV_BLOCK || e->args[0] != (uint64_t)reason)
                 continue;
             b.n++;

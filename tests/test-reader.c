@@ -81,7 +81,7 @@ static void check_model(const struct ctr_trace *t)
             assert_true(t->threads[i - 1].id < th->id);
         assert_non_null(th->name);
         for (size_t j = 0; j < th->nevents; j++) {
-            const struct ctr_event *e = &th->events[j];
+            const struct ctr_trace_event *e = &th->events[j];
             assert_true(e->type > 0 && e->type < CTR_EV_LIMIT);
             assert_non_null(ctr_event_specs[e->type].name);
             if (j > 0)
@@ -344,7 +344,7 @@ static int has_foreign_event(const struct ctr_trace *t)
         if (th->nevents > 0 && (!ok || th->nevents > ok->nevents))
             return 1;
         for (size_t j = 0; j < th->nevents; j++) {
-            const struct ctr_event *a = &th->events[j], *b = &ok->events[j];
+            const struct ctr_trace_event *a = &th->events[j], *b = &ok->events[j];
             if (a->type != b->type)
                 return 1;
             for (int k = 1; k < ctr_event_specs[a->type].nargs; k++)

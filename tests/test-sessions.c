@@ -180,7 +180,7 @@ static size_t logged_sequence(const struct ctr_trace *tr, uint64_t *last)
     uint64_t prev = 0;
     for (size_t i = 0; i < tr->nthreads; i++)
         for (size_t k = 0; k < tr->threads[i].nevents; k++) {
-            const struct ctr_event *e = &tr->threads[i].events[k];
+            const struct ctr_trace_event *e = &tr->threads[i].events[k];
             if (e->type != CTR_EV_LOG)
                 continue;
             if (n > 0)
@@ -485,7 +485,7 @@ static void storm(int lock_too)
          * as dropped. */
         size_t writes = 0;
         for (size_t k2 = 0; k2 < th->nevents; k2++) {
-            const struct ctr_event *e = &th->events[k2];
+            const struct ctr_trace_event *e = &th->events[k2];
             writes += e->type == CTR_EV_BLOCK && e->args[0] == CTR_REASON_WRITE &&
                       e->args[1] == (uint64_t)storm_fd;
         }

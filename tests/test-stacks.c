@@ -160,7 +160,7 @@ static void check_waits(struct checked *c, const pid_t *tids, int rounds, const 
         assert_non_null(th);
         int waits = 0;
         for (size_t e = 0; e < th->nevents; e++) {
-            const struct ctr_event *ev = &th->events[e];
+            const struct ctr_trace_event *ev = &th->events[e];
             if (ev->type != CTR_EV_BLOCK || ev->args[0] != CTR_REASON_MUTEX_LOCK ||
                 ev->args[1] != (uintptr_t)&mu)
                 continue;

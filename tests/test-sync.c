@@ -404,7 +404,7 @@ static void test_sleeps_in_no_profile(void **state)
     int sleeps = 0;
     for (size_t i = 0; i < tr.nthreads; i++)
         for (size_t k = 0; k < tr.threads[i].nevents; k++) {
-            const struct ctr_event *e = &tr.threads[i].events[k];
+            const struct ctr_trace_event *e = &tr.threads[i].events[k];
             sleeps += e->type == CTR_EV_BLOCK &&
                       ctr_reason_specs[e->args[0]].wait_class == CTR_CLASS_SLEEP;
         }

@@ -66,7 +66,7 @@ static uint64_t check_sequence(const struct ctr_trace *tr, const struct writer *
     assert_non_null(th);
     uint64_t got = 0, next = 0;
     for (size_t k = 0; k < th->nevents; k++) {
-        const struct ctr_event *e = &th->events[k];
+        const struct ctr_trace_event *e = &th->events[k];
         if (k > 0)
             assert_true(e->ns >= th->events[k - 1].ns); /* monotonic per thread */
         /* The writers' own Blocks have no stack; a real contended lock in
@@ -270,7 +270,7 @@ static void test_idle_threads_flushed_at_stop(void **state)
     int found = 0;
     for (size_t i = 0; i < tr.nthreads; i++)
         for (size_t k = 0; k < tr.threads[i].nevents; k++) {
-            const struct ctr_event *e = &tr.threads[i].events[k];
+            const struct ctr_trace_event *e = &tr.threads[i].events[k];
             if (e->type == CTR_EV_BLOCK && e->args[1] == (uintptr_t)&held) {
                 found = 1;
                 assert_true(e->args[2] != 0); /* with a stack */

@@ -157,7 +157,7 @@ static void write_chunk(struct ctr_chunk *c)
         return;
     const uint8_t *p = c->data + c->taken;
     size_t n = pos - c->taken;
-    ctr_rec_events(&C.out, CTR_REC_BATCH, c->thread_id, c->taken_ticks, p, n);
+    CTR_REC_PUT_BYTES(&C.out, BATCH, p, n, c->thread_id, c->taken_ticks);
     ctr__gen_observe(c->slot, c->thread_id, c->taken_ticks, p, n);
     to_sinks_batch(CTR_REC_BATCH, c->thread_id, c->taken_ticks, p, n);
     c->taken = pos;
@@ -202,14 +202,12 @@ struct switch_acc {
     struct ctr_outbuf ev; /* the events; reused */
 };
 
-static void switches_event(struct switch_acc *a, uint8_t type, uint64_t ns, int nargs, uint64_t arg)
+/* An event of SWITCHES at ns with its one argument, if the table gives it one. */
+static void switches_event(struct switch_acc *a, uint8_t type, uint64_t ns, uint64_t arg)
 {
-    uint8_t ev[1 + 2 * CTR_VARINT_MAX], *p = ev;
-    *p++ = type;
-    p = ctr_put_uvarint(p, ns > a->last_ns ? ns - a->last_ns : 0);
-    if (nargs)
-        p = ctr_put_uvarint(p, arg);
-    ctr_out_bytes(&a->ev, ev, (size_t)(p - ev));
+    uint8_t ev[CTR_MAX_EVENT_BYTES];
+    uint8_t *end = ctr_encode_event(ev, type, ns > a->last_ns ? ns - a->last_ns : 0, &arg);
+    ctr_out_bytes(&a->ev, ev, (size_t)(end - ev));
     if (ns > a->last_ns)
         a->last_ns = ns;
 }
@@ -217,9 +215,9 @@ static void switches_event(struct switch_acc *a, uint8_t type, uint64_t ns, int 
 static void on_switch(void *ctx, uint64_t ns, int out, int preempted)
 {
     if (out)
-        switches_event(ctx, CTR_EV_SWITCH_OUT, ns, 1, (uint64_t)preempted);
+        switches_event(ctx, CTR_EV_SWITCH_OUT, ns, (uint64_t)preempted);
     else
-        switches_event(ctx, CTR_EV_SWITCH_IN, ns, 0, 0);
+        switches_event(ctx, CTR_EV_SWITCH_IN, ns, 0);
 }
 
 static void on_switch_lost(void *ctx, uint64_t n)
@@ -237,9 +235,9 @@ static void write_switches(struct ctr_thread *t)
     SW.ev.len = 0;
     ctr__sched_drain(t, ctr__session.start_mono, on_switch, on_switch_lost, &SW);
     if (SW.lost)
-        switches_event(&SW, CTR_EV_LOST, SW.last_ns, 1, SW.lost); /* the kernel's ring was full */
+        switches_event(&SW, CTR_EV_LOST, SW.last_ns, SW.lost); /* the kernel's ring was full */
     if (SW.ev.len && !SW.ev.oom) {
-        ctr_rec_events(&C.out, CTR_REC_SWITCHES, t->id, SW.base_ns, SW.ev.p, SW.ev.len);
+        CTR_REC_PUT_BYTES(&C.out, SWITCHES, SW.ev.p, SW.ev.len, t->id, SW.base_ns);
         to_sinks_batch(CTR_REC_SWITCHES, t->id, SW.base_ns, SW.ev.p, SW.ev.len);
     }
     SW.ev.oom = 0;
@@ -269,7 +267,7 @@ static void gen_open(void)
         if (C.sinks[i]->ops->gen_begin)
             C.sinks[i]->ops->gen_begin(C.sinks[i], C.gen, &C.last_clock);
     C.gen_start = C.last_clock;
-    CTR_REC(&C.out, CTR_REC_GEN_BEGIN, C.gen);
+    CTR_REC_PUT(&C.out, GEN_BEGIN, C.gen);
     ctr__gen_need_string(ctr__rec_trace_info(&C.out));
     ctr__rec_clock(&C.out, &C.gen_start);
 }
@@ -295,7 +293,7 @@ static void gen_close(int last)
         if (d > C.reported[s]) {
             C.total_dropped += d - C.reported[s];
             C.reported[s] = d;
-            CTR_REC(&C.out, CTR_REC_DROPS, t->id, d);
+            CTR_REC_PUT(&C.out, DROPS, t->id, d);
         }
         if (ctr__session.sched) {
             write_switches(t);
@@ -314,7 +312,7 @@ static void gen_close(int last)
     ctr__gen_write_mappings(&C.out);
     ctr__gen_write_tables(&C.out);
     write_clock();
-    CTR_REC(&C.out, CTR_REC_GEN_END, C.gen);
+    CTR_REC_PUT(&C.out, GEN_END, C.gen);
     ctr_out_bytes(&C.out, C.post.p, C.post.len);
     C.out.oom |= C.post.oom;
     C.post.len = 0;

@@ -116,34 +116,6 @@ void ctr__gen_need_string(uint64_t id)
     need(&G.strings, id);
 }
 
-/* TEMPORARY until the shared decoder lands in ctrace_format.h. */
-struct ctr_event_fields {
-    uint8_t type, nargs;
-    uint64_t args[CTR_MAX_ARGS];
-};
-
-static size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, struct ctr_event_fields *ev)
-{
-    const uint8_t *q = p;
-    if (q >= end || *q >= CTR_EV_LIMIT || !ctr_event_specs[*q].name)
-        return 0;
-    ev->type = *q++;
-    const struct ctr_event_spec *spec = &ctr_event_specs[ev->type];
-    ev->nargs = spec->nargs;
-    for (int i = 0; i < spec->nargs; i++) {
-        size_t used = ctr_get_uvarint(q, end, &ev->args[i]);
-        if (!used)
-            return 0;
-        q += used;
-    }
-    if (spec->args[spec->nargs - 1] == CTR_ARG_LENGTH) {
-        if (ev->args[spec->nargs - 1] > (uint64_t)(end - q))
-            return 0;
-        q += ev->args[spec->nargs - 1];
-    }
-    return (size_t)(q - p);
-}
-
 /* ---------------------------------------------------------------------------
  * Threads' states, from their events
  * ------------------------------------------------------------------------- */
@@ -172,7 +144,7 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
         *ts = (struct tstate){.id = thread_id};
     const uint8_t *end = p + n;
     uint64_t ticks = base_ticks;
-    struct ctr_event_fields ev;
+    struct ctr_event ev;
     /* Our own writer's complete events; still, stop at anything unexpected
      * rather than read past the batch. */
     for (size_t used; p < end && (used = ctr_decode_event(p, end, &ev)) != 0; p += used) {

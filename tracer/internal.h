@@ -609,8 +609,8 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
  * (for an event whose last argument is a LENGTH, which must equal len;
  * len <= CTR_MAX_EVENT_PAYLOAD). A time before the thread's last event is
  * written as that event's time. Owner thread only, inside a write section.
- * With `type` a constant and no payload, the loop below unrolls and the
- * copy disappears. */
+ * With `type` a constant and no payload, ctr_encode_event's loop unrolls
+ * and the copy disappears. */
 static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_t now,
                                      const uint64_t *args, const void *payload, size_t len)
 {
@@ -624,11 +624,7 @@ static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_
         ctr__emit_slow(t, type, now, args, payload, len);
         return;
     }
-    uint8_t *p = t->pos;
-    *p++ = type;
-    p = ctr_put_uvarint(p, now - t->last_ticks);
-    for (unsigned i = 1; i < ctr_event_specs[type].nargs; i++)
-        p = ctr_put_uvarint(p, args[i - 1]);
+    uint8_t *p = ctr_encode_event(t->pos, type, now - t->last_ticks, args);
     if (len) {
         memcpy(p, payload, len);
         p += len;

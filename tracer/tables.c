@@ -26,86 +26,57 @@ uint32_t ctr__rec_trace_info(struct ctr_outbuf *o)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
-    CTR_REC(o, CTR_REC_TRACE_INFO, (uint64_t)getpid(),
-            atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed) ? CTR_TICKS_TSC
-                                                                         : CTR_TICKS_MONOTONIC_NS,
-            ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
-            ctr__session.io_min_ns);
+    CTR_REC_PUT(o, TRACE_INFO, (uint64_t)getpid(),
+                atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed)
+                    ? CTR_TICKS_TSC
+                    : CTR_TICKS_MONOTONIC_NS,
+                ctr__stack_info() | (ctr__session.sched ? CTR_INFO_SCHED_SWITCHES : 0), exe_id,
+                ctr__session.io_min_ns);
     return exe_id;
 }
 
 void ctr__rec_clock(struct ctr_outbuf *o, const struct ctr_clock_sample *c)
 {
-    CTR_REC(o, CTR_REC_CLOCK, c->ticks, c->mono, c->real);
+    CTR_REC_PUT(o, CLOCK, c->ticks, c->mono, c->real);
 }
 
 void ctr__rec_mapping(struct ctr_outbuf *o, uint64_t id, uint64_t start, uint64_t limit,
                       uint64_t file_offset, uint64_t bias, uint32_t path, const uint8_t *build_id,
                       size_t build_id_len)
 {
-    size_t b = ctr_rec_begin(o, CTR_REC_MAPPING);
-    ctr_out_uv(o, id);
-    ctr_out_uv(o, start);
-    ctr_out_uv(o, limit);
-    ctr_out_uv(o, file_offset);
-    ctr_out_uv(o, bias);
-    ctr_out_uv(o, path);
-    ctr_out_uv(o, build_id_len);
-    ctr_out_bytes(o, build_id, build_id_len);
-    ctr_rec_end(o, b);
+    CTR_REC_PUT_BYTES(o, MAPPING, build_id, build_id_len, id, start, limit, file_offset, bias,
+                      path);
 }
 
 void ctr__rec_string(struct ctr_outbuf *o, const struct ctr_intern_entry *e)
 {
-    size_t b = ctr_rec_begin(o, CTR_REC_STRING);
-    ctr_out_uv(o, e->id);
-    ctr_out_bytes(o, e->bytes, e->len);
-    ctr_rec_end(o, b);
-}
-
-/* A STACK record of n pcs. */
-static void rec_stack_pcs(struct ctr_outbuf *o, uint64_t id, const uintptr_t *pcs, uint32_t n)
-{
-    size_t b = ctr_rec_begin(o, CTR_REC_STACK);
-    ctr_out_uv(o, id);
-    ctr_out_uv(o, n);
-    for (uint32_t i = 0; i < n; i++)
-        ctr_out_uv(o, pcs[i]);
-    ctr_rec_end(o, b);
+    CTR_REC_PUT_BYTES(o, STRING, e->bytes, e->len, e->id);
 }
 
 void ctr__rec_stack(struct ctr_outbuf *o, const struct ctr_intern_entry *e)
 {
     /* Entries start 8-aligned in the arena, and so do their bytes. */
-    rec_stack_pcs(o, e->id, (const uintptr_t *)e->bytes, e->len / (uint32_t)sizeof(uintptr_t));
+    CTR_REC_PUT_UVARINTS(o, STACK, (const uintptr_t *)e->bytes, e->len / sizeof(uintptr_t), e->id);
 }
 
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name)
 {
-    CTR_REC(o, CTR_REC_THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name,
-            (uint64_t)t->handle);
+    CTR_REC_PUT(o, THREAD, t->id, (uint64_t)t->os_tid, t->parent_id, name, (uint64_t)t->handle);
 }
 
 void ctr__rec_waiting(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
                       uint64_t object, uint64_t stack)
 {
-    CTR_REC(o, CTR_REC_WAITING, thread_id, ticks, reason, object, stack);
+    CTR_REC_PUT(o, WAITING, thread_id, ticks, reason, object, stack);
 }
 
 void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, uint64_t reason,
                     uint64_t object, uint64_t stack)
 {
-    uint8_t ev[CTR_MAX_EVENT_BYTES], *p = ev;
-    *p++ = CTR_EV_BLOCK;
-    p = ctr_put_uvarint(p, 0);
-    p = ctr_put_uvarint(p, reason);
-    p = ctr_put_uvarint(p, object);
-    p = ctr_put_uvarint(p, stack);
-    size_t body = ctr_rec_begin(o, CTR_REC_BATCH);
-    ctr_out_uv(o, thread_id);
-    ctr_out_uv(o, ticks);
-    ctr_out_bytes(o, ev, (size_t)(p - ev));
-    ctr_rec_end(o, body);
+    /* A batch of its own whose base is the BLOCK's time: delta 0. */
+    uint8_t ev[CTR_MAX_EVENT_BYTES];
+    uint8_t *end = ctr_encode_event(ev, CTR_EV_BLOCK, 0, (const uint64_t[]){reason, object, stack});
+    CTR_REC_PUT_BYTES(o, BATCH, ev, (size_t)(end - ev), thread_id, ticks);
 }
 
 /* The slab's used slots, for a scan (under ctr__threads.reclaim). */
@@ -171,7 +142,7 @@ static void emit_pending(void *ctx, const struct pending_call *c)
     struct pending_ctx *pc = ctx;
     uint64_t stack = call_site_stack(c);
     pc->need_stack(stack);
-    CTR_REC(pc->o, CTR_REC_PENDING, c->thread_id, c->ticks, c->reason, c->object, stack);
+    CTR_REC_PUT(pc->o, PENDING, c->thread_id, c->ticks, c->reason, c->object, stack);
 }
 
 void ctr__rec_pending(struct ctr_outbuf *o, void (*need_stack)(uint64_t id))
@@ -188,7 +159,7 @@ static void emit_open_wait(void *ctx, const struct pending_call *c)
     struct ctr_outbuf *o = ctx;
     uint64_t stack = call_site_stack(c);
     if (stack)
-        rec_stack_pcs(o, stack, &c->pc, 1);
+        CTR_REC_PUT_UVARINTS(o, STACK, &c->pc, 1, stack);
     ctr__rec_block(o, c->thread_id, c->ticks, c->reason, c->object, stack);
 }
 
@@ -200,7 +171,7 @@ void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped)
     struct ctr_clock_sample now;
     ctr__clock_sample(&now.ticks, &now.mono, &now.real);
     ctr__rec_clock(o, &now);
-    CTR_REC(o, CTR_REC_END, events_dropped,
+    CTR_REC_PUT(o, END, events_dropped,
             atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
             atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
             atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
