@@ -64,6 +64,10 @@ static struct {
     size_t nmaps, maps_cap;
     uint64_t maps_version;
     int maps_scanned;
+    /* Per event type, a bit for each argument that is a stack or a string
+     * id (from the format's table, once): the ids a generation needs. */
+    uint8_t ref_args[CTR_EV_LIMIT];
+    int ref_args_known;
 } G;
 
 /* Room for n + 1 elements of *arr (cap of them now): 0, or -1 when out of
@@ -136,9 +140,21 @@ static struct tstate *tstate_of(uint32_t slot)
     return &G.threads[slot];
 }
 
+static void learn_ref_args(void)
+{
+    for (unsigned t = 0; t < CTR_EV_LIMIT; t++)
+        for (unsigned i = 1; ctr_event_specs[t].name && i < ctr_event_specs[t].nargs; i++)
+            if (ctr_event_specs[t].args[i] == CTR_ARG_STACK ||
+                ctr_event_specs[t].args[i] == CTR_ARG_STRING)
+                G.ref_args[t] |= (uint8_t)(1u << i);
+    G.ref_args_known = 1;
+}
+
 void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, const uint8_t *p,
                       size_t n)
 {
+    if (!G.ref_args_known)
+        learn_ref_args();
     struct tstate *ts = tstate_of(slot);
     if (ts && ts->id != thread_id)
         *ts = (struct tstate){.id = thread_id};
@@ -148,12 +164,10 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
     /* Our own writer's complete events; still, stop at anything unexpected
      * rather than read past the batch. */
     for (size_t used; p < end && (used = ctr_decode_event(p, end, &ev)) != 0; p += used) {
-        const struct ctr_event_spec *spec = &ctr_event_specs[ev.type];
-        for (unsigned i = 1; i < spec->nargs; i++) {
-            if (spec->args[i] == CTR_ARG_STACK)
-                need(&G.stacks, ev.args[i]);
-            else if (spec->args[i] == CTR_ARG_STRING)
-                need(&G.strings, ev.args[i]);
+        for (unsigned m = G.ref_args[ev.type]; m; m &= m - 1) {
+            unsigned i = (unsigned)__builtin_ctz(m);
+            need(ctr_event_specs[ev.type].args[i] == CTR_ARG_STACK ? &G.stacks : &G.strings,
+                 ev.args[i]);
         }
         ticks += ev.args[0];
         if (!ts)

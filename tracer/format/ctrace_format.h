@@ -488,22 +488,30 @@ static inline size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, stru
         return 0;
     const struct ctr_event_spec *s = &ctr_event_specs[p[0]];
     const uint8_t *q = p + 1;
+    unsigned n = s->nargs;
     ev->type = p[0];
-    ev->nargs = s->nargs;
+    ev->nargs = (uint8_t)n;
     ev->payload = NULL;
     ev->payload_len = 0;
-    for (int i = 0; i < CTR_MAX_ARGS; i++) {
-        ev->args[i] = 0;
-        if (i >= s->nargs)
-            continue;
-        size_t used = ctr_get_uvarint(q, end, &ev->args[i]);
-        if (used == 0 || !ctr_arg_in_range(s->args[i], ev->args[i]))
+    for (unsigned i = 0; i < n; i++) {
+        /* Most arguments (deltas, reasons, ids) take one byte: no loop for
+         * them. This loop is the analyzer's and the collector's inner one. */
+        if (q < end && *q < 0x80) {
+            ev->args[i] = *q++;
+        } else {
+            size_t used = ctr_get_uvarint(q, end, &ev->args[i]);
+            if (used == 0)
+                return 0;
+            q += used;
+        }
+        if (!ctr_arg_in_range(s->args[i], ev->args[i]))
             return 0;
-        q += used;
     }
+    for (unsigned i = n; i < CTR_MAX_ARGS; i++)
+        ev->args[i] = 0;
     /* §4: a LENGTH is the last argument, and its bytes follow the event. */
-    if (s->args[s->nargs - 1] == CTR_ARG_LENGTH) {
-        uint64_t len = ev->args[s->nargs - 1];
+    if (s->args[n - 1] == CTR_ARG_LENGTH) {
+        uint64_t len = ev->args[n - 1];
         if (len > (uint64_t)(end - q))
             return 0;
         ev->payload = q;
