@@ -228,7 +228,8 @@ static void on_switch_lost(void *ctx, uint64_t n)
 
 static struct switch_acc SW;
 
-static void write_switches(struct ctr_thread *t)
+/* @return whether it wrote any. */
+static int write_switches(struct ctr_thread *t)
 {
     SW.base_ns = SW.last_ns = ctr__session.start_mono;
     SW.lost = 0;
@@ -236,11 +237,13 @@ static void write_switches(struct ctr_thread *t)
     ctr__sched_drain(t, ctr__session.start_mono, on_switch, on_switch_lost, &SW);
     if (SW.lost)
         switches_event(&SW, CTR_EV_LOST, SW.last_ns, SW.lost); /* the kernel's ring was full */
-    if (SW.ev.len && !SW.ev.oom) {
+    int wrote = SW.ev.len && !SW.ev.oom;
+    if (wrote) {
         CTR_REC_PUT_BYTES(&C.out, SWITCHES, SW.ev.p, SW.ev.len, t->id, SW.base_ns);
         to_sinks_batch(CTR_REC_SWITCHES, t->id, SW.base_ns, SW.ev.p, SW.ev.len);
     }
     SW.ev.oom = 0;
+    return wrote;
 }
 
 static void write_clock(void)
@@ -277,38 +280,43 @@ static void gen_open(void)
  * drop counts and switches, and frees the slots of threads that ended. */
 static void gen_close(int last)
 {
+    /* A process killed by a signal never ends its trace: what each thread
+     * is inside of now, in case this is the last generation (FORMAT.md
+     * §3.1); their threads and call sites are records the tables below
+     * must hold. */
+    if (last && !C.final)
+        ctr__rec_pending(&C.post, ctr__gen_pending_noted);
     for (uint32_t s = 0; s < C.high; s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
         int state = atomic_load_explicit(&t->state, memory_order_acquire);
         if (state == CTR_SLOT_FREE)
             continue;
-        /* Every thread in the slab: live, or ended with its last batch in
-         * this round (its slot is freed at the round's end). */
-        uint32_t name = ctr__gen_thread_name(s, t->id, t->name_id);
-        ctr__gen_need_string(name);
-        ctr__rec_thread(&C.out, t, name);
-        if (!last)
-            continue;
-        uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
-        if (d > C.reported[s]) {
-            C.total_dropped += d - C.reported[s];
-            C.reported[s] = d;
-            CTR_REC_PUT(&C.out, DROPS, t->id, d);
+        if (last) {
+            uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+            if (d > C.reported[s]) {
+                C.total_dropped += d - C.reported[s];
+                C.reported[s] = d;
+                CTR_REC_PUT(&C.out, DROPS, t->id, d);
+                ctr__gen_thread_seen(s, t->id);
+            }
+            if (ctr__session.sched) {
+                if (write_switches(t))
+                    ctr__gen_thread_seen(s, t->id);
+                if (C.final)
+                    ctr__sched_disable(t);
+            }
         }
-        if (ctr__session.sched) {
-            write_switches(t);
-            if (C.final)
-                ctr__sched_disable(t);
+        /* A thread with records in the generation (live, or ended with its
+         * last batch in this round: its slot is freed at the round's end). */
+        if (ctr__gen_thread_in(s, t->id)) {
+            uint32_t name = ctr__gen_thread_name(s, t->id, t->name_id);
+            ctr__gen_need_string(name);
+            ctr__rec_thread(&C.out, t, name);
         }
         /* Exited with no chunk to hand over: nothing more will come. */
-        if (state == CTR_SLOT_ORPHANED)
+        if (last && state == CTR_SLOT_ORPHANED)
             free_slot(s);
     }
-    /* A process killed by a signal never ends its trace: what each thread
-     * is inside of now, in case this is the last generation (FORMAT.md
-     * §3.1); their call sites are stacks the tables below must hold. */
-    if (last && !C.final)
-        ctr__rec_pending(&C.post, ctr__gen_need_stack);
     ctr__gen_write_mappings(&C.out);
     ctr__gen_write_tables(&C.out);
     write_clock();

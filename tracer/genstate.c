@@ -28,6 +28,7 @@ struct tstate {
     uint8_t blocked;
     uint64_t reason, object, stack, since_ticks;
     uint32_t name; /* latest ThreadName, 0 if none */
+    uint32_t in_gen; /* G.mark when it has records in this generation */
 };
 
 /* A thread inside a wait as the generation began. */
@@ -35,10 +36,11 @@ struct waiting {
     uint64_t thread_id, since_ticks, reason, object, stack;
 };
 
-/* A mapping as first seen; its id is its index + 1. */
+/* A mapping as first seen, with the id it keeps. */
 struct map {
     uint64_t start, limit, file_offset, bias;
-    uint32_t path;
+    uint32_t id, path;
+    uint32_t in_gen; /* G.mark when a stack of this generation is in it */
     uint8_t build_id_len;
     uint8_t build_id[64];
 };
@@ -60,7 +62,7 @@ static struct {
     size_t nwaiting, waiting_cap;
     uint64_t *open_waits;
     size_t nopen, open_cap;
-    struct map *maps;
+    struct map *maps; /* ascending start */
     size_t nmaps, maps_cap;
     uint64_t maps_version;
     int maps_scanned;
@@ -158,6 +160,8 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
     struct tstate *ts = tstate_of(slot);
     if (ts && ts->id != thread_id)
         *ts = (struct tstate){.id = thread_id};
+    if (ts)
+        ts->in_gen = G.mark;
     const uint8_t *end = p + n;
     uint64_t ticks = base_ticks;
     struct ctr_event ev;
@@ -202,6 +206,27 @@ void ctr__gen_forget(uint32_t slot)
         G.threads[slot] = (struct tstate){0};
 }
 
+void ctr__gen_thread_seen(uint32_t slot, uint64_t thread_id)
+{
+    struct tstate *ts = tstate_of(slot);
+    if (ts && ts->id != thread_id)
+        *ts = (struct tstate){.id = thread_id};
+    if (ts)
+        ts->in_gen = G.mark;
+}
+
+void ctr__gen_pending_noted(uint32_t slot, uint64_t thread_id, uint64_t stack)
+{
+    ctr__gen_thread_seen(slot, thread_id);
+    need(&G.stacks, stack);
+}
+
+int ctr__gen_thread_in(uint32_t slot, uint64_t thread_id)
+{
+    return slot >= G.nthreads || G.threads[slot].id != thread_id ||
+           G.threads[slot].in_gen == G.mark;
+}
+
 uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t registered)
 {
     if (slot < G.nthreads && G.threads[slot].id == thread_id && G.threads[slot].name)
@@ -226,9 +251,10 @@ void ctr__gen_begin(void)
     G.stacks.n = G.strings.n = 0;
     G.nwaiting = 0;
     for (uint32_t i = 0; i < G.nthreads; i++) {
-        const struct tstate *t = &G.threads[i];
+        struct tstate *t = &G.threads[i];
         if (!t->id || !t->blocked || grow(&G.waiting, &G.waiting_cap, G.nwaiting, sizeof(*G.waiting)))
             continue;
+        t->in_gen = G.mark;
         G.waiting[G.nwaiting++] =
             (struct waiting){t->id, t->since_ticks, t->reason, t->object, t->stack};
         need(&G.stacks, t->stack);
@@ -260,16 +286,35 @@ size_t ctr__gen_open_waits(const uint64_t **since)
 static void add_map(void *ctx, const struct ctr_map_info *m)
 {
     (void)ctx;
-    for (size_t i = 0; i < G.nmaps; i++)
-        if (G.maps[i].start == m->start && G.maps[i].limit == m->limit)
-            return;
+    size_t at = 0;
+    while (at < G.nmaps && G.maps[at].start < m->start)
+        at++;
+    if (at < G.nmaps && G.maps[at].start == m->start && G.maps[at].limit == m->limit)
+        return;
     if (grow(&G.maps, &G.maps_cap, G.nmaps, sizeof(*G.maps)))
         return;
-    struct map *d = &G.maps[G.nmaps++];
-    *d = (struct map){m->start, m->limit, m->file_offset, m->bias,
-                      ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path)),
+    memmove(&G.maps[at + 1], &G.maps[at], (G.nmaps - at) * sizeof(*G.maps));
+    G.nmaps++;
+    struct map *d = &G.maps[at];
+    *d = (struct map){m->start, m->limit, m->file_offset, m->bias, (uint32_t)G.nmaps,
+                      ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path)), 0,
                       (uint8_t)m->build_id_len, {0}};
     memcpy(d->build_id, m->build_id, m->build_id_len);
+}
+
+/* Marks the mapping that holds the call site before return address pc. */
+static void mark_map_of(uint64_t pc)
+{
+    size_t lo = 0, hi = G.nmaps;
+    while (lo < hi) { /* the first mapping starting after pc - 1 */
+        size_t mid = (lo + hi) / 2;
+        if (G.maps[mid].start <= pc - 1)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && pc - 1 < G.maps[lo - 1].limit)
+        G.maps[lo - 1].in_gen = G.mark;
 }
 
 void ctr__gen_write_mappings(struct ctr_outbuf *o)
@@ -280,10 +325,20 @@ void ctr__gen_write_mappings(struct ctr_outbuf *o)
         G.maps_scanned = 1;
         ctr__maps_scan(add_map, NULL);
     }
+    /* The mappings the generation's stacks are in: what a symbolizer of
+     * them needs. */
+    for (size_t i = 0; i < G.stacks.n; i++) {
+        const struct ctr_intern_entry *e = ctr__intern_entry(&ctr__stacks, G.stacks.ids[i]);
+        const uintptr_t *pcs = e ? (const uintptr_t *)e->bytes : NULL;
+        for (size_t k = 0; e && k < e->len / sizeof(uintptr_t); k++)
+            mark_map_of(pcs[k]);
+    }
     for (size_t i = 0; i < G.nmaps; i++) {
         const struct map *m = &G.maps[i];
+        if (m->in_gen != G.mark)
+            continue;
         need(&G.strings, m->path);
-        ctr__rec_mapping(o, i + 1, m->start, m->limit, m->file_offset, m->bias, m->path,
+        ctr__rec_mapping(o, m->id, m->start, m->limit, m->file_offset, m->bias, m->path,
                          m->build_id, m->build_id_len);
     }
 }

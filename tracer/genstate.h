@@ -23,11 +23,21 @@ void ctr__gen_need_stack(uint64_t id);
 void ctr__gen_need_string(uint64_t id);
 /* The slot's thread is gone: nothing more is known of who uses it. */
 void ctr__gen_forget(uint32_t slot);
+/* The thread in slot has records of its own in this generation (switches,
+ * drops) besides its batches, which ctr__gen_observe notes. */
+void ctr__gen_thread_seen(uint32_t slot, uint64_t thread_id);
+/* A PENDING record names this thread and stack (ctr__rec_pending). */
+void ctr__gen_pending_noted(uint32_t slot, uint64_t thread_id, uint64_t stack);
+/* Whether the thread in slot needs a THREAD record in this generation: it
+ * has events or records in it, or was waiting as it began (or nothing is
+ * known of it). */
+int ctr__gen_thread_in(uint32_t slot, uint64_t thread_id);
 /* The latest name (string id) of the thread in slot, as its events said,
  * else `registered`. */
 uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t registered);
-/* Every executable mapping seen so far (rescanned when objects were loaded
- * or unloaded), each with the id it has for the whole process. Before
+/* The executable mappings that the generation's stacks are in (rescanned
+ * when objects were loaded or unloaded), each with the id it has for the
+ * whole process. After the last stack is needed, before
  * ctr__gen_write_tables: their paths are strings it writes. */
 void ctr__gen_write_mappings(struct ctr_outbuf *o);
 /* The WAITING records, then the STACK and STRING records of everything

@@ -495,9 +495,10 @@ void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, ui
 /* For each thread inside an I/O call (or a wait for a child or a signal)
  * for io_min_ns or more: a PENDING record, which a reader uses only when the
  * trace has no END (the process died, by a signal, before it could close
- * the file); need_stack(id) is told each call site's stack. Takes
- * ctr__threads.reclaim. */
-void ctr__rec_pending(struct ctr_outbuf *o, void (*need_stack)(uint64_t id));
+ * the file); noted() is told each one's slot, thread and call site's stack
+ * (records the generation must hold). Takes ctr__threads.reclaim. */
+void ctr__rec_pending(struct ctr_outbuf *o,
+                      void (*noted)(uint32_t slot, uint64_t thread_id, uint64_t stack));
 /* What ends a complete trace, after its last generation (FORMAT.md §3.1):
  * for each thread inside such a call, the STACK of its call site and a
  * BATCH with one BLOCK at the call's start (a call that never returns, a

@@ -88,6 +88,7 @@ static uint32_t slots_in_use(void)
 
 /* A call in progress (pending_calls). */
 struct pending_call {
+    uint32_t slot;
     uint64_t thread_id, ticks, reason, object;
     uintptr_t pc;
 };
@@ -121,14 +122,14 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
             continue;
         if (by_fd && ctr__fd_is_socket(fd))
             reason++; /* the NET_ variant (see interpose_io.c) */
-        struct pending_call c = {t->id, start, reason, (uint64_t)(int64_t)fd, pc};
+        struct pending_call c = {s, t->id, start, reason, (uint64_t)(int64_t)fd, pc};
         emit(ctx, &c);
     }
 }
 
 struct pending_ctx {
     struct ctr_outbuf *o;
-    void (*need_stack)(uint64_t id);
+    void (*noted)(uint32_t slot, uint64_t thread_id, uint64_t stack);
 };
 
 static uint64_t call_site_stack(const struct pending_call *c)
@@ -141,13 +142,14 @@ static void emit_pending(void *ctx, const struct pending_call *c)
 {
     struct pending_ctx *pc = ctx;
     uint64_t stack = call_site_stack(c);
-    pc->need_stack(stack);
+    pc->noted(c->slot, c->thread_id, stack);
     CTR_REC_PUT(pc->o, PENDING, c->thread_id, c->ticks, c->reason, c->object, stack);
 }
 
-void ctr__rec_pending(struct ctr_outbuf *o, void (*need_stack)(uint64_t id))
+void ctr__rec_pending(struct ctr_outbuf *o,
+                      void (*noted)(uint32_t slot, uint64_t thread_id, uint64_t stack))
 {
-    struct pending_ctx ctx = {o, need_stack};
+    struct pending_ctx ctx = {o, noted};
     ctr_lock_acquire(&ctr__threads.reclaim);
     pending_calls(emit_pending, &ctx);
     ctr_lock_release(&ctr__threads.reclaim);
