@@ -10,26 +10,27 @@
  * a CLOCK record of now, and END.
  */
 #include "internal.h"
-#include "record.h"
 #include "sink.h"
 #include "window.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-static int write_dump(int fd, const struct fr_snapshot *s, struct ctr_zstream *z,
-                      const struct ctr_outbuf *tail)
+static int write_to_fd(void *ctx, const void *buf, size_t n)
+{
+    return ctr__write_all(*(const int *)ctx, buf, n);
+}
+
+static int write_dump(int fd, const struct fr_snapshot *s)
 {
     uint8_t header[CTR_FILE_HEADER_LEN];
     ctr__file_header(header);
     int rc = ctr__write_all(fd, header, sizeof(header));
     for (size_t i = 0; i < s->nframes && rc == 0; i++)
         rc = ctr__write_all(fd, s->frames[i]->data, s->frames[i]->len);
-    const void *out;
-    size_t n;
-    if (rc == 0)
-        rc = tail->oom ? -ENOMEM : ctr__zstream_frame(z, tail, NULL, &out, &n);
-    return rc ? rc : ctr__write_all(fd, out, n);
+    /* Threads inside a call that may never return (a write nobody reads)
+     * are waiting: their Blocks go after all their events. */
+    return rc ? rc : ctr__sink_trailer(write_to_fd, &fd);
 }
 
 /* The dump, to the caller's descriptor fd, or (holder) to the tracer
@@ -37,27 +38,17 @@ static int write_dump(int fd, const struct fr_snapshot *s, struct ctr_zstream *z
 static int dump_to(int fd, _Atomic int *holder, const struct ctr_fd_id *id)
 {
     struct fr_snapshot s;
-    struct ctr_outbuf tail = {0};
-    struct ctr_zstream z = {0};
     int rc = ctr__fr_snapshot(&s);
     if (rc)
         return rc;
-    /* Threads inside a call that may never return (a write nobody reads)
-     * are waiting: their Blocks go after all their events. */
-    ctr__rec_trailer(&tail, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
-    rc = ctr__zstream_open(&z, ctr__session.level);
-    if (rc == 0) {
-        /* A tracer descriptor's number may move (fdguard.c): not while it
-         * is written. */
-        if (holder)
-            ctr__fd_use_begin(1);
-        int out = holder ? atomic_load_explicit(holder, memory_order_relaxed) : fd;
-        rc = holder && !ctr__fd_is(out, id) ? -EBADF : write_dump(out, &s, &z, &tail);
-        if (holder)
-            ctr__fd_use_end();
-    }
-    ctr__zstream_close(&z);
-    free(tail.p);
+    /* A tracer descriptor's number may move (fdguard.c): not while it is
+     * written. */
+    if (holder)
+        ctr__fd_use_begin(1);
+    int out = holder ? atomic_load_explicit(holder, memory_order_relaxed) : fd;
+    rc = holder && !ctr__fd_is(out, id) ? -EBADF : write_dump(out, &s);
+    if (holder)
+        ctr__fd_use_end();
     ctr__fr_unpin(&s);
     return rc;
 }

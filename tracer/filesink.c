@@ -13,7 +13,6 @@
 #include "ctrace/trace.h"
 #include "interpose.h"
 #include "internal.h"
-#include "record.h"
 #include "sink.h"
 
 #include <errno.h>
@@ -62,22 +61,19 @@ static void on_frame(struct ctr_sink *s, const void *z, size_t n)
     file_write(z, n);
 }
 
+static int write_frame(void *ctx, const void *frame, size_t n)
+{
+    (void)ctx;
+    return file_write(frame, n);
+}
+
 /* The trace is complete: what ends it, in a frame of its own. */
 static void on_detached(struct ctr_sink *s)
 {
     (void)s;
-    struct ctr_outbuf o = {0};
-    struct ctr_zstream z = {0};
-    const void *out;
-    size_t n;
-    ctr__rec_trailer(&o, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
-    int rc = o.oom ? -ENOMEM : ctr__zstream_open(&z, ctr__session.level);
-    if (rc == 0 && (rc = ctr__zstream_frame(&z, &o, NULL, &out, &n)) == 0)
-        file_write(out, n);
-    else if (!atomic_load_explicit(&F.error, memory_order_relaxed))
-        atomic_store_explicit(&F.error, rc, memory_order_relaxed);
-    ctr__zstream_close(&z);
-    free(o.p);
+    int rc = ctr__sink_trailer(write_frame, NULL);
+    if (rc && !atomic_load_explicit(&F.error, memory_order_relaxed))
+        atomic_store_explicit(&F.error, rc, memory_order_relaxed); /* not a write's: say it */
 }
 
 static void on_forked(struct ctr_sink *s)

@@ -202,3 +202,18 @@ int ctr__zstream_frame(struct ctr_zstream *zs, const struct ctr_outbuf *a,
     *zn = out.pos;
     return 0;
 }
+
+int ctr__sink_trailer(int (*write)(void *ctx, const void *frame, size_t n), void *ctx)
+{
+    struct ctr_outbuf o = {0};
+    struct ctr_zstream z = {0};
+    const void *frame;
+    size_t n;
+    ctr__rec_trailer(&o, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
+    int rc = o.oom ? -ENOMEM : ctr__zstream_open(&z, ctr__session.level);
+    if (rc == 0 && (rc = ctr__zstream_frame(&z, &o, NULL, &frame, &n)) == 0)
+        rc = write(ctx, frame, n);
+    ctr__zstream_close(&z);
+    free(o.p);
+    return rc;
+}

@@ -110,6 +110,12 @@ void ctr__sinks_forked(void);
  * Frames: compressing and writing (sink.c)
  * ------------------------------------------------------------------------- */
 
+/* The trailer that ends a complete trace (ctr__rec_trailer: the calls in
+ * progress now, a CLOCK, END) as one zstd frame at the session's level,
+ * handed to write(ctx, frame, n). Any thread; for a sink that writes a
+ * complete trace, as it is detached. @return write's result, or -errno. */
+int ctr__sink_trailer(int (*write)(void *ctx, const void *frame, size_t n), void *ctx);
+
 /* Writes all of buf to fd (EINTR and short writes handled). @return 0 or
  * -errno. */
 int ctr__write_all(int fd, const void *buf, size_t len);
