@@ -5,11 +5,13 @@
  * FORMAT.md beside this file is the prose specification; section numbers in
  * comments below (e.g. "FORMAT.md §4") point into it. Ids in these tables are
  * part of the released format: they MUST NOT change once released. New events,
- * records and reasons are appended with new ids.
+ * records and reasons are appended with new ids; a reader older than an event
+ * type takes it for damage (FORMAT.md §4), so one needs a new minor version at
+ * least.
  *
- * Nothing else is shared between tracer/ and analyze/. Everything here is a
- * constant, a table or a small static inline helper, so including it costs no
- * link-time coupling.
+ * This header and ctrace_options.h (the options table) are all that tracer/
+ * and analyze/ share. Everything here is a constant, a table or a small
+ * static inline helper, so including it costs no link-time coupling.
  */
 #ifndef CTRACE_FORMAT_H
 #define CTRACE_FORMAT_H
