@@ -1,16 +1,16 @@
 /* sink.h - the seam between the collector and its outputs.
  *
  * The collector (collector.c) turns the threads' buffers into one
- * generation per round (FORMAT.md §3.1) and hands each generation to every
- * sink attached to it, through the callbacks below, all on the collector
- * thread: gen_begin, then each batch of events as it is taken (for a sink
- * that wants the events themselves), each compressed frame as it is cut
- * (for a sink that keeps or writes the encoded trace), and gen_end. The
- * generation is self-contained (FORMAT.md §3.1): a sink may start at any
- * one, and needs nothing from the collector beyond what it is handed. What
- * ends a trace (the calls still in progress, END) is not part of any
- * generation: a sink that writes a complete trace adds it itself, with
- * ctr__rec_trailer (tables.c).
+ * generation per round (several in a burst; FORMAT.md §3.1) and hands each
+ * generation to every sink attached to it, through the callbacks below, all
+ * on the collector thread: gen_begin, then each batch of events as it is
+ * taken (for a sink that wants the events themselves), the generation's
+ * compressed frame (for a sink that keeps or writes the encoded trace), and
+ * gen_end. The generation stands alone (FORMAT.md §3.1): a sink may start at
+ * any one, and needs nothing from the collector beyond what it is handed.
+ * What ends a trace (the calls still in progress, END) is not part of any
+ * generation: a sink that writes a complete trace adds it itself
+ * (ctr__sink_trailer).
  *
  * The trace file (filesink.c) and the flight recorder (flightrec/) are
  * sinks. A new output implements the callbacks it needs and is attached
@@ -63,7 +63,8 @@ struct ctr_sink_ops {
     /* Generation `gen` begins; `start` is the clock as it began. */
     void (*gen_begin)(struct ctr_sink *s, uint64_t gen, const struct ctr_clock_sample *start);
     void (*batch)(struct ctr_sink *s, const struct ctr_sink_batch *b);
-    /* A zstd frame of the generation (FORMAT.md §2), valid during the call. */
+    /* The generation as one zstd frame (FORMAT.md §2), valid during the
+     * call. */
     void (*frame)(struct ctr_sink *s, const void *z, size_t n);
     /* The generation is over (its last frame was handed over). */
     void (*gen_end)(struct ctr_sink *s, const struct ctr_gen_summary *g);
