@@ -43,7 +43,8 @@ static int dump_to(int fd, _Atomic int *holder, const struct ctr_fd_id *id)
     if (rc)
         return rc;
     /* Threads inside a call that may never return (a write nobody reads)
-     * are waiting: their Blocks go after all their events. */
+     * are waiting: their Blocks go after all their events. relaxed: a
+     * count, for the trailer alone. */
     ctr__rec_trailer(&tail, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
     rc = ctr__zstream_open(&z, ctr__session.level);
     if (rc == 0) {
@@ -51,6 +52,8 @@ static int dump_to(int fd, _Atomic int *holder, const struct ctr_fd_id *id)
          * is written. */
         if (holder)
             ctr__fd_use_begin(1);
+        /* relaxed: the use keeps a move off; the mover's update of the
+         * holder happens before it (fdguard.c). */
         int out = holder ? atomic_load_explicit(holder, memory_order_relaxed) : fd;
         rc = holder && !ctr__fd_is(out, id) ? -EBADF : write_dump(out, &s, &z, &tail);
         if (holder)
@@ -79,6 +82,9 @@ int ctr__fr_dump_file(int fd)
     int rc = ctr__fd_identify(own, &id);
     if (rc == 0)
         rc = dump_to(-1, &holder, &id);
+    /* relaxed: the value a move stored under the registry's lock, or ours;
+     * note that no use is held here, so a move between this load and the
+     * close is not excluded (the order cannot exclude it either). */
     int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
     return rc ? rc : crc;
 }
