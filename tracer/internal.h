@@ -894,10 +894,14 @@ extern _Atomic uintptr_t ctr__unwinder_lo, ctr__unwinder_hi;
 static inline int ctr__from_unwinder(const void *ra)
 {
     /* relaxed: a call from libunwind comes after both stores (note_unwinder,
-     * stack.c: the same thread, or through the acquire of backtrace_fn). */
+     * stack.c: the same thread, or through the acquire of backtrace_fn).
+     * Any other thread may read them while they are stored, one new and one
+     * still 0: such a pair (lo 0, or hi below lo) means "not libunwind",
+     * else every return address below hi (or above lo) would be taken for
+     * libunwind's, and the program's close() of its own descriptor refused. */
     uintptr_t lo = atomic_load_explicit(&ctr__unwinder_lo, memory_order_relaxed);
     uintptr_t hi = atomic_load_explicit(&ctr__unwinder_hi, memory_order_relaxed);
-    return (uintptr_t)ra - lo < hi - lo;
+    return lo != 0 && lo < hi && (uintptr_t)ra - lo < hi - lo;
 }
 
 #endif /* CTR_INTERNAL_H */
