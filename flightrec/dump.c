@@ -45,6 +45,8 @@ static int dump_to(int fd, _Atomic int *holder, const struct ctr_fd_id *id)
      * written. */
     if (holder)
         ctr__fd_use_begin(1);
+    /* relaxed: the use keeps a move off; the mover's update of the holder
+     * happens before it (fdguard.c). */
     int out = holder ? atomic_load_explicit(holder, memory_order_relaxed) : fd;
     rc = holder && !ctr__fd_is(out, id) ? -EBADF : write_dump(out, &s);
     if (holder)
@@ -70,6 +72,9 @@ int ctr__fr_dump_file(int fd)
     int rc = ctr__fd_identify(own, &id);
     if (rc == 0)
         rc = dump_to(-1, &holder, &id);
+    /* relaxed: the value a move stored under the registry's lock, or ours;
+     * note that no use is held here, so a move between this load and the
+     * close is not excluded (the order cannot exclude it either). */
     int crc = ctr__fd_close(atomic_load_explicit(&holder, memory_order_relaxed));
     return rc ? rc : crc;
 }

@@ -65,18 +65,22 @@ static void on_frame(struct ctr_sink *s, const void *z, size_t n)
 static void serve_trigger(void)
 {
     /* acq_rel: the trigger's directory (written before it was armed) is
-     * seen; one round serves each request. */
+     * seen (pairs with the release store of trigger_pending in
+     * flightrec_latency, itself after the acquire of the armed threshold);
+     * one round serves each request. */
     if (!atomic_exchange_explicit(&R.trigger_pending, 0, memory_order_acq_rel))
         return;
     char path[4096 + 64];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
+    /* relaxed: counters, read for a file name and statistics alone. */
     uint64_t n = atomic_load_explicit(&R.dumps_written, memory_order_relaxed) +
                  atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
     snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", R.trigger_dir, (int)getpid(),
              (long long)now.tv_sec, (unsigned long long)n);
     int rc = ctr__fr_dump_file(
         ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    /* relaxed: as above. */
     atomic_fetch_add_explicit(rc == 0 ? &R.dumps_written : &R.dumps_failed, 1,
                               memory_order_relaxed);
 }
@@ -97,6 +101,7 @@ static void on_detached(struct ctr_sink *s)
 static void on_forked(struct ctr_sink *s)
 {
     (void)s;
+    /* relaxed: the child's only thread; nothing to order. */
     atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
     atomic_store_explicit(&dumping, 0, memory_order_relaxed); /* a dump of the parent's thread */
@@ -142,6 +147,8 @@ int flightrec_start(const struct flightrec_config *cfg)
 int flightrec_stop(void)
 {
     ctr__api_lock();
+    /* relaxed: disarming publishes nothing; the detach below ends the
+     * collector's reads of the trigger. */
     atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     int rc = ctr__sink_detach(&R.sink);
     ctr__api_unlock();
@@ -161,13 +168,16 @@ int flightrec_is_running(void)
 static int take_dump_turn(void)
 {
     int zero = 0;
-    /* acq_rel: one dump at a time; the winner's file work after the CAS. */
+    /* acq_rel: one dump at a time; the winner's file work after the CAS,
+     * and the previous winner's before it (pairs with the release store in
+     * end_dump_turn). */
     return atomic_compare_exchange_strong_explicit(&dumping, &zero, 1, memory_order_acq_rel,
                                                    memory_order_relaxed);
 }
 
 static void end_dump_turn(void)
 {
+    /* release: this dump's work before the next take_dump_turn's CAS. */
     atomic_store_explicit(&dumping, 0, memory_order_release);
 }
 
@@ -228,17 +238,20 @@ int flightrec_trigger_latency(const struct flightrec_trigger *t)
     int rc = 0;
     if (!flightrec_is_running())
         rc = -ENOENT;
-    else if (!t)
+    else if (!t) /* relaxed: as in flightrec_stop */
         atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     else {
         /* Disarmed, and no request left, while the collector might read the
-         * directory: one round later it no longer does. */
+         * directory: one round later it no longer does. relaxed: the
+         * release bump of ctr__collector_sync orders them before that
+         * round. */
         atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
         ctr__collector_sync();
         strcpy(R.trigger_dir, t->dir);
         R.trigger_min_interval_ns =
             t->min_interval_ns ? t->min_interval_ns : DEFAULT_TRIGGER_INTERVAL_NS;
+        /* relaxed: published by the release store of the threshold below. */
         atomic_store_explicit(&R.trigger_last_ns, 0, memory_order_relaxed);
         /* release: the directory and interval before the threshold (pairs
          * with flightrec_latency's acquire load). */
@@ -258,6 +271,7 @@ int flightrec_latency(uint64_t latency_ns)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    /* relaxed: a first guess for the CAS below. */
     uint64_t last = atomic_load_explicit(&s->trigger_last_ns, memory_order_relaxed);
     /* One trigger per interval: the CAS picks the one caller that wins. */
     /* relaxed CAS: it only picks the winner; the request below carries the
@@ -265,6 +279,7 @@ int flightrec_latency(uint64_t latency_ns)
     if ((last && now - last < s->trigger_min_interval_ns) ||
         !atomic_compare_exchange_strong_explicit(&s->trigger_last_ns, &last, now,
                                                  memory_order_relaxed, memory_order_relaxed)) {
+        /* relaxed: a counter read only for statistics. */
         atomic_fetch_add_explicit(&s->triggers_dropped, 1, memory_order_relaxed);
         return 0;
     }
@@ -280,6 +295,7 @@ int flightrec_get_stats(struct flightrec_stats *out)
         return -EINVAL;
     memset(out, 0, sizeof(*out));
     ctr__fr_stats(&out->window_bytes, &out->window_span_ns, &out->generations);
+    /* relaxed: counters read only for statistics. */
     out->dumps_written = atomic_load_explicit(&R.dumps_written, memory_order_relaxed);
     out->dumps_failed = atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
     out->triggers_limited = atomic_load_explicit(&R.triggers_dropped, memory_order_relaxed);

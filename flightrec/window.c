@@ -62,6 +62,8 @@ static _Atomic uint64_t st_bytes, st_span, st_gens;
 
 static void publish_stats(void)
 {
+    /* relaxed (the three stores): figures read only for statistics
+     * (ctr__fr_stats), each on its own. */
     atomic_store_explicit(&st_bytes, W.bytes, memory_order_relaxed);
     uint64_t gens = 0;
     for (struct gen *g = W.oldest; g; g = g->next)
@@ -271,6 +273,7 @@ void ctr__fr_forked(void)
 
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations)
 {
+    /* relaxed: see publish_stats. */
     *bytes = atomic_load_explicit(&st_bytes, memory_order_relaxed);
     *span_ns = atomic_load_explicit(&st_span, memory_order_relaxed);
     *generations = atomic_load_explicit(&st_gens, memory_order_relaxed);

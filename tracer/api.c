@@ -28,12 +28,14 @@ static int atfork_registered;
 
 static void lock_api(void)
 {
+    /* acquire: pairs with the release clear in unlock_api. */
     while (atomic_flag_test_and_set_explicit(&api_lock, memory_order_acquire))
         sched_yield();
 }
 
 static void unlock_api(void)
 {
+    /* release: the session's changes before the next lock_api's acquire. */
     atomic_flag_clear_explicit(&api_lock, memory_order_release);
 }
 
@@ -46,6 +48,7 @@ static void unlock_api(void)
 static void atfork_child(void)
 {
     ctr__fd_forget_all();
+    /* relaxed (three stores): the child's only thread; nothing to order. */
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
     atomic_flag_clear_explicit(&api_lock, memory_order_relaxed); /* the forker's */
@@ -142,6 +145,7 @@ int ctr__session_begin(const struct trace_options *o)
     uint32_t epoch = ++s->last_epoch ? s->last_epoch : ++s->last_epoch;
     /* No writer is in a section now (the last stop waited for them), unless
      * that stop gave up on one: then the old pool is left to it. */
+    /* relaxed: only begin and end store the pool, under the API lock. */
     struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed);
     if ((rc = ctr__pool_open(&p, r.pool_bytes / r.chunk_bytes * r.chunk_bytes, r.chunk_bytes,
                              epoch, !s->tainted)) != 0)
@@ -154,8 +158,10 @@ int ctr__session_begin(const struct trace_options *o)
     if ((rc = ctr__collector_start(epoch)) != 0)
         return rc;
     /* release: the session fields above before any thread sees it on
-     * (pairs with the acquire load in ctr__write_begin). */
+     * (pairs with the acquire load in ctr__write_begin_n, internal.h). */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);
+    /* relaxed: trace__active is a hint for trace.h's inline functions; what
+     * they then write checks the epoch in a write section. */
     __atomic_store_n(&trace__active, 1, __ATOMIC_RELAXED);
     return 0;
 }
@@ -168,6 +174,7 @@ int ctr__session_begin(const struct trace_options *o)
 void ctr__session_end(void)
 {
     struct ctr_session *s = &ctr__session;
+    /* relaxed: a hint, as in ctr__session_begin. */
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
     /* seq_cst: before the loads of ctr__threads_quiesce (see internal.h,
      * "Write sections"). */
@@ -178,5 +185,6 @@ void ctr__session_end(void)
     if (ctr__threads_quiesce(QUIESCE_TIMEOUT_NS) != 0)
         s->tainted = 1;
     ctr__collector_stop();
+    /* relaxed: as in ctr__session_begin. */
     ctr__pool_release_pages(atomic_load_explicit(&s->pool, memory_order_relaxed));
 }

@@ -54,6 +54,7 @@ double ctr__clock_ticks_per_ns(void)
     /* A first estimate, for thresholds kept in ticks (the analyzer converts
      * with the CLOCK records, not with this): once per process, over 1 ms. */
     static double rate;
+    /* relaxed: set by ctr__clock_init, earlier under the same API lock. */
     if (!atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed))
         return 1.0;
     if (rate == 0) {

@@ -149,8 +149,8 @@ static void gen_close(int last);
 /* Writes the part of c committed since the last time as a BATCH record. */
 static void write_chunk(struct ctr_chunk *c)
 {
-    /* acquire: pairs with the owner's release store after each event, so the
-     * bytes up to pos are complete. */
+    /* acquire: pairs with the owner's release store after each event
+     * (ctr__emit_payload, internal.h), so the bytes up to pos are complete. */
     uint64_t commit = atomic_load_explicit(&c->commit, memory_order_acquire);
     uint32_t pos = (uint32_t)(commit & CTR_COMMIT_POS_MASK);
     if (pos <= c->taken)
@@ -162,6 +162,7 @@ static void write_chunk(struct ctr_chunk *c)
     to_sinks_batch(CTR_REC_BATCH, c->thread_id, c->taken_ticks, p, n);
     c->taken = pos;
     c->taken_ticks = c->base_ticks + (commit >> CTR_COMMIT_POS_BITS);
+    /* relaxed: a counter read only for statistics (filesink.c). */
     atomic_fetch_add_explicit(&ctr__session.chunks_flushed, 1, memory_order_relaxed);
     /* A burst: the generation ends here and the round goes on in a new one,
      * so that every frame is a whole generation, which a sink can keep or
@@ -257,6 +258,8 @@ static void write_clock(void)
     const struct ctr_session *s = &ctr__session;
     if (c.mono > s->start_mono + 1000000 && c.ticks > s->start_ticks) {
         double per_ns = (double)(c.ticks - s->start_ticks) / (double)(c.mono - s->start_mono);
+        /* relaxed: a threshold on its own; a wrapper that reads the older
+         * value misjudges one call at most. */
         atomic_store_explicit(&ctr__session.io_min_ticks, (uint64_t)(s->io_min_ns * per_ns),
                               memory_order_relaxed);
     }
@@ -288,10 +291,14 @@ static void gen_close(int last)
         ctr__rec_pending(&C.post, ctr__gen_pending_noted);
     for (uint32_t s = 0; s < C.high; s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
+        /* acquire: pairs with the release stores of the state in
+         * ctr__thread_register and ctr__thread_exit (thread.c), so the
+         * slot's fields are the owner's. */
         int state = atomic_load_explicit(&t->state, memory_order_acquire);
         if (state == CTR_SLOT_FREE)
             continue;
         if (last) {
+            /* relaxed: a counter; nothing is published with it. */
             uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
             if (d > C.reported[s]) {
                 C.total_dropped += d - C.reported[s];
@@ -325,6 +332,7 @@ static void gen_close(int last)
     C.out.oom |= C.post.oom;
     C.post.len = 0;
     C.post.oom = 0;
+    /* relaxed: a count read only for trailers and statistics. */
     atomic_store_explicit(&ctr__session.events_dropped, C.total_dropped, memory_order_relaxed);
     cut_frame();
     struct ctr_gen_summary sum = {C.gen, C.gen_start, C.last_clock, NULL, 0};
@@ -337,14 +345,17 @@ static void gen_close(int last)
 
 static void round_run(int final)
 {
-    /* acquire: pairs with the release bump of a request, so this round sees
-     * what was asked (sinks attached or leaving). */
+    /* acquire: pairs with the release bump of a request in
+     * ctr__collector_sync_for, so this round sees what was asked (sinks
+     * attached or leaving). */
     uint32_t seen = atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire);
     C.final = final;
     sinks_take(final);
     ctr__frames_refresh(0); /* code loaded or unloaded: what stack walks check */
 
-    /* 1. Snapshot the chunks being filled. */
+    /* 1. Snapshot the chunks being filled. acquire on high: more than needed
+     * (slot_get's add, thread.c, is relaxed); acquire on the state: as in
+     * gen_close. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     if (high > ctr__threads.capacity)
         high = ctr__threads.capacity;
@@ -356,7 +367,8 @@ static void round_run(int final)
         C.snap[s] = NULL;
         if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_FREE)
             continue;
-        /* acquire: pairs with the owner's release in chunk_start. */
+        /* acquire: pairs with the owner's release stores of cur in
+         * chunk_start and chunk_detach (thread.c). */
         struct ctr_chunk *c = atomic_load_explicit(&t->cur, memory_order_acquire);
         if (c && c->epoch == C.epoch && c->thread_id == t->id)
             C.snap[s] = c;
@@ -368,6 +380,8 @@ static void round_run(int final)
     for (uint32_t i = first; i != 0;) {
         struct ctr_chunk *c = ctr_lfstack_elem(&C.pool->full, i);
         i = ctr_lfstack_next(&C.pool->full, i);
+        /* relaxed: a count for queue_chunk's kick; the chunks come through
+         * the queue's own acquire. */
         atomic_fetch_sub_explicit(&C.pool->full_count, 1, memory_order_relaxed);
         write_chunk(c);
         retire_chunk(c);
@@ -396,7 +410,8 @@ static void round_run(int final)
     }
     C.ndone = 0;
 
-    /* release: everything this round did, before the waiters see the ack. */
+    /* release: everything this round did, before the waiters see the ack
+     * (pairs with the acquire load in ctr__collector_sync_for). */
     atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
     syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
@@ -434,9 +449,14 @@ static void *collector_main(void *arg)
 {
     (void)arg;
     ctr__self = &ctr__thread_off;
-    /* release: the starter may go on (pairs with its acquire load). */
+    /* release: the starter may go on (pairs with the acquire load in
+     * ctr__collector_start). */
     atomic_store_explicit(&ctr__session.collector_up, 1, memory_order_release);
     syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    /* acquire on stopping: pairs with the release store in
+     * ctr__collector_stop; on wake: with the one in ctr__collector_kick.
+     * relaxed clearing of wake: the round that follows takes what it needs
+     * through its own acquires (req_seq, the queue). */
     while (!atomic_load_explicit(&ctr__session.stopping, memory_order_acquire)) {
         struct timespec ts = {ctr__session.flush_ms / 1000,
                               (long)(ctr__session.flush_ms % 1000) * 1000000L};
@@ -485,6 +505,7 @@ void ctr__collector_sync(void)
 
 void ctr__collector_kick(void)
 {
+    /* release: pairs with the acquire load of wake in collector_main. */
     atomic_store_explicit(&ctr__session.wake, 1, memory_order_release);
     syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
@@ -498,6 +519,7 @@ void ctr__collector_forked(void)
     C.ndone = 0;
     C.nsinks = 0;
     ctr__gen_forked();
+    /* relaxed: the child's only thread; nothing to order. */
     atomic_store_explicit(&round_lock.word, 0, memory_order_relaxed); /* the forker's */
     atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
@@ -517,6 +539,7 @@ int ctr__collector_start(uint32_t epoch)
     if (ctr__zstream_open(&C.z, ctr__session.level) != 0)
         return -ENOMEM;
     C.epoch = epoch;
+    /* relaxed: stored by this thread in ctr__session_begin (API lock held). */
     C.pool = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
     C.gen = 0;
     C.total_dropped = 0;
@@ -569,6 +592,8 @@ int ctr__collector_start(uint32_t epoch)
 
 void ctr__collector_stop(void)
 {
+    /* release: pairs with the acquire loads of stopping in collector_main
+     * (the join below orders the rest). */
     atomic_store_explicit(&ctr__session.stopping, 1, memory_order_release);
     ctr__collector_kick();
     join_fn join;

@@ -62,6 +62,7 @@ void ctr__fd_note_slow(int fd, enum ctr_fd_class c)
 {
     _Atomic uint8_t *tb = ctr__fd_table_map();
     if (tb && (unsigned)fd < CTR_FD_TABLE_FDS)
+        /* relaxed: as in ctr__fd_note (internal.h). */
         atomic_store_explicit(&tb[fd], (uint8_t)c, memory_order_relaxed);
 }
 
@@ -71,6 +72,8 @@ int ctr__fd_is_socket(int fd)
         return 0;
     _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? ctr__fd_table_map() : NULL;
     if (tb) {
+        /* relaxed (here and below): a cache of a self-contained byte, as in
+         * ctr__fd_note (internal.h). */
         uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
         if (c != CTR_FD_UNKNOWN)
             return c == CTR_FD_SOCKET;

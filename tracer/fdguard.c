@@ -99,6 +99,8 @@ static int add(int fd, int partner, _Atomic int *holder)
     struct owned *stale = find(fd);
     if (stale) {
         if (stale->holder)
+            /* relaxed: the value is the whole message; nothing is
+             * published with it. */
             atomic_store_explicit(stale->holder, -1, memory_order_relaxed);
         *stale = R.v[--R.n];
     }
@@ -161,6 +163,9 @@ int ctr__fd_adopt(int fd, _Atomic int *holder)
     ctr_lock_release(&R.lock);
     ctr__real.close(fd);
     if (nfd >= 0 && holder)
+        /* relaxed: the adopter's own variable, which it publishes along with
+         * what holds it (perf_fd: the release store of perf_ring in
+         * ctr__sched_open). */
         atomic_store_explicit(holder, nfd, memory_order_relaxed);
     errno = saved;
     return nfd;
@@ -223,6 +228,7 @@ int ctr__fd_is(int fd, const struct ctr_fd_id *id)
 
 int ctr__fd_is_tracers(int fd)
 {
+    /* acquire and relaxed: as in ctr__fd_note (internal.h). */
     _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
     return tb && (unsigned)fd < CTR_FD_TABLE_FDS &&
            atomic_load_explicit(&tb[fd], memory_order_relaxed) == CTR_FD_TRACER;
@@ -237,6 +243,7 @@ void ctr__fd_forget_all(void)
         ctr__real.close(R.v[i].fd);
     }
     R.n = 0;
+    /* relaxed: alone in the child; nothing to order. */
     atomic_store_explicit(&users, 0, memory_order_relaxed);
     atomic_store_explicit(&moving, 0, memory_order_relaxed);
 }
@@ -253,9 +260,12 @@ int ctr__fd_use_begin(int wait)
         atomic_fetch_add_explicit(&users, 1, memory_order_seq_cst);
         if (!atomic_load_explicit(&moving, memory_order_seq_cst))
             return 1;
+        /* release: as in ctr__fd_use_end (here no I/O was done). */
         atomic_fetch_sub_explicit(&users, 1, memory_order_release);
         if (!wait)
             return 0;
+        /* acquire: pairs with the release store of 0 in ctr__fd_evict: the
+         * holder's new number is visible once the move is over. */
         while (atomic_load_explicit(&moving, memory_order_acquire))
             sched_yield();
     }
@@ -263,7 +273,8 @@ int ctr__fd_use_begin(int wait)
 
 void ctr__fd_use_end(void)
 {
-    /* release: the use's I/O before a mover's acquire that sees 0. */
+    /* release: the use's I/O before a mover's load that sees 0 (the seq_cst
+     * load in drain_users). */
     atomic_fetch_sub_explicit(&users, 1, memory_order_release);
 }
 
@@ -273,6 +284,8 @@ void ctr__fd_use_end(void)
 static void drain_users(void)
 {
     struct timespec ts = {0, 200000};
+    /* seq_cst: after the mover's seq_cst store of `moving` (ctr__fd_evict);
+     * pairs with ctr__fd_use_begin's seq_cst add and load (see the top). */
     for (int i = 0; atomic_load_explicit(&users, memory_order_seq_cst) != 0; i++) {
         if (i < 1000)
             sched_yield();
@@ -291,6 +304,8 @@ void ctr__fd_evict(int fd)
     ctr_lock_acquire(&R.lock);
     struct owned *o = find(fd);
     if (o) {
+        /* seq_cst: before drain_users' load of the count (the user side does
+         * the opposite, in ctr__fd_use_begin). */
         atomic_store_explicit(&moving, 1, memory_order_seq_cst);
         drain_users();
         if (o->holder) {
@@ -299,6 +314,9 @@ void ctr__fd_evict(int fd)
             _Atomic int *holder = o->holder;
             forget(o);
             if (nfd >= 0 && add(nfd, -1, holder) == 0)
+                /* relaxed: published by the release store of `moving`
+                 * below to the users that waited (ctr__fd_use_begin), and
+                 * to later ones whose seq_cst load reads it. */
                 atomic_store_explicit(holder, nfd, memory_order_relaxed);
             else if (nfd >= 0)
                 ctr__real.close(nfd);
@@ -314,6 +332,8 @@ void ctr__fd_evict(int fd)
                 ctr__real.close(partner);
             }
         }
+        /* release: the move (the holder's new number) before users waiting
+         * in ctr__fd_use_begin go on. */
         atomic_store_explicit(&moving, 0, memory_order_release);
     }
     ctr_lock_release(&R.lock);

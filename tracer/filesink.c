@@ -38,11 +38,14 @@ static struct file_sink {
 /* Writes buf whole to the file, unless a write failed before. */
 static int file_write(const void *buf, size_t len)
 {
+    /* relaxed (error here and below): see the field. */
     if (atomic_load_explicit(&F.error, memory_order_relaxed))
         return -EIO; /* after a failure the file ends at a frame boundary */
     /* The file's number may move (the program dup2'd onto it): not while
      * this write uses it. */
     ctr__fd_use_begin(1);
+    /* relaxed: the use keeps a move off; the mover's update of fd happens
+     * before it (fdguard.c). */
     int fd = atomic_load_explicit(&F.fd, memory_order_relaxed);
     /* The file the trace started in, not whatever holds its number now. */
     int err = F.close_fd && !ctr__fd_is(fd, &F.id) ? -EBADF : ctr__write_all(fd, buf, len);
@@ -51,6 +54,7 @@ static int file_write(const void *buf, size_t len)
         atomic_store_explicit(&F.error, err, memory_order_relaxed);
         return err;
     }
+    /* relaxed: a counter read only for statistics (trace_get_counters). */
     atomic_fetch_add_explicit(&F.bytes, (uint64_t)len, memory_order_relaxed);
     return 0;
 }
@@ -72,6 +76,8 @@ static void on_detached(struct ctr_sink *s)
 {
     (void)s;
     int rc = ctr__sink_trailer(write_frame, NULL);
+    /* relaxed: F.error is the collector's to write, and this is it
+     * (trace_stop reads it after the detach). */
     if (rc && !atomic_load_explicit(&F.error, memory_order_relaxed))
         atomic_store_explicit(&F.error, rc, memory_order_relaxed); /* not a write's: say it */
 }
@@ -121,6 +127,8 @@ int trace_start_opts(const struct trace_options *o)
         ctr__fd_identify(fd, &F.id);
         F.close_fd = 1;
     } else {
+        /* relaxed (fd, error, bytes): the collector sees them through
+         * ctr__sink_attach's release store (see below). */
         atomic_store_explicit(&F.fd, o->fd, memory_order_relaxed);
         F.close_fd = 0;
     }
@@ -136,7 +144,7 @@ int trace_start_opts(const struct trace_options *o)
         if ((rc = ctr__sink_attach(&F.sink, o)) == 0)
             goto out;
     }
-    if (F.close_fd)
+    if (F.close_fd) /* relaxed: stored by this thread, no collector has it */
         ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed));
 out:
     ctr__api_unlock();
@@ -150,7 +158,9 @@ int trace_stop(void)
         ctr__api_unlock();
         return -ENOENT;
     }
+    /* relaxed: see the field (the detach above synchronized). */
     int rc = atomic_load_explicit(&F.error, memory_order_relaxed);
+    /* relaxed: the detach has synchronized with the collector (as error). */
     int crc = F.close_fd ? ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed)) : 0;
     if (crc != 0 && rc == 0)
         rc = crc;
@@ -167,6 +177,7 @@ int trace_get_counters(struct trace_counters *out)
 {
     if (!out)
         return -EINVAL;
+    /* relaxed: counters read only for statistics. */
     out->events_dropped = atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed);
     out->bytes_written = atomic_load_explicit(&F.bytes, memory_order_relaxed);
     out->chunks_flushed = atomic_load_explicit(&ctr__session.chunks_flushed, memory_order_relaxed);
@@ -175,6 +186,7 @@ int trace_get_counters(struct trace_counters *out)
 
 int ctr__trace_fd(void)
 {
+    /* relaxed: a number for comparisons; nothing is read on its strength. */
     return trace_is_running() ? atomic_load_explicit(&F.fd, memory_order_relaxed) : -1;
 }
 

@@ -30,6 +30,8 @@ void ctr__fp_learn(uintptr_t pc, enum ctr_fp_verdict v)
     uint64_t want = (uint64_t)pc << 2 | (uint64_t)v;
     unsigned i = ctr__verdict_home(pc);
     for (int probe = 0; probe < CTR_VERDICT_PROBES; probe++) {
+        /* relaxed (here, the CAS and the store): an entry is one word, whole
+         * or absent, and publishes nothing else (see ctr__fp_verdict). */
         uint64_t e = atomic_load_explicit(&ctr__verdicts[i], memory_order_relaxed);
         if (e == 0 && atomic_compare_exchange_strong_explicit(
                           &ctr__verdicts[i], &e, want, memory_order_relaxed, memory_order_relaxed))
@@ -88,7 +90,9 @@ void ctr__frames_refresh(int force)
     ctr__maps_scan(note_range, &c);
     sort_ranges(&c);
     /* Odd while rewriting; the fence orders the odd count before the
-     * entries (pairs with the acquire fence in ctr__in_code). */
+     * entries (pairs with the acquire fence in ctr__in_code). The count's
+     * load and the entries' stores are relaxed: only this writer (under
+     * `writer`) stores them, and the fence and the final release order them. */
     uint64_t seq = atomic_load_explicit(&ctr__code.seq, memory_order_relaxed);
     atomic_store_explicit(&ctr__code.seq, seq + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
@@ -100,6 +104,8 @@ void ctr__frames_refresh(int force)
     /* release: the entries before the even count (pairs with the acquire
      * load in ctr__in_code). */
     atomic_store_explicit(&ctr__code.seq, seq + 2, memory_order_release);
+    /* relaxed: a verdict is one word (see ctr__fp_verdict); a reader that
+     * still sees an old one judges one step by it, as before the refresh. */
     for (unsigned i = 0; i < CTR_VERDICT_SLOTS; i++)
         atomic_store_explicit(&ctr__verdicts[i], 0, memory_order_relaxed);
     ctr_lock_release(&writer);
@@ -109,7 +115,8 @@ void ctr__frames_forked(void)
 {
     /* The parent's collector may have been rewriting the ranges: the lock
      * is free again, the count even (readers trust nothing until the next
-     * refresh, which remakes them all). */
+     * refresh, which remakes them all). relaxed: alone in the child; the
+     * release store of seq as in ctr__frames_refresh. */
     atomic_store_explicit(&writer.word, 0, memory_order_relaxed);
     uint64_t seq = atomic_load_explicit(&ctr__code.seq, memory_order_relaxed);
     atomic_store_explicit(&ctr__code.n, 0, memory_order_relaxed);

@@ -91,6 +91,8 @@ static inline CTR_STACK_READER int ctr__in_code(uintptr_t pc)
     uint64_t seq = atomic_load_explicit(&ctr__code.seq, memory_order_acquire);
     if (seq & 1)
         return 0;
+    /* relaxed: the seqlock's fields; the acquire fence and the re-check of
+     * seq below tell whether they were rewritten meanwhile. */
     uint32_t lo = 0, hi = atomic_load_explicit(&ctr__code.n, memory_order_relaxed);
     if (hi > CTR_CODE_RANGES)
         return 0;
@@ -104,7 +106,9 @@ static inline CTR_STACK_READER int ctr__in_code(uintptr_t pc)
     }
     if (lo > 0)
         found = pc < atomic_load_explicit(&ctr__code.r[lo - 1].hi, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire); /* the reads above before the re-check */
+    /* acquire fence: the reads above before the re-check (pairs with the
+     * release fence after the odd count in ctr__frames_refresh). */
+    atomic_thread_fence(memory_order_acquire);
     return found && atomic_load_explicit(&ctr__code.seq, memory_order_relaxed) == seq;
 }
 

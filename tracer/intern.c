@@ -53,6 +53,8 @@ int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes)
     t->max_ids = max_ids;
     t->arena_bytes = arena_bytes;
     t->mask = slots - 1;
+    /* relaxed: before the table is shared (init under the API lock, published
+     * with the first session's epoch). */
     atomic_store_explicit(&t->next_id, 1, memory_order_relaxed);
     t->slots = s;
     return 0;
@@ -138,12 +140,18 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
                 mine->hash = h;
                 mine->len = len;
                 memcpy(mine->bytes, bytes, len);
+                /* relaxed: only hands out distinct ids; the id is published
+                 * with the entry by the CAS below. */
                 mine->id = atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed);
                 /* relaxed: published by the CAS below (release), like the
                  * entry; see ctr__intern_entry for who reads it. */
                 if (mine->id < t->max_ids)
                     atomic_store_explicit(&t->by_id[mine->id], mine_value, memory_order_relaxed);
             }
+            /* release: the entry and by_id before the slot's value (pairs
+             * with the acquire load above, in other threads). acquire on
+             * failure: the winner's entry, compared next (pairs with this
+             * same CAS in the winner). */
             if (atomic_compare_exchange_strong_explicit(slot, &v, mine_value, memory_order_release,
                                                         memory_order_acquire))
                 return mine->id;
@@ -153,6 +161,7 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
             return e->id; /* mine, if any, stays unused in the arena */
     }
 overflow:
+    /* relaxed: a count read only for the trace's END record (tables.c). */
     atomic_fetch_add_explicit(&t->overflows, 1, memory_order_relaxed);
     return 0;
 }

@@ -58,6 +58,8 @@ void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns);
 static inline uint64_t ctr__ticks(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
+    /* relaxed: set once, before the first session's epoch is published
+     * (ctr__clock_init, then the release in ctr__session_begin). */
     if (CTR_LIKELY(atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed))) {
         uint32_t lo, hi;
         __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
@@ -560,6 +562,8 @@ void ctr__drop_nested(struct ctr_thread *t, unsigned events);
  * (a signal handler interrupted an event; these are counted as dropped). */
 static inline int ctr__write_begin_n(struct ctr_thread *t, unsigned events)
 {
+    /* relaxed: only this thread (and its signal handlers, on this CPU) stores
+     * `writing`; the stopper's side is described above. */
     if (CTR_UNLIKELY(atomic_load_explicit(&t->writing, memory_order_relaxed))) {
         ctr__drop_nested(t, events);
         return 0;
@@ -569,10 +573,12 @@ static inline int ctr__write_begin_n(struct ctr_thread *t, unsigned events)
      * section's stores before the store (a handler on this thread must see
      * `writing` first); the CPU's side is the stopper's membarrier. */
     atomic_signal_fence(memory_order_seq_cst);
-    /* acquire: pairs with the release that published the session, so its
-     * fields (pool, stack depth, ...) are visible. */
+    /* acquire: pairs with the release store of the epoch in
+     * ctr__session_begin (api.c), so the session's fields (pool, stack
+     * depth, ...) are visible. */
     uint32_t epoch = atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
     if (CTR_UNLIKELY(epoch == 0)) {
+        /* release: as in ctr__write_end. */
         atomic_store_explicit(&t->writing, 0, memory_order_release);
         return 0;
     }
@@ -633,7 +639,8 @@ static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_
     t->pos = p;
     t->last_ticks = now;
     /* Release: the event bytes above are visible to the collector before it
-     * sees the position that covers them (pairs with its acquire load). */
+     * sees the position that covers them (pairs with the acquire load in
+     * write_chunk, collector.c). */
     atomic_store_explicit(&t->chunk->commit,
                           ((now - t->base_ticks) << CTR_COMMIT_POS_BITS) |
                               (uint64_t)(p - t->chunk->data),
@@ -666,6 +673,8 @@ static inline void ctr__emit_one(struct ctr_thread *t, uint8_t type, const uint6
 /* ctr__tracing() : whether a session is on (one relaxed load). */
 static inline int ctr__tracing(void)
 {
+    /* relaxed: a hint; whatever is then written checks again in a write
+     * section (the acquire load in ctr__write_begin_n). */
     return atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
 }
 
@@ -676,6 +685,7 @@ static inline int ctr__tracing(void)
  * the section's check counts what it would have written. */
 static inline struct ctr_thread *ctr__self_traced(void)
 {
+    /* relaxed: as in ctr__tracing. */
     if (CTR_LIKELY(atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) == 0))
         return NULL;
     struct ctr_thread *t = ctr__self;
@@ -817,7 +827,8 @@ static inline void ctr__fd_note(int fd, enum ctr_fd_class c)
 {
     if ((unsigned)fd >= CTR_FD_TABLE_FDS)
         return;
-    /* acquire: pairs with the release CAS that published the mapping. */
+    /* acquire: pairs with the release CAS in ctr__fd_table_map (fdclass.c)
+     * that published the mapping. */
     _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
     if (CTR_LIKELY(tb != NULL))
         /* relaxed: the byte is self-contained; nothing is published by it. */
@@ -829,6 +840,7 @@ static inline void ctr__fd_note(int fd, enum ctr_fd_class c)
 /* ctr__fd_copy() : `to` is now a duplicate of `from` (dup, dup2, dup3). */
 static inline void ctr__fd_copy(int from, int to)
 {
+    /* acquire and relaxed: as in ctr__fd_note. */
     _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
     if (!tb || (unsigned)to >= CTR_FD_TABLE_FDS)
         return;
@@ -882,9 +894,15 @@ extern _Atomic uintptr_t ctr__unwinder_lo, ctr__unwinder_hi;
 /* ctr__from_unwinder() : whether return address ra is in libunwind. */
 static inline int ctr__from_unwinder(const void *ra)
 {
+    /* relaxed: a call from libunwind comes after both stores (note_unwinder,
+     * stack.c: the same thread, or through the acquire of backtrace_fn).
+     * Any other thread may read them while they are stored, one new and one
+     * still 0: such a pair (lo 0, or hi below lo) means "not libunwind",
+     * else every return address below hi (or above lo) would be taken for
+     * libunwind's, and the program's close() of its own descriptor refused. */
     uintptr_t lo = atomic_load_explicit(&ctr__unwinder_lo, memory_order_relaxed);
     uintptr_t hi = atomic_load_explicit(&ctr__unwinder_hi, memory_order_relaxed);
-    return (uintptr_t)ra - lo < hi - lo;
+    return lo != 0 && lo < hi && (uintptr_t)ra - lo < hi - lo;
 }
 
 #endif /* CTR_INTERNAL_H */

@@ -109,6 +109,8 @@ static const void *volatile dynamic_section;
 void ctr__interpose_init(void)
 {
     static _Atomic int done;
+    /* acquire: pairs with the release store of done below (made by whichever
+     * thread finished first), so ctr__real is whole. */
     if (atomic_load_explicit(&done, memory_order_acquire))
         return;
     /* Where the reference that makes a static link fail must be: code that
@@ -132,6 +134,7 @@ void ctr__interpose_init(void)
     /* Plain stores of pointer-sized values; a thread that reads an old value
      * calls the resolver, which forwards to the same function. */
     ctr__real = r;
+    /* release: ctr__real before done (pairs with the acquire load above). */
     atomic_store_explicit(&done, 1, memory_order_release);
 }
 
@@ -250,6 +253,8 @@ static CTR_WRAPPER_TEXT void before_jump(const struct __jmp_buf_tag *env)
     uintptr_t sp = jump_target_sp(env);
     if (sp < t->stack_lo || sp >= t->stack_hi)
         return;
+    /* relaxed: the owner's own field; the drop is a counter (count_drop,
+     * thread.c); release: as in ctr__write_end. */
     if (atomic_load_explicit(&t->writing, memory_order_relaxed) && sp > t->section_frame) {
         /* The event being written is lost (an event is committed only once
          * whole, so the chunk stays consistent), and counted. */

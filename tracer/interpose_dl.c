@@ -51,6 +51,8 @@ _Atomic(dlsym_fn) ctr__dlsym_next;
 /* libc's dlsym, resolved on first use. */
 static CTR_UNINSTRUMENTED dlsym_fn dlsym_next(void)
 {
+    /* relaxed (load and store): every thread resolves the same function, and
+     * a code address publishes no data; a racing thread resolves it again. */
     dlsym_fn f = atomic_load_explicit(&ctr__dlsym_next, memory_order_relaxed);
     if (!f) {
         *(void **)&f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");

@@ -43,6 +43,7 @@ const int ctr__wrappers_io;
 /* Whether a call that began at `start` ticks lasted long enough to record. */
 static inline int long_enough(uint64_t start)
 {
+    /* relaxed: a threshold on its own (as in wait.c). */
     return ctr__ticks() - start >=
            atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
 }

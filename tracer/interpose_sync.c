@@ -53,7 +53,7 @@ static CTR_WRAPPER_TEXT int wait_traced(const struct waitop *op, struct call *c,
         if (rc != EBUSY)
             return rc;
     }
-    /* relaxed: the count is a hint for releasers (see rwlock_unlock). */
+    /* relaxed: the count is a hint for releasers (see pthread_rwlock_unlock). */
     if (op->waiting)
         atomic_fetch_add_explicit(op->waiting, 1, memory_order_relaxed);
     CTR_CALL_GUARD(g, t);
@@ -62,7 +62,7 @@ static CTR_WRAPPER_TEXT int wait_traced(const struct waitop *op, struct call *c,
     int rc = op->wait(c);
     int saved = errno;
     ctr__wait_end(t, token);
-    if (op->waiting)
+    if (op->waiting) /* relaxed: as above */
         atomic_fetch_sub_explicit(op->waiting, 1, memory_order_relaxed);
     errno = saved;
     return rc;
@@ -251,6 +251,8 @@ CTR_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
+    /* relaxed: a hint, counted by the waits above; a miss or an extra
+     * Release is harmless to the analysis (see waiters.h). */
     if (CTR_UNLIKELY(ctr__tracing()) &&
         atomic_load_explicit(&rwlock_waiting, memory_order_relaxed) > 0)
         note_release(l);

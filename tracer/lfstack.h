@@ -35,6 +35,7 @@ struct ctr_lfstack {
 static inline void ctr_lfstack_init(struct ctr_lfstack *s, void *base, size_t stride,
                                     size_t node_offset)
 {
+    /* relaxed: before the stack is shared; whatever shares it publishes it. */
     atomic_store_explicit(&s->head, 0, memory_order_relaxed);
     s->base = (uint8_t *)base;
     s->stride = stride;
@@ -61,9 +62,11 @@ static inline void ctr_lfstack_push(struct ctr_lfstack *s, void *elem)
 {
     uint32_t idx1 = ctr_lfstack_index1(s, elem);
     struct ctr_lfnode *n = ctr_lfstack_node(s, idx1);
+    /* relaxed: only a first guess for the CAS, which checks it. */
     uint64_t old = atomic_load_explicit(&s->head, memory_order_relaxed);
     uint64_t want;
     do {
+        /* relaxed: published by the release CAS below. */
         atomic_store_explicit(&n->next, (uint32_t)old, memory_order_relaxed);
         want = ((old >> 32) + 1) << 32 | idx1;
         /* release: the element's contents before the push; pairs with the
@@ -75,11 +78,16 @@ static inline void ctr_lfstack_push(struct ctr_lfstack *s, void *elem)
 /* Pops one element; NULL when empty. Safe with concurrent pushes and pops. */
 static inline void *ctr_lfstack_pop(struct ctr_lfstack *s)
 {
+    /* acquire (here and on the CAS's failure): the top node's `next`, read
+     * next, was written before the release CAS of ctr_lfstack_push that
+     * installed the head we read. */
     uint64_t old = atomic_load_explicit(&s->head, memory_order_acquire);
     for (;;) {
         uint32_t idx1 = (uint32_t)old;
         if (idx1 == 0)
             return NULL;
+        /* relaxed: ordered by the acquire read of head; a stale value (the
+         * node was popped meanwhile) fails the CAS's tag check. */
         uint32_t next = atomic_load_explicit(&ctr_lfstack_node(s, idx1)->next, memory_order_relaxed);
         uint64_t want = ((old >> 32) + 1) << 32 | next;
         /* acquire on success: see what the pusher wrote (pairs with push). */
@@ -93,11 +101,14 @@ static inline void *ctr_lfstack_pop(struct ctr_lfstack *s)
  * in push order (oldest first); follow with ctr_lfstack_next(). */
 static inline uint32_t ctr_lfstack_take_all_fifo(struct ctr_lfstack *s)
 {
+    /* relaxed: a first guess for the CAS. acquire on the CAS's success: every
+     * pusher's element and `next`, before its release CAS in ctr_lfstack_push. */
     uint64_t old = atomic_load_explicit(&s->head, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(&s->head, &old, ((old >> 32) + 1) << 32,
                                                   memory_order_acquire, memory_order_relaxed))
         ;
-    /* Reverse the LIFO chain; the nodes are ours alone now. */
+    /* Reverse the LIFO chain; the nodes are ours alone now (relaxed: no other
+     * thread reads or writes them until we push them again). */
     uint32_t prev = 0, cur = (uint32_t)old;
     while (cur) {
         struct ctr_lfnode *n = ctr_lfstack_node(s, cur);
@@ -111,6 +122,7 @@ static inline uint32_t ctr_lfstack_take_all_fifo(struct ctr_lfstack *s)
 
 static inline uint32_t ctr_lfstack_next(const struct ctr_lfstack *s, uint32_t idx1)
 {
+    /* relaxed: a chain from ctr_lfstack_take_all_fifo, written by this thread. */
     return atomic_load_explicit(&ctr_lfstack_node(s, idx1)->next, memory_order_relaxed);
 }
 

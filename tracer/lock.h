@@ -33,6 +33,8 @@ struct ctr_lock {
 static inline void ctr_lock_acquire(struct ctr_lock *l)
 {
     uint32_t c = 0;
+    /* acquire: the previous holder's critical section, released by the
+     * exchange in ctr_lock_release. */
     if (atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
                                                 memory_order_relaxed))
         return;

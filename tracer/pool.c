@@ -49,6 +49,8 @@ int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, 
     p->epoch = epoch;
     ctr_lfstack_init(&p->free_list, p->chunks, chunk_bytes, offsetof(struct ctr_chunk, node));
     ctr_lfstack_init(&p->full, p->chunks, chunk_bytes, offsetof(struct ctr_chunk, node));
+    /* relaxed: no writer uses the pool yet; ctr__session_begin publishes it
+     * with the epoch (release). */
     atomic_store_explicit(&p->full_count, 0, memory_order_relaxed);
     atomic_store_explicit(&p->fresh, 0, memory_order_relaxed);
     *pp = p;

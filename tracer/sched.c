@@ -36,6 +36,9 @@ void ctr__sched_session(size_t data_bytes, int idle)
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (data_bytes < page)
         data_bytes = page;
+    /* relaxed: see ring_data_bytes. acquire on high: more than needed
+     * (slot_get's add is relaxed); on perf_ring: pairs with the release
+     * store in ctr__sched_open. */
     atomic_store_explicit(&ring_data_bytes, data_bytes, memory_order_relaxed);
     if (!idle)
         return;
@@ -54,6 +57,8 @@ static uint64_t perf_lost(struct ctr_thread *t)
 {
     uint64_t v[2]; /* value, lost */
     ctr__fd_use_begin(1);
+    /* relaxed: the use (ctr__fd_use_begin) keeps a move of the descriptor
+     * off, and the mover's update of perf_fd happens before it (fdguard.c). */
     ssize_t n = ctr__real.read(atomic_load_explicit(&t->perf_fd, memory_order_relaxed), v,
                                sizeof(v));
     ctr__fd_use_end();
@@ -64,16 +69,21 @@ static uint64_t perf_lost(struct ctr_thread *t)
 static void perf_ioctl(struct ctr_thread *t, unsigned long request)
 {
     ctr__fd_use_begin(1);
+    /* relaxed: as in perf_lost. */
     ioctl(atomic_load_explicit(&t->perf_fd, memory_order_relaxed), request, 0);
     ctr__fd_use_end();
 }
 
 void ctr__sched_open(struct ctr_thread *t)
 {
-    if (t->perf_ring) {
+    /* relaxed: stored by this thread (below, or NULL by ctr__sched_close in
+     * ctr__thread_register), or by ctr__sched_session before the epoch's
+     * release, which this section's acquire load of the epoch saw. */
+    struct perf_event_mmap_page *meta = atomic_load_explicit(&t->perf_ring, memory_order_relaxed);
+    if (meta) {
         /* Still this thread's from an earlier session: drop what it
-         * recorded since, and record again. */
-        struct perf_event_mmap_page *meta = t->perf_ring;
+         * recorded since, and record again. acquire on data_head, release
+         * on data_tail: the kernel's protocol, as in ctr__sched_drain. */
         __atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
                          __ATOMIC_RELEASE);
         perf_ioctl(t, PERF_EVENT_IOC_ENABLE);
@@ -106,21 +116,27 @@ void ctr__sched_open(struct ctr_thread *t)
      * perf_fd, where it is updated if it has to move. */
     int fd = ctr__fd_adopt(raw, &t->perf_fd);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    /* relaxed: see ring_data_bytes. */
     size_t bytes = page + atomic_load_explicit(&ring_data_bytes, memory_order_relaxed);
     void *ring = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
     if (ring == MAP_FAILED) {
         if (fd >= 0)
             ctr__fd_close(fd);
+        /* relaxed: a count read only for the trace's trailer (tables.c). */
         atomic_fetch_add_explicit(&ctr__session.sched_failed, 1, memory_order_relaxed);
         return;
     }
     t->perf_bytes = bytes;
-    /* release: fd and size before the collector can see the ring. */
+    /* release: fd and size before the collector can see the ring (pairs
+     * with the acquire loads in ctr__sched_drain and ctr__sched_disable). */
     atomic_store_explicit(&t->perf_ring, ring, memory_order_release);
 }
 
 void ctr__sched_close(struct ctr_thread *t)
 {
+    /* acquire: pairs with the release store in ctr__sched_open (the size and
+     * descriptor). relaxed below: nobody reads a free slot's ring; the new
+     * owner publishes the slot with its release store of LIVE. */
     void *ring = atomic_load_explicit(&t->perf_ring, memory_order_acquire);
     if (!ring)
         return;
@@ -131,6 +147,7 @@ void ctr__sched_close(struct ctr_thread *t)
 
 void ctr__sched_disable(struct ctr_thread *t)
 {
+    /* acquire: as in ctr__sched_drain. */
     if (!atomic_load_explicit(&t->perf_ring, memory_order_acquire))
         return;
     perf_ioctl(t, PERF_EVENT_IOC_DISABLE);
@@ -153,6 +170,8 @@ void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
                       void (*on_switch)(void *ctx, uint64_t ns, int out, int preempted),
                       void (*on_lost)(void *ctx, uint64_t n), void *ctx)
 {
+    /* acquire: pairs with the release store in ctr__sched_open, so the
+     * mapping's size is the owner's. */
     struct perf_event_mmap_page *meta = atomic_load_explicit(&t->perf_ring, memory_order_acquire);
     if (!meta)
         return;

@@ -31,6 +31,8 @@ static _Atomic(struct ctr_sink *) wanted[CTR_SINKS_MAX];
 
 int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
 {
+    /* relaxed: state_ is stored only by the API's calls here, under the API
+     * lock; the collector's load of it is the acquire in ctr__sink_leaving. */
     if (atomic_load_explicit(&s->state_, memory_order_relaxed) != SINK_OFF)
         return -EBUSY;
     int free_at = -1, others = 0;
@@ -43,6 +45,7 @@ int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
     }
     if (free_at < 0)
         return -ENOSPC;
+    /* relaxed: published by the release store of wanted[] below. */
     atomic_store_explicit(&s->state_, SINK_WANTED, memory_order_relaxed);
     /* release: the sink's fields before the collector reads them (pairs
      * with the acquire load in ctr__sinks_wanted). */
@@ -55,7 +58,8 @@ int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
     }
     int rc = ctr__session_begin(o);
     if (rc != 0) {
-        atomic_store_explicit(&wanted[free_at], NULL, memory_order_relaxed); /* no collector runs */
+        /* relaxed: no collector runs, and the API lock is held. */
+        atomic_store_explicit(&wanted[free_at], NULL, memory_order_relaxed);
         atomic_store_explicit(&s->state_, SINK_OFF, memory_order_relaxed);
     }
     return rc;
@@ -74,6 +78,8 @@ static int still_wanted(const struct ctr_sink *s)
 
 int ctr__sink_detach(struct ctr_sink *s)
 {
+    /* relaxed loads of state_: as in ctr__sink_attach. acquire on wanted[]:
+     * as in ctr__sink_attach. */
     if (atomic_load_explicit(&s->state_, memory_order_relaxed) != SINK_WANTED)
         return -ENOENT;
     int others = 0;
@@ -91,12 +97,16 @@ int ctr__sink_detach(struct ctr_sink *s)
     } else {
         ctr__session_end(); /* its final round ends every sink */
     }
+    /* relaxed: the collector is done with the sink (its release store of
+     * NULL, seen by still_wanted's acquire, or the joined final round). */
     atomic_store_explicit(&s->state_, SINK_OFF, memory_order_relaxed);
     return 0;
 }
 
 int ctr__sink_is_attached(const struct ctr_sink *s)
 {
+    /* relaxed: an answer about the sink's state alone; the callers read
+     * nothing on its strength. */
     return atomic_load_explicit(&s->state_, memory_order_relaxed) == SINK_WANTED;
 }
 
@@ -120,14 +130,18 @@ int ctr__sink_leaving(const struct ctr_sink *s)
 
 void ctr__sink_remove(struct ctr_sink *s)
 {
+    /* relaxed load: compares the pointer only (s itself came through the
+     * acquire in ctr__sinks_wanted). */
     for (int i = 0; i < CTR_SINKS_MAX; i++)
         if (atomic_load_explicit(&wanted[i], memory_order_relaxed) == s)
-            /* release: what `detached` did, before the detach sees it out. */
+            /* release: what `detached` did, before the detach sees it out
+             * (pairs with the acquire load in still_wanted). */
             atomic_store_explicit(&wanted[i], NULL, memory_order_release);
 }
 
 void ctr__sinks_forked(void)
 {
+    /* relaxed: the child's only thread; nothing to order. */
     for (int i = 0; i < CTR_SINKS_MAX; i++) {
         struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_relaxed);
         if (!w)

@@ -102,6 +102,7 @@ static inline CTR_STACK_READER int in_tracer(uintptr_t pc)
 {
     if (pc >= (uintptr_t)__start_ctrace_text && pc < (uintptr_t)__stop_ctrace_text)
         return 1;
+    /* acquire: pairs with the release store of nforeign in ctr__stack_init. */
     int n = atomic_load_explicit(&nforeign, memory_order_acquire);
     for (int i = 0; i < n; i++)
         if (pc >= foreign[i].lo && pc < foreign[i].hi)
@@ -132,10 +133,12 @@ static void note_foreign(void *ctx, const struct ctr_map_info *m)
 static CTR_WRAPPER_TEXT int stack_dwarf(struct ctr_thread *t, uintptr_t *pcs, unsigned max)
 {
     void *buf[CTR_STACK_MAX + 1 + DWARF_EXTRA];
+    /* acquire: pairs with the release store in dwarf_load (see backtrace_fn). */
     backtrace_t backtrace = atomic_load_explicit(&backtrace_fn, memory_order_acquire);
     if (!backtrace || !ctr__fd_use_begin(0))
         return -1;
     t->internal++; /* libunwind may lock: its calls go to the real functions */
+    /* relaxed (add and sub): see `unwinding`. */
     atomic_fetch_add_explicit(&unwinding, 1, memory_order_relaxed);
     int got = backtrace(buf, (int)(max + DWARF_EXTRA));
     atomic_fetch_sub_explicit(&unwinding, 1, memory_order_relaxed);
@@ -244,6 +247,7 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
 {
     uintptr_t pcs[CTR_STACK_MAX + 1], dw[CTR_STACK_MAX + 1];
     unsigned max = ctr__session.stack_depth;
+    /* relaxed: see `methods`. */
     unsigned how = atomic_load_explicit(&methods, memory_order_relaxed);
     if (t->stack_hi == 0)
         return 0; /* stack bounds unknown: a stackless event beats a fault */
@@ -286,6 +290,10 @@ static void note_unwinder(void *ctx, const struct ctr_map_info *m)
 {
     uintptr_t fn = (uintptr_t)ctx;
     if (fn >= m->start && fn < m->limit) {
+        /* relaxed: this thread makes libunwind's first call after these, and
+         * every other reaches libunwind through the acquire load of
+         * backtrace_fn (stack_dwarf); other readers see them whole or not
+         * at all (ctr__from_unwinder, internal.h). */
         atomic_store_explicit(&ctr__unwinder_lo, m->start, memory_order_relaxed);
         atomic_store_explicit(&ctr__unwinder_hi, m->limit, memory_order_relaxed);
     }
@@ -294,6 +302,7 @@ static void note_unwinder(void *ctx, const struct ctr_map_info *m)
 /* Finds unw_backtrace and makes its expensive first call. */
 static int dwarf_load(void)
 {
+    /* acquire: pairs with the release store below (see backtrace_fn). */
     if (atomic_load_explicit(&backtrace_fn, memory_order_acquire))
         return 1;
     void *h = dlopen(CTR_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
@@ -310,6 +319,8 @@ static int dwarf_load(void)
     struct ctr_thread *saved = ctr__internal_begin(); /* its I/O is the tracer's */
     fn(warm, CTR_STACK_MAX);
     ctr__internal_end(saved);
+    /* release: warmed up, and libunwind's text known, before any use
+     * (pairs with the acquire loads in stack_dwarf and above). */
     atomic_store_explicit(&backtrace_fn, fn, memory_order_release);
     return 1;
 }
@@ -324,12 +335,14 @@ void ctr__stack_init(void)
     if ((want & UNWIND_DWARF) && (unwinder_unsafe || !dwarf_load()))
         want = UNWIND_FP; /* no libunwind here: frame pointers it is */
     ctr__frames_refresh(0); /* the code ranges the walk checks against */
+    /* relaxed: see `methods` (published with the session's epoch). */
     atomic_store_explicit(&methods, want, memory_order_relaxed);
     static int scanned; /* under the API lock, like every call of this */
     if (!scanned) {
         int n = 0;
         ctr__maps_scan(note_foreign, &n);
-        /* release: the ranges before their count (pairs with in_tracer). */
+        /* release: the ranges before their count (pairs with the acquire
+         * load in in_tracer). */
         atomic_store_explicit(&nforeign, n, memory_order_release);
         scanned = 1;
     }
@@ -337,6 +350,7 @@ void ctr__stack_init(void)
 
 void ctr__stack_forked(void)
 {
+    /* relaxed: alone in the child (see `unwinding`). */
     if (atomic_load_explicit(&unwinding, memory_order_relaxed) != 0)
         unwinder_unsafe = 1;
     atomic_store_explicit(&unwinding, 0, memory_order_relaxed);
@@ -346,6 +360,7 @@ void ctr__stack_forked(void)
 
 uint32_t ctr__stack_info(void)
 {
+    /* relaxed: see `methods`. */
     unsigned m = atomic_load_explicit(&methods, memory_order_relaxed);
     return (m & UNWIND_FP ? CTR_INFO_STACKS_FRAME_POINTER : 0) |
            (m & UNWIND_DWARF ? CTR_INFO_STACKS_DWARF : 0);

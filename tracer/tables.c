@@ -26,6 +26,7 @@ uint32_t ctr__rec_trace_info(struct ctr_outbuf *o)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
+    /* relaxed: as in ctr__ticks (internal.h). */
     CTR_REC_PUT(o, TRACE_INFO, (uint64_t)getpid(),
                 atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed)
                     ? CTR_TICKS_TSC
@@ -82,6 +83,8 @@ void ctr__rec_block(struct ctr_outbuf *o, uint64_t thread_id, uint64_t ticks, ui
 /* The slab's used slots, for a scan (under ctr__threads.reclaim). */
 static uint32_t slots_in_use(void)
 {
+    /* acquire: more than needed (slot_get's add, thread.c, is relaxed); each
+     * slot is read after the acquire load of its state. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     return high < ctr__threads.capacity ? high : ctr__threads.capacity;
 }
@@ -98,6 +101,8 @@ struct pending_call {
 static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c), void *ctx)
 {
     uint64_t now = ctr__ticks();
+    /* relaxed: a threshold on its own. acquire on the state: pairs with the
+     * release store of LIVE in ctr__thread_register. */
     uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
     for (uint32_t s = 0; s < slots_in_use(); s++) {
         struct ctr_thread *t = &ctr__threads.slab[s];
@@ -109,6 +114,7 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
         uint64_t start = atomic_load_explicit(&t->io_start, memory_order_acquire);
         if (!start || now - start < min)
             continue;
+        /* relaxed: the fields may change under us; the check below tells. */
         uint64_t reason = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
         uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
         int fd = atomic_load_explicit(&t->io_fd, memory_order_relaxed);
@@ -116,7 +122,8 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
         /* acquire fence: if a field load above read a store of the owner's
          * next call, which the owner made after its release fence in
          * ctr__io_begin, then its clearing of io_start (before that fence)
-         * is visible to the load below, which then differs from start. */
+         * is visible to the load below (relaxed: ordered by the fence), which
+     * then differs from start. */
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
             continue;
@@ -173,6 +180,7 @@ void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped)
     struct ctr_clock_sample now;
     ctr__clock_sample(&now.ticks, &now.mono, &now.real);
     ctr__rec_clock(o, &now);
+    /* relaxed: counts, read for the record alone. */
     CTR_REC_PUT(o, END, events_dropped,
             atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
             atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),

@@ -71,6 +71,8 @@ void ctr__threads_init(void)
     ctr_lfstack_init(&ctr__threads.free_slots, m, sizeof(struct ctr_thread),
                      offsetof(struct ctr_thread, node));
     ctr__threads.capacity = CTR_MAX_THREADS;
+    /* relaxed: before any thread is traced (the first session's epoch,
+     * published later with release, orders it). */
     atomic_store_explicit(&ctr__threads.next_id, 1, memory_order_relaxed);
     pthread_key_create(&exit_key, thread_exit_cb);
     membarrier_private =
@@ -80,6 +82,7 @@ void ctr__threads_init(void)
 
 uint64_t ctr__thread_new_id(void)
 {
+    /* relaxed: the counter only hands out distinct ids. */
     return atomic_fetch_add_explicit(&ctr__threads.next_id, 1, memory_order_relaxed);
 }
 
@@ -88,6 +91,8 @@ static struct ctr_thread *slot_get(void)
     struct ctr_thread *t = ctr_lfstack_pop(&ctr__threads.free_slots);
     if (t)
         return t;
+    /* relaxed: `high` only bounds the scans; a slot's contents are published
+     * by its state (the release store of LIVE in ctr__thread_register). */
     uint32_t i = atomic_fetch_add_explicit(&ctr__threads.high, 1, memory_order_relaxed);
     if (i >= ctr__threads.capacity) {
         atomic_fetch_sub_explicit(&ctr__threads.high, 1, memory_order_relaxed);
@@ -130,6 +135,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     ctr__self = &ctr__thread_off; /* what we call below must not trace us */
     struct ctr_thread *t = slot_get();
     if (!t) {
+        /* relaxed: a count read only for the trace's trailer (tables.c). */
         atomic_fetch_add_explicit(&ctr__threads.unregistered, 1, memory_order_relaxed);
         return NULL; /* ctr__self stays "off": this thread is not traced */
     }
@@ -147,7 +153,8 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     t->name_id = kernel_name_id();
     pthread_setspecific(exit_key, t);
     /* release: everything above is visible to the collector once it sees LIVE
-     * (pairs with its acquire load in the slab scan). */
+     * (pairs with its acquire loads of the state in round_run and gen_close,
+     * collector.c, and in ctr__thread_find). */
     atomic_store_explicit(&t->state, CTR_SLOT_LIVE, memory_order_release);
     ctr__self = t;
     return t;
@@ -159,6 +166,9 @@ int ctr__thread_find(pthread_t handle, uint64_t *id)
     /* Under reclaim: a slot found live cannot be freed and refilled while
      * its fields are read. */
     ctr_lock_acquire(&ctr__threads.reclaim);
+    /* acquire on high: more than needed (slot_get's add is relaxed; see
+     * there). acquire on the state: pairs with the release store of LIVE in
+     * ctr__thread_register, so handle and id are the new owner's. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity && !found; i++) {
         struct ctr_thread *t = &ctr__threads.slab[i];
@@ -174,6 +184,9 @@ int ctr__thread_find(pthread_t handle, uint64_t *id)
 
 void ctr__threads_reset_session(int keep_exited)
 {
+    /* acquire on high: as in ctr__thread_find. relaxed stores: no session
+     * runs (the API lock is held, the collector is not started); the
+     * epoch's release in ctr__session_begin publishes them. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
         struct ctr_thread *t = &ctr__threads.slab[i];
@@ -181,6 +194,8 @@ void ctr__threads_reset_session(int keep_exited)
         /* A chunk from an earlier session may belong to another thread by
          * now (the pool is reused): forget it. */
         atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+        /* acquire: pairs with the release stores of EXITED and ORPHANED in
+         * ctr__thread_exit: the ended thread's last accesses come first. */
         int state = atomic_load_explicit(&t->state, memory_order_acquire);
         /* Ended while no session ran, or as the last one stopped. */
         if (state == CTR_SLOT_ORPHANED || (state == CTR_SLOT_EXITED && !keep_exited))
@@ -191,6 +206,8 @@ void ctr__threads_reset_session(int keep_exited)
 void ctr__thread_free_slot(struct ctr_thread *t)
 {
     ctr_lock_acquire(&ctr__threads.reclaim);
+    /* relaxed: a scan that sees FREE skips the slot and reads nothing of
+     * it; the next owner gets it through the push's release CAS. */
     atomic_store_explicit(&t->state, CTR_SLOT_FREE, memory_order_relaxed);
     ctr_lfstack_push(&ctr__threads.free_slots, t);
     ctr_lock_release(&ctr__threads.reclaim);
@@ -206,7 +223,8 @@ void ctr__threads_forked(void)
         return;
     /* Alone in the process: every other thread vanished at the fork,
      * whatever it held (the reclaim lock, an exit hand-off in progress,
-     * a half-done pop of the free list). */
+     * a half-done pop of the free list). So every access below is
+     * relaxed: no other thread to order anything with. */
     ctr__threads.reclaim = (struct ctr_lock){0};
     atomic_store_explicit(&ctr__threads.exiting, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__threads.unregistered, 0, memory_order_relaxed);
@@ -256,6 +274,7 @@ static int chunk_start(struct ctr_thread *t, struct ctr_pool *p, uint64_t now)
     t->chunk = c;
     if (!c) {
         t->pos = t->end = NULL;
+        /* release: as in chunk_detach. */
         atomic_store_explicit(&t->cur, NULL, memory_order_release);
         return 0;
     }
@@ -267,13 +286,15 @@ static int chunk_start(struct ctr_thread *t, struct ctr_pool *p, uint64_t now)
     c->taken = 0;
     c->taken_ticks = now;
     c->done = 0;
+    /* relaxed: published with the header by the release store of cur below. */
     atomic_store_explicit(&c->commit, 0, memory_order_relaxed);
     t->pos = c->data;
     t->end = c->data + ctr__chunk_data_bytes(p);
     t->base_ticks = now;
     t->last_ticks = now;
     /* release: the header above before the collector can reach the chunk
-     * through cur (pairs with the acquire load in its snapshot). */
+     * through cur (pairs with the acquire load of cur in round_run,
+     * collector.c). */
     atomic_store_explicit(&t->cur, c, memory_order_release);
     return 1;
 }
@@ -285,8 +306,8 @@ static struct ctr_chunk *chunk_detach(struct ctr_thread *t)
     struct ctr_chunk *c = t->chunk;
     t->chunk = NULL;
     t->pos = t->end = NULL;
-    /* release, before the push: pairs with the collector's acquire in its
-     * snapshot; once the collector has the chunk from the queue it may
+    /* release, before the push: pairs with the collector's acquire load of
+     * cur in round_run; once the collector has the chunk from the queue it may
      * write it out and recycle it, and no slot may still point at it. */
     atomic_store_explicit(&t->cur, NULL, memory_order_release);
     return c;
@@ -297,6 +318,8 @@ static void queue_chunk(struct ctr_pool *p, struct ctr_chunk *c, int final)
 {
     c->final = (uint8_t)final;
     ctr_lfstack_push(&p->full, c);
+    /* relaxed: a count for deciding when to kick; the chunk itself is
+     * published by the push's release CAS. */
     uint32_t queued = atomic_fetch_add_explicit(&p->full_count, 1, memory_order_relaxed);
     /* Wake the collector early only when a good part of the pool waits for
      * it: a syscall once per many chunks, never per event. */
@@ -308,14 +331,17 @@ static void count_drop(struct ctr_thread *t)
 {
     t->lost_pending++;
     /* An RMW although the owner is the only thread that adds: a signal
-     * handler on the owner may add in the middle (ctr__drop_nested). */
+     * handler on the owner may add in the middle (ctr__drop_nested).
+     * relaxed: a counter the collector reads for DROPS records (gen_close);
+     * nothing is published with it. */
     atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
 }
 
 void ctr__drop_nested(struct ctr_thread *t, unsigned events)
 {
     /* The section this interrupts belongs to a running session: its drops
-     * are that session's (a stop waits for the section, and this, to end). */
+     * are that session's (a stop waits for the section, and this, to end).
+     * relaxed: a counter, as in count_drop. */
     atomic_fetch_add_explicit(&t->dropped, events, memory_order_relaxed);
 }
 
@@ -323,7 +349,10 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
                     const void *payload, size_t len)
 {
     uint32_t epoch = t->section_epoch;
-    /* acquire: pairs with the release that published the session. */
+    /* acquire: the pool was stored before the epoch's release in
+     * ctr__session_begin, which the section's acquire load of the epoch
+     * (ctr__write_begin_n) synchronized with; p->epoch then tells whether
+     * the pool is the section's. */
     struct ctr_pool *p = atomic_load_explicit(&ctr__session.pool, memory_order_acquire);
     if (!p || p->epoch != epoch)
         return; /* a stop gave up waiting for this section: not this session's */
@@ -362,6 +391,8 @@ void ctr__thread_exit(struct ctr_thread *t)
      * from a signal handler that interrupted it. The chunk stays consistent
      * (an event is committed only once whole); the event is lost. */
     t->internal = 0;
+    /* relaxed: the owner's own field, and a counter (count_drop); release:
+     * as in ctr__write_end. */
     if (atomic_load_explicit(&t->writing, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
         atomic_store_explicit(&t->writing, 0, memory_order_release);
@@ -380,22 +411,28 @@ void ctr__thread_exit(struct ctr_thread *t)
     if (ctr__write_begin(t)) {
         in_session = 1;
         ctr__emit(t, CTR_EV_THREAD_END, NULL);
+        /* acquire: as in ctr__emit_slow. */
         p = atomic_load_explicit(&ctr__session.pool, memory_order_acquire);
         if (t->chunk && t->epoch == t->section_epoch && p && p->epoch == t->section_epoch)
             last = chunk_detach(t);
         ctr__write_end(t);
     }
     if (last) {
-        /* release: the slot's fields before the collector frees it. */
+        /* release: the slot's fields before the collector frees it (pairs
+         * with the acquire loads of the state in gen_close, collector.c, and
+         * ctr__threads_reset_session). */
         atomic_store_explicit(&t->state, CTR_SLOT_EXITED, memory_order_release);
         queue_chunk(p, last, 1); /* the last access to the slot: see the top */
     } else if (in_session || atomic_load_explicit(&ctr__session.epoch, memory_order_acquire)) {
         /* The collector (or the next start) frees it after reporting its
-         * drops. */
+         * drops. acquire on the epoch: more than needed (nothing of the
+         * session is read here); release: as for EXITED above. */
         atomic_store_explicit(&t->state, CTR_SLOT_ORPHANED, memory_order_release);
     } else {
         ctr__thread_free_slot(t); /* no session: nobody else looks at it */
     }
+    /* release: the hand-off (its push) before the stopper's seq_cst load in
+     * wait_zero (ctr__threads_quiesce) sees the count drop. */
     atomic_fetch_sub_explicit(&ctr__threads.exiting, 1, memory_order_release);
 }
 
@@ -455,6 +492,8 @@ int ctr__threads_quiesce(uint64_t timeout_ns)
     barrier_all_threads();
     uint64_t deadline = mono_ns() + timeout_ns;
     int rc = 0;
+    /* acquire: more than needed (see slot_get); the membarrier above makes
+     * every slot used by a thread that could be in a section visible. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
         if (wait_zero(&ctr__threads.slab[i].writing, deadline) != 0)

@@ -27,6 +27,8 @@
 /* Whether a call that began at `start` ticks lasted long enough to record. */
 static inline int long_enough(uint64_t start)
 {
+    /* relaxed: a threshold on its own (refined by write_clock, collector.c);
+     * an older value misjudges one call at most. */
     return ctr__ticks() - start >=
            atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
 }
@@ -95,7 +97,8 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
      * before the stores of this call's fields, so a reader whose field load
      * sees one of them also sees io_start changed when it reads it again
      * (pairs with the acquire fence in tables.c, pending_calls). No
-     * instruction on x86. */
+     * instruction on x86. The fields themselves are relaxed: see io_start
+     * in struct ctr_thread (internal.h). */
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&t->io_reason, (uint8_t)reason, memory_order_relaxed);
     atomic_store_explicit(&t->io_by_fd, (uint8_t)by_fd, memory_order_relaxed);
@@ -113,6 +116,7 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
 /* The wait reason of t's marked I/O call: its NET_ variant on a socket. */
 static enum ctr_reason io_reason(struct ctr_thread *t)
 {
+    /* relaxed: the owner reads the fields it wrote itself. */
     enum ctr_reason r = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
     if (atomic_load_explicit(&t->io_by_fd, memory_order_relaxed) &&
         ctr__fd_is_socket((int)t->call_obj))
@@ -130,6 +134,8 @@ static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
         ctr__emit_one(t, CTR_EV_UNBLOCK, NULL);
         return;
     }
+    /* relaxed: the owner reads its own fields (here and io_pc below); the
+     * store of 0 is ordered as in ctr__io_end (internal.h). */
     uint64_t start = atomic_load_explicit(&t->io_start, memory_order_relaxed);
     atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
     if (kind != CTR_CALL_IO || !start || !long_enough(start))

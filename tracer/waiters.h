@@ -24,7 +24,8 @@ static inline int ctr__mutex_has_waiters(const pthread_mutex_t *m)
 #ifdef __GLIBC__
     /* Plain kinds: 0 free, 1 locked, 2 locked with waiters. Robust and
      * priority-inheritance kinds (bits 16, 32 of __kind): the owner's tid
-     * with FUTEX_WAITERS set when someone sleeps. */
+     * with FUTEX_WAITERS set when someone sleeps. relaxed: a hint (see the
+     * top); the real function that follows does its own ordering. */
     unsigned lock = (unsigned)__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
     if (m->__data.__kind & (16 | 32))
         return (lock & CTR_FUTEX_WAITERS) != 0;
@@ -52,7 +53,8 @@ static inline int ctr__cond_has_waiters(const pthread_cond_t *c)
 {
 #ifdef __GLIBC__
     /* glibc >= 2.25: __wrefs counts waiters in its bits 3 and up; this is
-     * the test pthread_cond_signal itself starts with. */
+     * the test pthread_cond_signal itself starts with (relaxed, as glibc's:
+     * a hint; the real function that follows does its own ordering). */
     return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) != 0;
 #else
     (void)c;

@@ -140,6 +140,7 @@ CTRACE_EXPORT void trace__log(trace_task_t task, const char *category, const cha
 CTRACE_EXPORT void trace__logf(trace_task_t task, const char *category, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* relaxed: a hint only; the library checks the session again (api.c). */
 #define TRACE__ACTIVE() __builtin_expect(__atomic_load_n(&trace__active, __ATOMIC_RELAXED), 0)
 
 /* trace_task_begin() : begins a task of `type` (a short constant string such
