@@ -70,6 +70,8 @@ static void *stuck(void *arg)
     return NULL;
 }
 
+void *ctr_test_idle_start(void *arg); /* lib-gens.c */
+
 struct workload {
     pthread_t threads[3];
 };
@@ -86,7 +88,8 @@ static void workload_start(struct workload *w)
 }
 
 /* Stops the contenders, once one was renamed; the stuck thread stays
- * blocked until the end. */
+ * blocked until the end. Then a thread that starts in lib-gens and never
+ * waits: no stack of its generation is in that object, only its start. */
 static void workload_stop_contenders(struct workload *w)
 {
     while (!atomic_load(&renamed))
@@ -94,6 +97,10 @@ static void workload_stop_contenders(struct workload *w)
     atomic_store(&stop, 1);
     pthread_join(w->threads[1], NULL);
     pthread_join(w->threads[2], NULL);
+    pthread_t idle;
+    assert_int_equal(pthread_create(&idle, NULL, ctr_test_idle_start, NULL), 0);
+    pthread_join(idle, NULL);
+    usleep(30 * 1000); /* a few generations: the idle thread's is a cut of its own */
 }
 
 static void workload_end(struct workload *w)
@@ -160,6 +167,15 @@ static size_t generation_starts(const struct file *f, size_t *starts, size_t cap
     return n;
 }
 
+/* Whether a mapping of t holds code address pc. */
+static int mapped(const struct ctr_trace *t, uint64_t pc)
+{
+    for (size_t i = 0; i < t->nmappings; i++)
+        if (pc >= t->mappings[i].start && pc < t->mappings[i].limit)
+            return 1;
+    return 0;
+}
+
 /* What every cut must hold: whatever its events use, resolved. */
 static void check_cut(const struct file *f, size_t from, const char *what)
 {
@@ -201,6 +217,17 @@ static void check_cut(const struct file *f, size_t from, const char *what)
                 if (spec->args[a] == CTR_ARG_STACK && v && !ctr_trace_stack(&t, v))
                     fail_msg("%s cut at %zu: %s refers to stack %llu, not in the cut", what, from,
                              spec->name, (unsigned long long)v);
+                /* Code to symbolize: in a mapping of the cut. */
+                if (spec->args[a] == CTR_ARG_PC && !mapped(&t, v))
+                    fail_msg("%s cut at %zu: %s's code address %#llx is in no mapping of the cut",
+                             what, from, spec->name, (unsigned long long)v);
+                const struct ctr_stack_info *st =
+                    spec->args[a] == CTR_ARG_STACK && v ? ctr_trace_stack(&t, v) : NULL;
+                for (uint32_t k = 0; st && k < st->n; k++)
+                    if (!mapped(&t, st->pcs[k] - 1))
+                        fail_msg("%s cut at %zu: stack %llu's frame %u (%#llx) is in no mapping "
+                                 "of the cut", what, from, (unsigned long long)v, k,
+                                 (unsigned long long)st->pcs[k]);
             }
             if (strcmp(th->name, "gen-stuck") == 0 && ev->type == CTR_EV_BLOCK &&
                 ev->args[0] == CTR_REASON_MUTEX_LOCK && ev->args[2])

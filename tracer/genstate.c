@@ -66,8 +66,12 @@ static struct {
     size_t nmaps, maps_cap;
     uint64_t maps_version;
     int maps_scanned;
+    /* Code addresses in the generation's events (start routines). */
+    uint64_t *pcs;
+    size_t npcs, pcs_cap;
     /* Per event type, a bit for each argument that is a stack or a string
-     * id (from the format's table, once): the ids a generation needs. */
+     * id or a code address (from the format's table, once): what a
+     * generation needs. */
     uint8_t ref_args[CTR_EV_LIMIT];
     int ref_args_known;
 } G;
@@ -147,7 +151,8 @@ static void learn_ref_args(void)
     for (unsigned t = 0; t < CTR_EV_LIMIT; t++)
         for (unsigned i = 1; ctr_event_specs[t].name && i < ctr_event_specs[t].nargs; i++)
             if (ctr_event_specs[t].args[i] == CTR_ARG_STACK ||
-                ctr_event_specs[t].args[i] == CTR_ARG_STRING)
+                ctr_event_specs[t].args[i] == CTR_ARG_STRING ||
+                ctr_event_specs[t].args[i] == CTR_ARG_PC)
                 G.ref_args[t] |= (uint8_t)(1u << i);
     G.ref_args_known = 1;
 }
@@ -170,8 +175,17 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
     for (size_t used; p < end && (used = ctr_decode_event(p, end, &ev)) != 0; p += used) {
         for (unsigned m = G.ref_args[ev.type]; m; m &= m - 1) {
             unsigned i = (unsigned)__builtin_ctz(m);
-            need(ctr_event_specs[ev.type].args[i] == CTR_ARG_STACK ? &G.stacks : &G.strings,
-                 ev.args[i]);
+            switch (ctr_event_specs[ev.type].args[i]) {
+            case CTR_ARG_STACK:
+                need(&G.stacks, ev.args[i]);
+                break;
+            case CTR_ARG_STRING:
+                need(&G.strings, ev.args[i]);
+                break;
+            default: /* CTR_ARG_PC: a code address, whose mapping names it */
+                if (grow(&G.pcs, &G.pcs_cap, G.npcs, sizeof(*G.pcs)) == 0)
+                    G.pcs[G.npcs++] = ev.args[i];
+            }
         }
         ticks += ev.args[0];
         if (!ts)
@@ -249,7 +263,7 @@ void ctr__gen_begin(void)
         G.mark = 1;
     }
     G.stacks.n = G.strings.n = 0;
-    G.nwaiting = 0;
+    G.nwaiting = G.npcs = 0;
     for (uint32_t i = 0; i < G.nthreads; i++) {
         struct tstate *t = &G.threads[i];
         if (!t->id || !t->blocked || grow(&G.waiting, &G.waiting_cap, G.nwaiting, sizeof(*G.waiting)))
@@ -325,8 +339,11 @@ void ctr__gen_write_mappings(struct ctr_outbuf *o)
         G.maps_scanned = 1;
         ctr__maps_scan(add_map, NULL);
     }
-    /* The mappings the generation's stacks are in: what a symbolizer of
-     * them needs. */
+    /* The mappings the generation's stacks and code addresses are in: what
+     * a symbolizer of them needs. A stack holds return addresses, looked up
+     * at pc - 1; a code address is itself. */
+    for (size_t i = 0; i < G.npcs; i++)
+        mark_map_of(G.pcs[i] + 1);
     for (size_t i = 0; i < G.stacks.n; i++) {
         const struct ctr_intern_entry *e = ctr__intern_entry(&ctr__stacks, G.stacks.ids[i]);
         const uintptr_t *pcs = e ? (const uintptr_t *)e->bytes : NULL;
@@ -373,7 +390,7 @@ void ctr__gen_forked(void)
         memset(G.stacks.mark, 0, G.stacks.nmark * sizeof(uint32_t));
     if (G.strings.mark)
         memset(G.strings.mark, 0, G.strings.nmark * sizeof(uint32_t));
-    G.stacks.n = G.strings.n = G.nwaiting = 0;
+    G.stacks.n = G.strings.n = G.nwaiting = G.npcs = 0;
 }
 
 void ctr__gen_session(void)
