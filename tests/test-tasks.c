@@ -453,11 +453,37 @@ static size_t parse_tsv(const char *text, struct row *rows, size_t max)
     return n;
 }
 
+/* The durations of the tasks of `type` as their events in tr say (begin to
+ * end, by task id), in the order they began: what the analysis of tasks
+ * must aggregate. */
+static size_t traced_durations(const struct ctr_trace *tr, const char *type, uint64_t *out,
+                               size_t max)
+{
+    struct open_task {
+        uint64_t id, begin;
+    } open[16];
+    size_t nopen = 0, n = 0;
+    for (size_t i = 0; i < tr->nthreads; i++)
+        for (size_t e = 0; e < tr->threads[i].nevents; e++) {
+            const struct ctr_trace_event *ev = &tr->threads[i].events[e];
+            const char *name =
+                ev->type == CTR_EV_TASK_BEGIN ? ctr_trace_string(tr, ev->args[2]) : NULL;
+            if (name && strcmp(name, type) == 0 && nopen < 16)
+                open[nopen++] = (struct open_task){ev->args[0], ev->ns};
+            for (size_t k = 0; ev->type == CTR_EV_TASK_END && k < nopen; k++)
+                if (open[k].id == ev->args[0] && n < max)
+                    out[n++] = ev->ns - open[k].begin;
+        }
+    return n;
+}
+
 static void test_tasks_tsv_and_filters(void **state)
 {
     (void)state;
-    /* The latencies the analyzer must find are the ones measured here (a
-     * loaded machine oversleeps: 3 ms asked can be 6 ms taken). */
+    /* Each task's duration lies between what it asked to sleep (a lower
+     * bound: nanosleep never returns early) and what this thread measured
+     * around it (a loaded machine oversleeps, and preempts between the
+     * clock read and the task's event). */
     uint64_t fast[10], slow[2];
     for (int i = 1; i <= 10; i++) { /* fast: about 3, 6, ... 30 ms */
         uint64_t t0 = ctr_test_now_ns();
@@ -473,10 +499,19 @@ static void test_tasks_tsv_and_filters(void **state)
         trace_task_end(t);
         slow[i] = ctr_test_now_ns() - t0;
     }
-    qsort(fast, 10, sizeof(fast[0]), cmp_u64);
     trace_task_begin("only-open", 0);
     struct ctr_trace tr;
     ctr_test_stop_and_read(path, &tr);
+    uint64_t fast_d[10], slow_d[2];
+    assert_int_equal(traced_durations(&tr, "fast", fast_d, 10), 10);
+    assert_int_equal(traced_durations(&tr, "slow", slow_d, 2), 2);
+    for (int i = 0; i < 10; i++)
+        if (fast_d[i] < (uint64_t)(3 * (i + 1)) * MS || fast_d[i] > fast[i] + MS / 10)
+            fail_msg("fast task %d traced %.3f ms, slept %d ms, measured %.3f ms", i,
+                     fast_d[i] / 1e6, 3 * (i + 1), fast[i] / 1e6);
+    for (int i = 0; i < 2; i++)
+        assert_true(slow_d[i] >= 50 * MS && slow_d[i] <= slow[i] + MS / 10);
+    qsort(fast_d, 10, sizeof(fast_d[0]), cmp_u64);
 
     struct row rows[8];
     struct ctr_tasks_opts o = {.tsv = 1, .n = 5};
@@ -486,15 +521,15 @@ static void test_tasks_tsv_and_filters(void **state)
     free(text);
     assert_string_equal(rows[0].type, "fast");
     assert_int_equal(rows[0].count, 10);
-    assert_near(rows[0].p50, fast[4]); /* nearest rank: the 5th of 10 */
-    assert_near(rows[0].p90, fast[8]);
-    assert_near(rows[0].p99, fast[9]);
-    assert_near(rows[0].max, fast[9]);
+    assert_near(rows[0].p50, fast_d[4]); /* nearest rank: the 5th of 10 */
+    assert_near(rows[0].p90, fast_d[8]);
+    assert_near(rows[0].p99, fast_d[9]);
+    assert_near(rows[0].max, fast_d[9]);
     assert_string_equal(rows[1].type, "only-open");
     assert_true(rows[1].count == 0 && rows[1].max == 0);
     assert_string_equal(rows[2].type, "slow");
     assert_int_equal(rows[2].count, 2);
-    assert_near(rows[2].p50, slow[0] < slow[1] ? slow[0] : slow[1]);
+    assert_near(rows[2].p50, slow_d[0] < slow_d[1] ? slow_d[0] : slow_d[1]);
 
     o.type = "slow";
     text = tasks_text(&tr, &o);
@@ -504,10 +539,10 @@ static void test_tasks_tsv_and_filters(void **state)
 
     /* -latmin lists the slow ones only; with -type, only that type's. The
      * table above it is the whole type's. */
-    int over40 = 2, over22 = 0; /* from the measured latencies, as above */
+    int over40 = 2, over22 = 0; /* from the traced latencies, as above */
     for (int i = 0; i < 10; i++) {
-        over40 += fast[i] >= 40 * MS;
-        over22 += fast[i] >= 22500000;
+        over40 += fast_d[i] >= 40 * MS;
+        over22 += fast_d[i] >= 22500000;
     }
     char want[128];
     o = (struct ctr_tasks_opts){.latmin_ns = 40 * MS, .n = 5};
