@@ -34,8 +34,9 @@ static struct recorder {
     /* The latency trigger (flightrec_trigger_latency): the directory and
      * interval are written with the trigger disarmed, and read by the
      * collector after it loads a non-zero threshold (acquire). */
+    struct ctr_lock trigger_lock; /* trigger_dir: the API writes it, the collector reads it */
     char trigger_dir[4096];
-    uint64_t trigger_min_interval_ns;
+    _Atomic uint64_t trigger_min_interval_ns;
     _Atomic uint64_t trigger_latency_ns; /* 0: not armed */
     _Atomic uint64_t trigger_last_ns;
     _Atomic int trigger_pending;
@@ -76,8 +77,12 @@ static void serve_trigger(void)
     /* relaxed: counters, read for a file name and statistics alone. */
     uint64_t n = atomic_load_explicit(&R.dumps_written, memory_order_relaxed) +
                  atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
+    /* Under the lock: a late flightrec_latency of an earlier arming may ask
+     * while flightrec_trigger_latency rewrites the directory. */
+    ctr_lock_acquire(&R.trigger_lock);
     snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", R.trigger_dir, (int)getpid(),
              (long long)now.tv_sec, (unsigned long long)n);
+    ctr_lock_release(&R.trigger_lock);
     int rc = ctr__fr_dump_file(
         ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     /* relaxed: as above. */
@@ -105,6 +110,7 @@ static void on_forked(struct ctr_sink *s)
     atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
     atomic_store_explicit(&dumping, 0, memory_order_relaxed); /* a dump of the parent's thread */
+    R.trigger_lock = (struct ctr_lock){0}; /* the collector's, in the parent */
     ctr__fr_forked();
 }
 
@@ -248,9 +254,13 @@ int flightrec_trigger_latency(const struct flightrec_trigger *t)
         atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
         atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
         ctr__collector_sync();
+        ctr_lock_acquire(&R.trigger_lock);
         strcpy(R.trigger_dir, t->dir);
-        R.trigger_min_interval_ns =
-            t->min_interval_ns ? t->min_interval_ns : DEFAULT_TRIGGER_INTERVAL_NS;
+        ctr_lock_release(&R.trigger_lock);
+        /* relaxed: a bound read on its own (flightrec_latency). */
+        atomic_store_explicit(&R.trigger_min_interval_ns,
+                              t->min_interval_ns ? t->min_interval_ns : DEFAULT_TRIGGER_INTERVAL_NS,
+                              memory_order_relaxed);
         /* relaxed: published by the release store of the threshold below. */
         atomic_store_explicit(&R.trigger_last_ns, 0, memory_order_relaxed);
         /* release: the directory and interval before the threshold (pairs
@@ -276,7 +286,10 @@ int flightrec_latency(uint64_t latency_ns)
     /* One trigger per interval: the CAS picks the one caller that wins. */
     /* relaxed CAS: it only picks the winner; the request below carries the
      * rest (release). */
-    if ((last && now - last < s->trigger_min_interval_ns) ||
+    /* relaxed: a bound read on its own; an arming in progress at worst
+     * applies the old one to this call. */
+    uint64_t interval = atomic_load_explicit(&s->trigger_min_interval_ns, memory_order_relaxed);
+    if ((last && now - last < interval) ||
         !atomic_compare_exchange_strong_explicit(&s->trigger_last_ns, &last, now,
                                                  memory_order_relaxed, memory_order_relaxed)) {
         /* relaxed: a counter read only for statistics. */
