@@ -17,7 +17,7 @@
  * damage and where it is.
  */
 #include "reader.h"
-#include "grow.h"
+#include "ctrace_grow.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "state.h"
-#include "grow.h"
+#include "ctrace_grow.h"
 #include "text.h"
 
 static const char *str(const struct ctr_trace *t, uint64_t id)

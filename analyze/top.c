@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "symbolize.h"
-#include "grow.h"
+#include "ctrace_grow.h"
 #include "text.h"
 
 #define COL_FRAMES "                              " /* frames start in column 31 */

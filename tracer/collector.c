@@ -48,12 +48,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Above this much buffered output a round cuts a frame before going on, so
- * a burst never needs the whole pool twice over in memory. */
+/* Above this much buffered output a round closes its generation and goes on
+ * in a new one, so a burst never needs the whole pool twice over in memory
+ * (unless a sink asks for smaller frames: frame_bytes). */
 #define FRAME_TARGET (4u << 20)
 
 static struct collector {
-    struct ctr_outbuf out; /* this generation's records since the last frame */
+    struct ctr_outbuf out; /* this generation's records */
     struct ctr_outbuf post; /* what follows its GEN_END (PENDING) */
     struct ctr_zstream z;
     uint32_t epoch;

@@ -138,7 +138,6 @@ int trace_start_opts(const struct trace_options *o)
     ctr__file_header(h);
     if ((rc = file_write(h, sizeof(h))) == 0) {
         F.sink.ops = &file_ops;
-        F.sink.frame_bytes = 0;
         /* The file's fields above before the collector calls the sink
          * (ctr__sink_attach publishes it with a release store). */
         if ((rc = ctr__sink_attach(&F.sink, o)) == 0)

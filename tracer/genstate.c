@@ -11,10 +11,12 @@
  *     are inside a wait as it begins (WAITING records) and name them (THREAD
  *     records).
  * It also keeps the list of executable mappings, with ids stable for the
- * whole process, all of which each generation repeats.
+ * whole process, and writes those that the generation's stacks and code
+ * addresses are in.
  *
  * Collector thread only (and the forked child, alone): no locks.
  */
+#include "ctrace_grow.h"
 #include "genstate.h"
 #include "maps.h"
 #include "record.h"
@@ -40,7 +42,7 @@ struct waiting {
 struct map {
     uint64_t start, limit, file_offset, bias;
     uint32_t id, path;
-    uint32_t in_gen; /* G.mark when a stack of this generation is in it */
+    uint32_t in_gen; /* G.mark when a stack or code address of this generation is in it */
     uint8_t build_id_len;
     uint8_t build_id[64];
 };
@@ -55,7 +57,7 @@ struct needed {
 
 static struct {
     struct tstate *threads; /* by slot */
-    uint32_t nthreads;
+    size_t nthreads;
     uint32_t mark; /* this generation's, never 0 */
     struct needed stacks, strings;
     struct waiting *waiting;
@@ -80,14 +82,16 @@ static struct {
  * memory. */
 static int grow(void *arr, size_t *cap, size_t n, size_t size)
 {
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *p = realloc(*(void **)arr, c * size);
-    if (!p)
+    return ctr_grow(arr, cap, n + 1, size) ? -1 : 0;
+}
+
+/* The same for index n, the new elements zeroed. */
+static int grow_zeroed(void *arr, size_t *cap, size_t n, size_t size)
+{
+    size_t old = *cap;
+    if (grow(arr, cap, n, size))
         return -1;
-    *(void **)arr = p;
-    *cap = c;
+    memset((char *)*(void **)arr + old * size, 0, (*cap - old) * size);
     return 0;
 }
 
@@ -97,19 +101,9 @@ static int grow(void *arr, size_t *cap, size_t n, size_t size)
 
 static void need(struct needed *nd, uint64_t id)
 {
-    if (id == 0 || id > UINT32_MAX)
-        return;
-    if (id >= nd->nmark) {
-        size_t n = nd->nmark ? nd->nmark : 1024;
-        while (n <= id)
-            n *= 2;
-        uint32_t *m = realloc(nd->mark, n * sizeof(*m));
-        if (!m)
-            return; /* the record is missing; the reader says so */
-        memset(m + nd->nmark, 0, (n - nd->nmark) * sizeof(*m));
-        nd->mark = m;
-        nd->nmark = n;
-    }
+    if (id == 0 || id > UINT32_MAX ||
+        grow_zeroed(&nd->mark, &nd->nmark, id, sizeof(*nd->mark)))
+        return; /* out of memory: the record is missing; the reader says so */
     if (nd->mark[id] == G.mark || grow(&nd->ids, &nd->cap, nd->n, sizeof(*nd->ids)))
         return;
     nd->mark[id] = G.mark;
@@ -130,20 +124,17 @@ void ctr__gen_need_string(uint64_t id)
  * Threads' states, from their events
  * ------------------------------------------------------------------------- */
 
-static struct tstate *tstate_of(uint32_t slot)
+/* The state of the thread in slot, which has records in this generation:
+ * started afresh if the slot's thread changed. NULL when out of memory. */
+static struct tstate *seen(uint32_t slot, uint64_t thread_id)
 {
-    if (slot >= G.nthreads) {
-        uint32_t n = G.nthreads ? G.nthreads : 64;
-        while (n <= slot)
-            n *= 2;
-        struct tstate *t = realloc(G.threads, n * sizeof(*t));
-        if (!t)
-            return NULL;
-        memset(t + G.nthreads, 0, (n - G.nthreads) * sizeof(*t));
-        G.threads = t;
-        G.nthreads = n;
-    }
-    return &G.threads[slot];
+    if (grow_zeroed(&G.threads, &G.nthreads, slot, sizeof(*G.threads)))
+        return NULL;
+    struct tstate *ts = &G.threads[slot];
+    if (ts->id != thread_id)
+        *ts = (struct tstate){.id = thread_id};
+    ts->in_gen = G.mark;
+    return ts;
 }
 
 static void learn_ref_args(void)
@@ -162,11 +153,7 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
 {
     if (!G.ref_args_known)
         learn_ref_args();
-    struct tstate *ts = tstate_of(slot);
-    if (ts && ts->id != thread_id)
-        *ts = (struct tstate){.id = thread_id};
-    if (ts)
-        ts->in_gen = G.mark;
+    struct tstate *ts = seen(slot, thread_id);
     const uint8_t *end = p + n;
     uint64_t ticks = base_ticks;
     struct ctr_event ev;
@@ -204,7 +191,7 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
             break;
         case CTR_EV_THREAD_NAME:
             /* Any thread may name any other: find it by id. */
-            for (uint32_t i = 0; i < G.nthreads; i++)
+            for (size_t i = 0; i < G.nthreads; i++)
                 if (G.threads[i].id == ev.args[1])
                     G.threads[i].name = (uint32_t)ev.args[2];
             break;
@@ -222,11 +209,7 @@ void ctr__gen_forget(uint32_t slot)
 
 void ctr__gen_thread_seen(uint32_t slot, uint64_t thread_id)
 {
-    struct tstate *ts = tstate_of(slot);
-    if (ts && ts->id != thread_id)
-        *ts = (struct tstate){.id = thread_id};
-    if (ts)
-        ts->in_gen = G.mark;
+    seen(slot, thread_id);
 }
 
 void ctr__gen_pending_noted(uint32_t slot, uint64_t thread_id, uint64_t stack)
@@ -252,19 +235,23 @@ uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t regist
  * Generations
  * ------------------------------------------------------------------------- */
 
+/* No id is marked as in this generation any more. */
+static void clear_marks(void)
+{
+    if (G.stacks.mark)
+        memset(G.stacks.mark, 0, G.stacks.nmark * sizeof(*G.stacks.mark));
+    if (G.strings.mark)
+        memset(G.strings.mark, 0, G.strings.nmark * sizeof(*G.strings.mark));
+}
+
 void ctr__gen_begin(void)
 {
     if (++G.mark == 0) {
-        /* Wrapped (after 2^32 generations): no stale mark may match. */
-        if (G.stacks.mark)
-            memset(G.stacks.mark, 0, G.stacks.nmark * sizeof(uint32_t));
-        if (G.strings.mark)
-            memset(G.strings.mark, 0, G.strings.nmark * sizeof(uint32_t));
+        clear_marks(); /* wrapped (after 2^32 generations): no stale mark may match */
         G.mark = 1;
     }
-    G.stacks.n = G.strings.n = 0;
-    G.nwaiting = G.npcs = 0;
-    for (uint32_t i = 0; i < G.nthreads; i++) {
+    G.stacks.n = G.strings.n = G.nwaiting = G.npcs = 0;
+    for (size_t i = 0; i < G.nthreads; i++) {
         struct tstate *t = &G.threads[i];
         if (!t->id || !t->blocked || grow(&G.waiting, &G.waiting_cap, G.nwaiting, sizeof(*G.waiting)))
             continue;
@@ -284,7 +271,7 @@ static int cmp_u64(const void *a, const void *b)
 size_t ctr__gen_open_waits(const uint64_t **since)
 {
     G.nopen = 0;
-    for (uint32_t i = 0; i < G.nthreads; i++) {
+    for (size_t i = 0; i < G.nthreads; i++) {
         const struct tstate *t = &G.threads[i];
         if (t->id && t->blocked && t->reason < CTR_REASON_LIMIT &&
             ctr_reason_specs[t->reason].wait_class != CTR_CLASS_SLEEP &&
@@ -378,24 +365,19 @@ void ctr__gen_write_tables(struct ctr_outbuf *o)
     }
 }
 
+void ctr__gen_session(void)
+{
+    /* A new session: what threads did before it is not in its trace. */
+    if (G.threads)
+        memset(G.threads, 0, G.nthreads * sizeof(*G.threads));
+}
+
 void ctr__gen_forked(void)
 {
     /* The intern tables start again from empty: no id or mapping of the
      * parent's means anything now. */
-    for (uint32_t i = 0; i < G.nthreads; i++)
-        G.threads[i] = (struct tstate){0};
+    ctr__gen_session();
     G.nmaps = 0;
     G.maps_scanned = 0;
-    if (G.stacks.mark)
-        memset(G.stacks.mark, 0, G.stacks.nmark * sizeof(uint32_t));
-    if (G.strings.mark)
-        memset(G.strings.mark, 0, G.strings.nmark * sizeof(uint32_t));
-    G.stacks.n = G.strings.n = G.nwaiting = G.npcs = 0;
-}
-
-void ctr__gen_session(void)
-{
-    /* A new session: what threads did before it is not in its trace. */
-    for (uint32_t i = 0; i < G.nthreads; i++)
-        G.threads[i] = (struct tstate){0};
+    clear_marks(); /* the lists are emptied as the next generation begins */
 }

@@ -123,7 +123,7 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
          * next call, which the owner made after its release fence in
          * ctr__io_begin, then its clearing of io_start (before that fence)
          * is visible to the load below (relaxed: ordered by the fence), which
-     * then differs from start. */
+         * then differs from start. */
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
             continue;

@@ -9,8 +9,8 @@
  * type takes it for damage (FORMAT.md §4), so one needs a new minor version at
  * least.
  *
- * This header and ctrace_options.h (the options table) are all that tracer/
- * and analyze/ share. Everything here is a constant, a table or a small
+ * This header, ctrace_options.h (the options table) and ctrace_grow.h (a
+ * growing array) are all that tracer/ and analyze/ share. Everything here is a constant, a table or a small
  * static inline helper, so including it costs no link-time coupling.
  */
 #ifndef CTRACE_FORMAT_H

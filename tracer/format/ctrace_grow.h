@@ -1,8 +1,8 @@
-/* grow.h - growing an array as entries are decoded or collected, the one way
- * the analyzer does it (sizes come from what was actually read, never from a
- * count in the input). */
-#ifndef CTR_GROW_H
-#define CTR_GROW_H
+/* ctrace_grow.h - growing an array as entries are decoded or collected, the
+ * one way the analyzer and the collector do it (sizes come from what was
+ * actually read or seen, never from a count in the input). */
+#ifndef CTRACE_GROW_H
+#define CTRACE_GROW_H
 
 #include <errno.h>
 #include <stdlib.h>
