@@ -1,10 +1,14 @@
-/* reader.h - reads a ctrace trace file into memory, validating every byte.
+/* reader.h - the model of a trace: its tables (threads, stacks, strings,
+ * mappings, clock points) and totals, which the streaming analyzer
+ * (pipeline.h) fills generation by generation, and, for tests and small
+ * tools, a whole trace read into memory with every thread's events.
  *
  * The reader is the only code that interprets the wire format
- * (tracer/format/FORMAT.md); analyses work on the model below: threads with
- * their events in time order (nanoseconds), and the tables those events refer
- * to. A damaged or truncated file yields everything before the damage plus a
- * message naming the byte offset; only an unreadable start is fatal.
+ * (tracer/format/FORMAT.md), through gen.c (a frame) and pipeline.c (the
+ * file); analyses work on this model: threads with their events in time
+ * order (nanoseconds), and the tables those events refer to. A damaged
+ * generation is skipped and named (file offset, what was wrong); only an
+ * unreadable start is fatal.
  */
 #ifndef CTR_READER_H
 #define CTR_READER_H
@@ -13,6 +17,7 @@
 #include <stdint.h>
 
 #include "ctrace_format.h"
+#include "idmap.h"
 
 /* An event of the model. (struct ctr_event in ctrace_format.h is an event
  * as the wire has it: its time a delta, its payload a pointer.) */
@@ -20,8 +25,8 @@ struct ctr_trace_event {
     uint64_t ns;                        /* CLOCK_MONOTONIC nanoseconds */
     uint8_t type;                       /* enum ctr_event_type */
     uint64_t args[CTR_MAX_ARGS - 1];    /* the arguments after the time delta */
-    uint64_t payload;                   /* a LENGTH argument's bytes: offset in
-                                           ctr_trace.stream (see ctr_event_payload) */
+    uint64_t payload;                   /* a LENGTH argument's bytes: their address
+                                           (see ctr_event_payload) */
 };
 
 struct ctr_thread_info {
@@ -30,8 +35,13 @@ struct ctr_thread_info {
     uint64_t parent_id;          /* 0 if unknown */
     uint64_t handle;             /* pthread_t, 0 if unknown */
     const char *name;            /* latest name, "" if none */
-    struct ctr_trace_event *events; /* in time order */
+    struct ctr_trace_event *events; /* in time order: ctr_trace_read() only */
     size_t nevents, cap;
+    uint64_t seen;               /* its events, read or not */
+    uint64_t last_ns;            /* the time of its last event so far */
+    uint64_t last_batch_ns;      /* ... of its own (not a switch): keeps them monotonic */
+    uint64_t last_switch_ns;     /* ... of its context switches: the same */
+    int has_record;              /* a THREAD record was read (os_tid etc. are its) */
     uint64_t dropped;            /* from DROPS records */
     uint64_t lost;               /* sum of LOST events */
     uint64_t start_pc;           /* start routine (ThreadStart), 0 if unknown */
@@ -65,7 +75,8 @@ struct ctr_trace {
     /* TRACE_INFO */
     uint64_t pid, tick_source, flags, io_min_ns;
     const char *exe;
-    /* Tables, each sorted by id. */
+    /* Tables: threads in the order first seen (ctr_trace_read() sorts them
+     * by id), the others in the order read; one entry per id. */
     struct ctr_thread_info *threads;
     size_t nthreads;
     struct ctr_stack_info *stacks;
@@ -74,7 +85,7 @@ struct ctr_trace {
     size_t nstrings;
     struct ctr_mapping_info *mappings;
     size_t nmappings;
-    struct ctr_clock_point *clocks;
+    struct ctr_clock_point *clocks; /* in tick order, each later in both clocks */
     size_t nclocks;
     /* Extent and totals. */
     uint64_t start_ns, end_ns;   /* first and last event or clock point */
@@ -82,21 +93,28 @@ struct ctr_trace {
     uint64_t generations;
     uint64_t file_bytes, stream_bytes, batch_bytes;
     uint64_t nevents, events_by_type[CTR_EV_LIMIT];
+    uint64_t odd;                /* events that did not fit the state machine */
     int complete;                /* END record seen */
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;
-    /* Problems: damage is set when reading stopped early (partial result). */
-    char damage[256];
+    /* Problems: damage names the first damaged part (the output covers the
+     * rest); gaps counts the spans of time missing, missing_ns their length. */
+    char damage[384];
     char warning[256];
-    /* Owned memory. */
-    uint8_t *stream;
-    size_t stream_len;
+    uint64_t gaps, missing_ns;
+    /* Private to reader.c and pipeline.c: */
+    size_t threads_cap, stacks_cap, strings_cap, mappings_cap, clocks_cap;
+    struct ctr_idmap thread_ix, stack_ix, string_ix, mapping_ix; /* id -> index */
+    void *held;                  /* what ctr_trace_read() keeps alive (payloads) */
 };
 
-/* ctr_trace_read() : reads the trace at `path` into *t (zeroed first).
- * @return 0 on success, including a partial read of a damaged file (then
- *         t->damage is non-empty); a negative errno when nothing could be
- *         read (missing file, not a ctrace file, unsupported version), with a
- *         one-line reason in err. */
+/* ctr_trace_read() : reads the whole trace at `path` into *t (zeroed
+ * first): the tables, and every thread's events (ctr_thread_info.events),
+ * threads sorted by id. For tests and small traces: memory grows with the
+ * trace (the analyses stream instead: pipeline.h).
+ * @return 0 on success, including a damaged file (then t->damage is
+ *         non-empty); a negative errno when nothing could be read (missing
+ *         file, not a ctrace file, unsupported version), with a one-line
+ *         reason in err. */
 int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errlen);
 
 /* The same from bytes in memory (for tests and fuzzing). */
@@ -105,7 +123,8 @@ int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, cha
 void ctr_trace_free(struct ctr_trace *t);
 
 /* The raw bytes that follow event e (a LOG's message), *len of them; NULL
- * with *len 0 for an event without. Valid until ctr_trace_free(). */
+ * with *len 0 for an event without. Valid while the event is: during a
+ * consumer's call (pipeline.h), or until ctr_trace_free(). */
 const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_trace_event *e,
                               size_t *len);
 
@@ -113,5 +132,25 @@ const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_trace_
 const struct ctr_stack_info *ctr_trace_stack(const struct ctr_trace *t, uint64_t id);
 const char *ctr_trace_string(const struct ctr_trace *t, uint64_t id);
 struct ctr_thread_info *ctr_trace_thread(const struct ctr_trace *t, uint64_t id);
+
+/* ---------------------------------------------------------------------------
+ * Building the tables (pipeline.c). Each returns 0 or -ENOMEM.
+ * ------------------------------------------------------------------------- */
+
+/* The index of thread id in t->threads, adding an entry if it is new. */
+int ctr_trace_thread_index(struct ctr_trace *t, uint64_t id, uint32_t *index);
+/* A string, stack or mapping entry, unless the id is already there (an id
+ * means the same in every generation: FORMAT.md §3.1). Bytes are copied;
+ * a mapping's path is resolved against the strings already read. */
+int ctr_trace_add_string(struct ctr_trace *t, uint64_t id, const void *s, size_t len);
+int ctr_trace_add_stack(struct ctr_trace *t, uint64_t id, const uint64_t *pcs, uint32_t n);
+int ctr_trace_add_mapping(struct ctr_trace *t, const struct ctr_mapping_info *m,
+                          uint64_t path_id);
+/* A clock point, kept in tick order with each later in both clocks than
+ * the one before (a point that is not is dropped, as are repeats). */
+int ctr_trace_add_clock(struct ctr_trace *t, const struct ctr_clock_point *c);
+/* CLOCK_MONOTONIC nanoseconds of a tick count (FORMAT.md §6), by the clock
+ * points read so far. */
+uint64_t ctr_trace_ticks_to_ns(const struct ctr_trace *t, uint64_t ticks);
 
 #endif

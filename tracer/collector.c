@@ -307,12 +307,16 @@ static void gen_close(int last)
                 CTR_REC_PUT(&C.out, DROPS, t->id, d);
                 ctr__gen_thread_seen(s, t->id);
             }
-            if (ctr__session.sched) {
-                if (write_switches(t))
-                    ctr__gen_thread_seen(s, t->id);
-                if (C.final)
-                    ctr__sched_disable(t);
-            }
+        }
+        /* Every generation has the switches up to its end, not only a
+         * round's last: a reader that goes generation by generation
+         * (analyze/pipeline.c) needs a thread's switches no later than the
+         * generation after its events. */
+        if (ctr__session.sched) {
+            if (write_switches(t))
+                ctr__gen_thread_seen(s, t->id);
+            if (last && C.final)
+                ctr__sched_disable(t);
         }
         /* A thread with records in the generation (live, or ended with its
          * last batch in this round: its slot is freed at the round's end). */

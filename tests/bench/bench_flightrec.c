@@ -119,8 +119,8 @@ int main(int argc, char **argv)
            tr.file_bytes / 1048576.0, tr.file_bytes / 1048576.0 / (dump_ns / 1e9),
            (unsigned long long)tr.nevents);
     printf("  compression: %.1f MiB of records kept in %.1f MiB: %.1fx more history per byte\n",
-           tr.stream_len / 1048576.0, tr.file_bytes / 1048576.0,
-           (double)tr.stream_len / (double)tr.file_bytes);
+           tr.stream_bytes / 1048576.0, tr.file_bytes / 1048576.0,
+           (double)tr.stream_bytes / (double)tr.file_bytes);
     ctr_trace_free(&tr);
     unlink(file);
     return 0;

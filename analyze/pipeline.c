@@ -1,0 +1,673 @@
+/* pipeline.c - the streaming analyzer's driver (see pipeline.h).
+ *
+ * Frames go through a ring of slots: the main thread reads a frame into a
+ * free slot, a worker decodes it (gen.c), and the main thread takes the
+ * slots back in file order. At most jobs + 1 frames are out at once, and
+ * fewer when the decoded ones already hold MEM_BUDGET bytes, so memory
+ * stays bounded whatever the trace's length. With one job there are no
+ * worker threads: the main thread decodes each frame itself.
+ *
+ * Taking frame k in: its tables join the trace's; its batches' ticks become
+ * nanoseconds by the clock points read so far (each frame brings the clock
+ * of its start and end, so every event's segment is known) and are kept
+ * monotonic per thread; the first generation's WAITING records open the
+ * waits going on as the trace begins; its streams join the engine, tagged
+ * k; then the engine drains frame k-1, whose events were waiting for frame
+ * k's, since a thread's events buffered across a generation's end may sit
+ * in the next one. At the end, a trace without END takes the PENDING
+ * records that follow its last GEN_END as waits open at the end.
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctrace_grow.h"
+#include "gen.h"
+
+/* Decoded frames waiting for the main thread may hold this much before the
+ * workers pause (two frames are always allowed). */
+#define MEM_BUDGET ((size_t)48 << 20)
+#define MAX_JOBS 64
+
+int ctr_cores_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* ---------------------------------------------------------------------------
+ * The workers
+ * ------------------------------------------------------------------------- */
+
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_DECODING, SLOT_DONE };
+
+struct slot {
+    enum slot_state state;
+    uint64_t seq;
+    struct ctr_frame frame;
+    struct ctr_gen gen;
+    int rc;
+};
+
+struct pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work;         /* a slot was queued, or stop */
+    pthread_cond_t done;         /* a slot was decoded */
+    struct slot *slots;
+    size_t nslots;
+    uint64_t next_decode;        /* the lowest seq not yet taken by a worker */
+    size_t done_mem;
+    int stop;
+    pthread_t threads[MAX_JOBS];
+    int nthreads;
+};
+
+static void decode_slot(struct slot *s)
+{
+    s->rc = ctr_gen_decode(&s->gen, s->frame.data, s->frame.len, s->frame.file_off, s->frame.cut);
+    free(s->frame.data);
+    s->frame.data = NULL;
+}
+
+static void *worker(void *arg)
+{
+    struct pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        struct slot *s = &p->slots[p->next_decode % p->nslots];
+        if (p->stop)
+            break;
+        if (s->state != SLOT_QUEUED || s->seq != p->next_decode) {
+            pthread_cond_wait(&p->work, &p->lock);
+            continue;
+        }
+        s->state = SLOT_DECODING;
+        p->next_decode++;
+        pthread_mutex_unlock(&p->lock);
+        decode_slot(s);
+        pthread_mutex_lock(&p->lock);
+        s->state = SLOT_DONE;
+        p->done_mem += s->gen.mem;
+        pthread_cond_broadcast(&p->done);
+        pthread_cond_broadcast(&p->work); /* the next slot may be queued already */
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * The main thread's state
+ * ------------------------------------------------------------------------- */
+
+struct injected {                /* events the pipeline adds: WAITING, PENDING */
+    struct ctr_trace_event ev;
+    uint64_t tag;
+};
+
+struct run {
+    struct ctr_trace *t;
+    struct ctr_engine *eng;
+    struct ctr_gen held[2];      /* frames k-1 and k, whose events the engine points at */
+    int nheld;
+    uint64_t seq;                /* frames taken in */
+    int started;                 /* t->start_ns is set (the first drain) */
+    /* The PENDING records after the last GEN_END so far. */
+    struct ctr_gen_wait *pending;
+    size_t npending, pending_cap;
+    /* Injected events (each a one-event segment), freed as tags drain. */
+    struct injected **inj;
+    size_t ninj, inj_cap;
+    struct ctr_idmap foreign_stacks; /* stack id -> references, checked at the end */
+    /* Damage: a gap opens after a damaged frame and closes at the next. */
+    int gap_open;
+    uint64_t gap_from;
+    int after_gap;               /* the frame just taken follows a gap */
+    uint64_t max_ns;             /* the latest time read so far */
+    /* Progress */
+    FILE *progress;
+    struct ctr_source *src;
+    struct timespec t0;
+    double next_report;
+    int shown;
+};
+
+static double since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void show_progress(struct run *r, int last)
+{
+    if (!r->progress)
+        return;
+    double s = since(&r->t0);
+    if (!last && s < r->next_report)
+        return;
+    r->next_report = s + 0.5;
+    if (last && !r->shown)
+        return;
+    if (!last && s < 2.0)
+        return;
+    uint64_t pos = ctr_source_pos(r->src), size = ctr_source_size(r->src);
+    double ev = (double)r->t->nevents / (s > 0 ? s : 1);
+    if (size)
+        fprintf(r->progress, "\rctrace: %llu of %llu MB (%.0f%%), %.1f M events/s   ",
+                (unsigned long long)(pos >> 20), (unsigned long long)(size >> 20),
+                100.0 * (double)pos / (double)size, ev / 1e6);
+    else
+        fprintf(r->progress, "\rctrace: %llu MB, %.1f M events/s   ",
+                (unsigned long long)(pos >> 20), ev / 1e6);
+    if (last)
+        fputs("\n", r->progress);
+    fflush(r->progress);
+    r->shown = 1;
+}
+
+/* The first damage is the one named (the others are counted as gaps). */
+static void note_damage(struct ctr_trace *t, uint64_t file_off, const char *where, const char *why)
+{
+    if (!t->damage[0])
+        snprintf(t->damage, sizeof(t->damage), "trace damaged in the frame at file offset %llu%s: %s",
+                 (unsigned long long)file_off, where, why);
+}
+
+static int note_foreign(struct run *r, uint64_t id, uint64_t count)
+{
+    if (!id)
+        return 0;
+    uint64_t *n = ctr_idmap_get(&r->foreign_stacks, id);
+    if (n) {
+        *n += count;
+        return 0;
+    }
+    return ctr_idmap_put(&r->foreign_stacks, id, count);
+}
+
+/* Adds a one-event segment of thread `th` (a BLOCK from a WAITING or
+ * PENDING record) tagged `tag`. */
+static int inject_block(struct run *r, uint32_t th, uint64_t ns, const struct ctr_gen_wait *w,
+                        uint64_t tag)
+{
+    struct injected *in = malloc(sizeof(*in));
+    if (!in || ctr_grow(&r->inj, &r->inj_cap, r->ninj + 1, sizeof(*r->inj)) != 0) {
+        free(in);
+        return -ENOMEM;
+    }
+    in->ev = (struct ctr_trace_event){.ns = ns, .type = CTR_EV_BLOCK,
+                                      .args = {w->reason, w->object, w->stack}};
+    in->tag = tag;
+    r->inj[r->ninj++] = in;
+    struct ctr_thread_info *ti = &r->t->threads[th];
+    ti->seen++;
+    ti->last_ns = ns > ti->last_ns ? ns : ti->last_ns;
+    r->t->nevents++;
+    r->t->events_by_type[CTR_EV_BLOCK]++;
+    if (note_foreign(r, w->stack, 1) != 0)
+        return -ENOMEM;
+    return ctr_engine_add(r->eng, th, 0, &in->ev, 1, tag);
+}
+
+static void free_injected(struct run *r, uint64_t drained)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < r->ninj; i++)
+        if (r->inj[i]->tag <= drained)
+            free(r->inj[i]);
+        else
+            r->inj[w++] = r->inj[i];
+    r->ninj = w;
+}
+
+/* ---------------------------------------------------------------------------
+ * Taking a frame in
+ * ------------------------------------------------------------------------- */
+
+static const char *string_or(const struct ctr_trace *t, uint64_t id, const char *dflt)
+{
+    const char *s = id ? ctr_trace_string(t, id) : NULL;
+    return s ? s : dflt;
+}
+
+static int absorb_tables(struct run *r, const struct ctr_gen *g)
+{
+    struct ctr_trace *t = r->t;
+    for (size_t i = 0; i < g->nstrings; i++)
+        if (ctr_trace_add_string(t, g->strings[i].id, g->stream + g->strings[i].off,
+                                 g->strings[i].len) != 0)
+            return -ENOMEM;
+    for (size_t i = 0; i < g->nstacks; i++)
+        if (ctr_trace_add_stack(t, g->stacks[i].id, g->pcs + g->stacks[i].pc0, g->stacks[i].n) != 0)
+            return -ENOMEM;
+    for (size_t i = 0; i < g->nmappings; i++)
+        if (ctr_trace_add_mapping(t, &g->mappings[i], (uint64_t)(uintptr_t)g->mappings[i].path) != 0)
+            return -ENOMEM;
+    if (g->has_info) {
+        t->pid = g->pid;
+        t->tick_source = g->tick_source;
+        t->flags = g->flags;
+        t->io_min_ns = g->io_min_ns;
+        t->exe = string_or(t, g->exe_id, "");
+    }
+    for (size_t i = 0; i < g->nthreads; i++) {
+        const struct ctr_gen_thread *gt = &g->threads[i];
+        uint32_t ix;
+        if (ctr_trace_thread_index(t, gt->id, &ix) != 0)
+            return -ENOMEM;
+        struct ctr_thread_info *th = &t->threads[ix];
+        if (th->has_record)
+            continue; /* the first THREAD record of a thread stands */
+        th->has_record = 1;
+        th->os_tid = (int64_t)gt->os_tid;
+        th->parent_id = gt->parent;
+        th->handle = gt->handle;
+        th->name = string_or(t, gt->name_id, "");
+    }
+    for (size_t i = 0; i < g->ndrops; i++) {
+        uint32_t ix;
+        if (ctr_trace_thread_index(t, g->drops[i].thread_id, &ix) != 0)
+            return -ENOMEM;
+        if (g->drops[i].count > t->threads[ix].dropped)
+            t->threads[ix].dropped = g->drops[i].count;
+    }
+    for (size_t i = 0; i < g->nclocks; i++)
+        if (ctr_trace_add_clock(t, &g->clocks[i]) != 0)
+            return -ENOMEM;
+    for (size_t i = 0; i < g->nnames; i++) {
+        struct ctr_thread_info *named = ctr_trace_thread(t, g->names[i].thread_id);
+        const char *n = ctr_trace_string(t, g->names[i].name_id);
+        if (named && n)
+            named->name = n;
+    }
+    if (g->has_end) {
+        t->complete = 1;
+        t->end_dropped = g->end_dropped;
+        t->end_stack_overflows = g->end_stack_overflows;
+        t->end_untraced = g->end_untraced;
+        t->end_sched_failed = g->end_sched_failed;
+    }
+    return 0;
+}
+
+/* PENDING records: those after the frame's last GEN_END replace the list
+ * when the frame has one (FORMAT.md §3.1: only the last ones count). */
+static int absorb_pending(struct run *r, const struct ctr_gen *g)
+{
+    if (g->ends > 0)
+        r->npending = 0;
+    for (size_t i = 0; i < g->npending; i++) {
+        if (g->pending[i].ends_before != g->ends)
+            continue;
+        if (ctr_grow(&r->pending, &r->pending_cap, r->npending + 1, sizeof(*r->pending)) != 0)
+            return -ENOMEM;
+        r->pending[r->npending++] = g->pending[i];
+    }
+    return 0;
+}
+
+/* WAITING records of the first generation read (of the trace, or after a
+ * gap): each a BLOCK of its thread at the later of its start and the
+ * trace's, before the thread's events; one per thread. */
+static int absorb_waiting(struct run *r, const struct ctr_gen *g, uint64_t gens_before)
+{
+    struct ctr_trace *t = r->t;
+    uint64_t first = 0;
+    if (r->after_gap && g->nclocks)
+        first = g->clocks[0].ticks;
+    else if (t->nclocks)
+        first = t->clocks[0].ticks;
+    struct ctr_idmap done = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < g->nwaiting; i++) {
+        const struct ctr_gen_wait *w = &g->waiting[i];
+        uint64_t nth = r->after_gap ? w->begins_before : gens_before + w->begins_before;
+        uint32_t ix;
+        if (nth != 1 || !ctr_arg_in_range(CTR_ARG_REASON, w->reason))
+            continue;
+        if (ctr_idmap_get(&done, w->thread_id))
+            continue;
+        if ((rc = ctr_trace_thread_index(t, w->thread_id, &ix)) != 0 ||
+            (rc = ctr_idmap_put(&done, w->thread_id, 1)) != 0)
+            break;
+        if (t->threads[ix].seen && !r->after_gap)
+            continue;
+        uint64_t ns = ctr_trace_ticks_to_ns(t, w->ticks > first ? w->ticks : first);
+        rc = inject_block(r, ix, ns, w, r->seq);
+        t->threads[ix].last_batch_ns = ns;
+    }
+    ctr_idmap_free(&done);
+    return rc;
+}
+
+static int absorb_streams(struct run *r, struct ctr_gen *g)
+{
+    struct ctr_trace *t = r->t;
+    for (size_t i = 0; i < g->nstreams; i++) {
+        struct ctr_gen_stream *s = &g->streams[i];
+        uint32_t ix;
+        if (ctr_trace_thread_index(t, s->thread_id, &ix) != 0)
+            return -ENOMEM;
+        struct ctr_thread_info *th = &t->threads[ix];
+        if (s->switches) {
+            th->nswitches += s->n;
+            th->switches_lost += s->lost;
+            /* Sorted in the frame (gen.c); keep them so across frames. */
+            for (size_t k = 0; k < s->n; k++) {
+                if (s->ev[k].ns < th->last_switch_ns)
+                    s->ev[k].ns = th->last_switch_ns;
+                th->last_switch_ns = s->ev[k].ns;
+            }
+        } else {
+            th->lost += s->lost;
+            if (s->start_pc)
+                th->start_pc = s->start_pc;
+            /* Ticks to ns; a new chunk's base can sit a hair before the
+             * last event of the previous one when CPUs' TSCs disagree: keep
+             * the thread's own events monotonic. */
+            int had = th->seen > 0;
+            for (size_t k = 0; k < s->n; k++) {
+                uint64_t ns = ctr_trace_ticks_to_ns(t, s->ev[k].ns);
+                if ((had || k > 0) && ns < th->last_batch_ns)
+                    ns = th->last_batch_ns;
+                s->ev[k].ns = th->last_batch_ns = ns;
+                if (s->ev[k].payload) /* an offset in the frame: make it an address */
+                    s->ev[k].payload = (uint64_t)(uintptr_t)(g->stream + s->ev[k].payload);
+            }
+        }
+        th->seen += s->n;
+        if (s->n && s->ev[s->n - 1].ns > th->last_ns)
+            th->last_ns = s->ev[s->n - 1].ns;
+        if (ctr_engine_add(r->eng, ix, s->switches, s->ev, s->n, r->seq) != 0)
+            return -ENOMEM;
+    }
+    t->nevents += g->nevents;
+    for (int k = 0; k < CTR_EV_LIMIT; k++)
+        t->events_by_type[k] += g->events_by_type[k];
+    t->batch_bytes += g->batch_bytes;
+    t->stream_bytes += g->stream_len;
+    for (size_t k = 0; k < g->foreign_stacks.cap; k++)
+        if (g->foreign_stacks.slots[k].used &&
+            note_foreign(r, g->foreign_stacks.slots[k].key, g->foreign_stacks.slots[k].value) != 0)
+            return -ENOMEM;
+    return 0;
+}
+
+/* The latest time the frame shows: its clocks, its threads' last events. */
+static uint64_t frame_last_ns(const struct run *r, const struct ctr_gen *g)
+{
+    uint64_t last = 0;
+    for (size_t i = 0; i < g->nclocks; i++)
+        if (g->clocks[i].mono_ns > last)
+            last = g->clocks[i].mono_ns;
+    for (size_t i = 0; i < g->nstreams; i++)
+        if (g->streams[i].n && g->streams[i].ev[g->streams[i].n - 1].ns > last)
+            last = g->streams[i].ev[g->streams[i].n - 1].ns;
+    return last > r->max_ns ? last : r->max_ns;
+}
+
+static void set_start(struct run *r)
+{
+    struct ctr_trace *t = r->t;
+    uint64_t start = ctr_engine_first_ns(r->eng);
+    for (size_t i = 0; i < t->nclocks; i++)
+        if (t->clocks[i].mono_ns < start)
+            start = t->clocks[i].mono_ns;
+    t->start_ns = start == UINT64_MAX ? 0 : start;
+    r->started = 1;
+}
+
+/* Drains what the engine holds up to `tag` and frees the frames it used. */
+static int drain(struct run *r, uint64_t tag)
+{
+    if (!r->started)
+        set_start(r);
+    if (ctr_engine_drain(r->eng, tag) != 0)
+        return -ENOMEM;
+    free_injected(r, tag);
+    return 0;
+}
+
+static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
+{
+    struct ctr_trace *t = r->t;
+    if (r->gap_open) {
+        /* The frame after a damaged one: what came before is all in; the
+         * gap runs to this frame's first moment. */
+        if (drain(r, UINT64_MAX) != 0)
+            return -ENOMEM;
+        while (r->nheld)
+            ctr_gen_free(&r->held[--r->nheld]);
+        uint64_t to = g->nclocks ? g->clocks[0].mono_ns : r->gap_from;
+        for (size_t i = 0; i < g->nstreams && !g->nclocks; i++)
+            if (g->streams[i].switches && g->streams[i].n && g->streams[i].ev[0].ns > to)
+                to = g->streams[i].ev[0].ns;
+        if (to < r->gap_from)
+            to = r->gap_from;
+        ctr_engine_gap(r->eng, r->gap_from, to);
+        t->gaps++;
+        t->missing_ns += to - r->gap_from;
+        r->gap_open = 0;
+        r->after_gap = 1;
+    }
+    int rc = absorb_tables(r, g);
+    if (rc == 0)
+        rc = absorb_pending(r, g);
+    if (rc == 0)
+        rc = absorb_waiting(r, g, gens_before);
+    if (rc == 0)
+        rc = absorb_streams(r, g);
+    t->generations += g->begins;
+    r->after_gap = 0;
+    if (rc != 0)
+        return rc;
+    r->max_ns = frame_last_ns(r, g);
+    if (g->damage[0]) {
+        char where[64];
+        snprintf(where, sizeof(where), " (stream offset %zu of the frame)", g->damage_off);
+        note_damage(t, g->file_off, where, g->damage);
+        r->gap_open = 1;
+        r->gap_from = r->max_ns;
+    }
+    /* Frame k is in: frame k-1 can be drained, and then freed. */
+    if (r->seq > 0 && drain(r, r->seq - 1) != 0)
+        return -ENOMEM;
+    if (r->nheld == 2) {
+        ctr_gen_free(&r->held[0]);
+        r->held[0] = r->held[1];
+        r->nheld = 1;
+    }
+    r->held[r->nheld++] = *g;
+    memset(g, 0, sizeof(*g));
+    r->seq++;
+    return 0;
+}
+
+/* Bytes that were not a frame: damage, and a gap once a frame follows. */
+static void take_skipped(struct run *r, const struct ctr_frame *f)
+{
+    char why[300];
+    snprintf(why, sizeof(why), "%s; skipped %llu bytes", f->skipped,
+             (unsigned long long)(f->file_off > f->skipped_off ? f->file_off - f->skipped_off : 0));
+    note_damage(r->t, f->skipped_off, "", why);
+    if (!r->gap_open && r->seq > 0) {
+        r->gap_open = 1;
+        r->gap_from = r->max_ns;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * The end
+ * ------------------------------------------------------------------------- */
+
+static int finish(struct run *r)
+{
+    struct ctr_trace *t = r->t;
+    if (!t->exe)
+        t->exe = "";
+    /* FORMAT.md §3.1: a trace without END ends with the waits its last
+     * PENDING records name, unless the thread went on after. */
+    for (size_t i = 0; !t->complete && i < r->npending; i++) {
+        const struct ctr_gen_wait *p = &r->pending[i];
+        struct ctr_thread_info *th = ctr_trace_thread(t, p->thread_id);
+        if (!th || !ctr_arg_in_range(CTR_ARG_REASON, p->reason))
+            continue;
+        uint64_t ns = ctr_trace_ticks_to_ns(t, p->ticks);
+        if (th->seen && th->last_ns >= ns)
+            continue;
+        if (inject_block(r, (uint32_t)(th - t->threads), ns, p, r->seq) != 0)
+            return -ENOMEM;
+    }
+    if (!r->started)
+        set_start(r);
+    uint64_t end = 0;
+    for (size_t i = 0; i < t->nclocks; i++)
+        end = t->clocks[i].mono_ns > end ? t->clocks[i].mono_ns : end;
+    for (size_t i = 0; i < t->nthreads; i++)
+        if (t->threads[i].seen && t->threads[i].last_ns > end)
+            end = t->threads[i].last_ns;
+    t->end_ns = end;
+    if (t->nclocks)
+        t->start_real_ns = t->clocks[0].real_ns;
+    uint64_t odd = ctr_engine_finish(r->eng);
+    if (odd == UINT64_MAX)
+        return -ENOMEM;
+    t->odd = odd;
+    uint64_t missing = 0;
+    for (size_t k = 0; k < r->foreign_stacks.cap; k++)
+        if (r->foreign_stacks.slots[k].used && !ctr_trace_stack(t, r->foreign_stacks.slots[k].key))
+            missing += r->foreign_stacks.slots[k].value;
+    if (missing)
+        snprintf(t->warning, sizeof(t->warning),
+                 "%llu events refer to stacks that are not in the trace",
+                 (unsigned long long)missing);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * The run
+ * ------------------------------------------------------------------------- */
+
+static void stop_pool(struct pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->nthreads; i++)
+        pthread_join(p->threads[i], NULL);
+    for (size_t i = 0; i < p->nslots; i++) {
+        free(p->slots[i].frame.data);
+        ctr_gen_free(&p->slots[i].gen);
+    }
+    free(p->slots);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+}
+
+int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c,
+                size_t n, const struct ctr_pipeline_opts *opts, char *err, size_t errlen)
+{
+    int jobs = opts && opts->jobs > 0 ? opts->jobs : ctr_cores_available();
+    if (jobs > MAX_JOBS)
+        jobs = MAX_JOBS;
+    struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL};
+    clock_gettime(CLOCK_MONOTONIC, &r.t0);
+    r.eng = ctr_engine_new(t, c, n);
+    struct pool p = {.nslots = (size_t)jobs + 1};
+    p.slots = calloc(p.nslots, sizeof(*p.slots));
+    pthread_mutex_init(&p.lock, NULL);
+    pthread_cond_init(&p.work, NULL);
+    pthread_cond_init(&p.done, NULL);
+    int rc = r.eng && p.slots ? 0 : -ENOMEM;
+    for (int i = 0; rc == 0 && jobs > 1 && i < jobs; i++) {
+        if (pthread_create(&p.threads[i], NULL, worker, &p) != 0)
+            break; /* fewer workers, still correct */
+        p.nthreads++;
+    }
+    uint64_t next_read = 0, next_take = 0, gens_before = 0;
+    struct ctr_frame tail = {0};
+    int at_end = 0;
+    while (rc == 0) {
+        /* Read frames into free slots while the budget allows. */
+        pthread_mutex_lock(&p.lock);
+        while (!at_end && next_read - next_take < p.nslots &&
+               (next_read == next_take || p.done_mem < MEM_BUDGET)) {
+            struct slot *s = &p.slots[next_read % p.nslots];
+            pthread_mutex_unlock(&p.lock);
+            struct ctr_frame f;
+            int got = ctr_source_next(src, &f);
+            pthread_mutex_lock(&p.lock);
+            if (got < 0) {
+                note_damage(t, ctr_source_pos(src), "", f.skipped);
+                at_end = 1;
+            } else if (got == 0) {
+                tail = f; /* bytes skipped at the end, taken after the frames */
+                at_end = 1;
+            } else {
+                s->frame = f;
+                s->seq = next_read++;
+                s->state = SLOT_QUEUED;
+                pthread_cond_broadcast(&p.work);
+            }
+        }
+        if (next_take == next_read) {
+            pthread_mutex_unlock(&p.lock);
+            break;
+        }
+        struct slot *s = &p.slots[next_take % p.nslots];
+        if (p.nthreads == 0 && s->state == SLOT_QUEUED) {
+            s->state = SLOT_DECODING;
+            p.next_decode++;
+            pthread_mutex_unlock(&p.lock);
+            decode_slot(s);
+            pthread_mutex_lock(&p.lock);
+            s->state = SLOT_DONE;
+            p.done_mem += s->gen.mem;
+        }
+        while (s->state != SLOT_DONE)
+            pthread_cond_wait(&p.done, &p.lock);
+        p.done_mem -= s->gen.mem;
+        pthread_mutex_unlock(&p.lock);
+        uint64_t begins = s->gen.begins;
+        if (s->frame.skipped[0]) /* bytes before the frame were not one */
+            take_skipped(&r, &s->frame);
+        rc = s->rc == -ENOMEM ? -ENOMEM : take_frame(&r, &s->gen, gens_before);
+        gens_before += begins;
+        ctr_gen_free(&s->gen);
+        pthread_mutex_lock(&p.lock);
+        s->state = SLOT_FREE;
+        next_take++;
+        pthread_mutex_unlock(&p.lock);
+        show_progress(&r, 0);
+    }
+    stop_pool(&p);
+    t->file_bytes = ctr_source_pos(src);
+    if (rc == 0 && tail.skipped[0]) {
+        tail.file_off = t->file_bytes;
+        take_skipped(&r, &tail);
+    }
+    if (rc == 0)
+        rc = finish(&r);
+    show_progress(&r, 1);
+    while (r.nheld)
+        ctr_gen_free(&r.held[--r.nheld]);
+    free_injected(&r, UINT64_MAX);
+    free(r.inj);
+    free(r.pending);
+    ctr_idmap_free(&r.foreign_stacks);
+    ctr_engine_free(r.eng);
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory analysing the trace");
+    return rc;
+}
