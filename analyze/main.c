@@ -24,7 +24,7 @@
 #include "profile.h"
 #include "reader.h"
 #include "stats.h"
-#include "tasks.h"
+#include "tasks_report.h"
 #include "text.h"
 #include "threads.h"
 #include "top.h"
