@@ -1,5 +1,7 @@
 /* tasks.h - the user's tasks, regions and logs as the analyses see them, the
- * time windows they give each thread, and `ctrace tasks`.
+ * time windows they give each thread (windows.h), and where that time went.
+ * `ctrace tasks` prints them (tasks_report.h); the profile filters keep
+ * their windows (profile.h).
  *
  * Rules (README, "Tasks, regions and logs", says the same):
  *
@@ -25,17 +27,15 @@
  *    end of the trace while it is open. Its breakdown is that time, summed
  *    over the threads, split by state: running, runnable, and blocked by
  *    the wait's class (sync, net, syscall, sleep).
- *  - Percentiles are nearest-rank over the ended tasks of a type: p is the
- *    smallest latency that at least p% of them do not exceed.
  */
 #ifndef CTR_TASKS_H
 #define CTR_TASKS_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "reader.h"
+#include "windows.h"
 
 /* ---------------------------------------------------------------------------
  * The model
@@ -96,42 +96,8 @@ const struct ctr_task *ctr_tasks_find(const struct ctr_tasks *ts, uint64_t id);
 uint64_t ctr_task_latency(const struct ctr_task *task);
 
 /* ---------------------------------------------------------------------------
- * Windows: per thread, the time ranges that a filter keeps
+ * Windows: per thread, the time that tasks and regions keep
  * ------------------------------------------------------------------------- */
-
-struct ctr_window {
-    uint32_t thread;              /* index in ctr_trace.threads */
-    uint64_t start_ns, end_ns;    /* [start, end) */
-};
-
-/* Windows sorted by thread then start, disjoint per thread once finished:
- * thread i's are w[first[i] .. first[i+1]-1]. */
-struct ctr_windows {
-    struct ctr_window *w;
-    size_t n, cap;
-    size_t *first;                /* nthreads + 1 entries, set by ctr_windows_finish() */
-    size_t nthreads;
-};
-
-/* ctr_windows_add() : adds [start, end) on thread (empty ranges are
- * dropped). @return 0 or -ENOMEM. */
-int ctr_windows_add(struct ctr_windows *ws, uint32_t thread, uint64_t start, uint64_t end);
-
-/* ctr_windows_finish() : sorts and merges the windows added so far and
- * indexes them by thread (threads are 0 .. nthreads-1). @return 0 or -ENOMEM. */
-int ctr_windows_finish(struct ctr_windows *ws, size_t nthreads);
-
-/* ctr_windows_intersect() : *out (zeroed first) = the time that both
- * finished a and b keep, finished. @return 0 or -ENOMEM. */
-int ctr_windows_intersect(const struct ctr_windows *a, const struct ctr_windows *b,
-                          struct ctr_windows *out);
-
-/* ctr_windows_overlap() : @return how much of [start, end) on thread the
- * finished ws keep, in ns. */
-uint64_t ctr_windows_overlap(const struct ctr_windows *ws, uint32_t thread, uint64_t start,
-                             uint64_t end);
-
-void ctr_windows_free(struct ctr_windows *ws);
 
 /* ctr_task_windows() : adds the time that threads worked for `task` (the
  * rule above) to ws. @return 0 or -ENOMEM. */
@@ -151,7 +117,7 @@ int ctr_region_windows(const struct ctr_trace *t, const struct ctr_tasks *ts, co
                        struct ctr_windows *ws, size_t *matched);
 
 /* ---------------------------------------------------------------------------
- * Breakdowns and `ctrace tasks`
+ * Breakdowns
  * ------------------------------------------------------------------------- */
 
 /* Where the threads that worked for a task spent that time, in ns. */
@@ -165,24 +131,5 @@ struct ctr_task_breakdown {
 int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
                         const struct ctr_task *const *tasks, size_t n,
                         struct ctr_task_breakdown *out);
-
-struct ctr_tasks_opts {
-    const char *type;             /* only tasks of this type; NULL: all */
-    uint64_t latmin_ns;           /* instances listed: at least this slow; 0: all */
-    size_t n;                     /* the slowest n instances are listed in full */
-    int tsv;                      /* the per-type table only, tab-separated */
-};
-
-/* ctr_tasks_write() : `ctrace tasks`: per task type the count of ended
- * tasks and their latency p50/p90/p99/max, the tasks still open, then the
- * o->n slowest tasks (of o->type, at least o->latmin_ns), each with its
- * breakdown, its time per region name and its logs. With o->tsv, only the
- * lines "type\tcount\tp50_ns\tp90_ns\tp99_ns\tmax_ns" after one header
- * line starting with '#' (types in name order; count and percentiles of
- * ended tasks; a type with open tasks only has count 0 and zeros).
- * @return 0, or a negative errno with a one-line reason in err (-ENOMEM);
- *         write errors are left in out's error flag for the caller. */
-int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
-                    char *err, size_t errlen);
 
 #endif

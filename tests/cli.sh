@@ -80,7 +80,7 @@ expect "empty class profile" 0 "" -- "$ctrace" --pprof net -o "$tmp/net.pb.gz" "
 
 # ctrace run: the program's output and exit status are its own; a problem
 # with a CTRACE_* variable is one line on stderr and never stops the program.
-# In an ASan build, `ctrace run` preloads ASan's runtime too (see main.c).
+# In an ASan build, `ctrace run` preloads ASan's runtime too (see run.c).
 expect_exact() { # NAME STATUS EXPECTED-OUTPUT -- command...: all of stdout+stderr
     local name=$1 want=$2 text=$3; shift 4
     local out status

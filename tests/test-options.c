@@ -12,7 +12,7 @@
  *   - every CTRACE_* variable (autostart.c) lands in its own field at both
  *     ends of its range and is refused just outside, with the line
  *     autostart prints;
- *   - every `ctrace run` flag (analyze/main.c) is taken at both ends and
+ *   - every `ctrace run` flag (analyze/run.c) is taken at both ends and
  *     refused just outside, with its "wants" line, and `ctrace run -h` lists
  *     it with its range and default (CTR_TEST_CTRACE names the binary);
  *   - flightrec_start agrees with CTR_FLIGHTREC_OPTIONS (until flightrec.c
@@ -437,7 +437,7 @@ static void test_env_bounds(void **state)
 }
 
 /* ---------------------------------------------------------------------------
- * `ctrace run` flags (analyze/main.c)
+ * `ctrace run` flags (analyze/run.c)
  * ------------------------------------------------------------------------- */
 
 /* Runs the ctrace CLI with args (NULL-terminated, after "ctrace"), its

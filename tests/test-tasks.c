@@ -32,6 +32,7 @@
 #include "profile.h"
 #include "reader.h"
 #include "tasks.h"
+#include "tasks_report.h"
 #include "text.h"
 #include "threads.h"
 

@@ -5,7 +5,7 @@
  * Three places read options, and each is generated from CTR_OPTIONS below:
  * tracer/api.c checks a struct trace_options and applies the defaults,
  * tracer/autostart.c reads the CTRACE_* variables (`ctrace run`, or
- * LD_PRELOAD by hand), and the `ctrace` CLI (analyze/main.c) parses, checks
+ * LD_PRELOAD by hand), and the `ctrace` CLI (analyze/run.c) parses, checks
  * and lists `ctrace run`'s flags, which it passes on as those variables.
  * libctrace and the CLI link nothing in common: like ctrace_format.h beside
  * it, this header holds only macros, constants and static inline functions.

@@ -1,0 +1,39 @@
+/* cli.c - the command-line helpers that main.c and run.c share (see cli.h). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int ctr_cli_flag(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    if (a[0] != '-')
+        return 0;
+    a += a[1] == '-' ? 2 : 1;
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0 || (a[n] != 0 && a[n] != '='))
+        return 0;
+    if (!value)
+        return a[n] == 0 ? 1 : 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+int ctr_cli_is_help(const char *a)
+{
+    return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-help") == 0;
+}
+
+int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ctrace: %s%s", verb ? verb : "", verb ? ": " : "");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (ctrace %s%s-h for help)\n", verb ? verb : "", verb ? " " : "");
+    return CTR_EXIT_USAGE;
+}

@@ -1,0 +1,27 @@
+/* cli.h - what the verbs of the `ctrace` command line (main.c, run.c)
+ * share: Go-style flags (-flag=value or -flag value; one or two dashes),
+ * the help flag, and usage errors with their exit status. */
+#ifndef CTR_CLI_H
+#define CTR_CLI_H
+
+/* The exit status of a usage error (the others are main.c's and run.c's). */
+#define CTR_EXIT_USAGE 2
+
+/* ctr_cli_flag() : whether argv[*i] is the flag name: "-name", "--name",
+ * "-name=v" or "--name=v". With value NULL the flag takes no value (then
+ * "-name=v" is not a match); else *value gets the text after '=' or the
+ * next argument (advancing *i).
+ * @return 1 on a match, -1 if a value is needed and missing, 0 if argv[*i]
+ *         is not the flag. */
+int ctr_cli_flag(int argc, char **argv, int *i, const char *name, const char **value);
+
+/* ctr_cli_is_help() : @return 1 if a is -h, -help or --help, else 0. */
+int ctr_cli_is_help(const char *a);
+
+/* ctr_cli_usage_error() : prints "ctrace: VERB: MESSAGE (ctrace VERB -h for
+ * help)" on stderr, MESSAGE being fmt with its one %s set to arg; with verb
+ * NULL "ctrace: MESSAGE (ctrace -h for help)".
+ * @return CTR_EXIT_USAGE. */
+int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg);
+
+#endif

@@ -1,0 +1,276 @@
+/* run.c - `ctrace run` (see run.h): trace an unmodified program through
+ * LD_PRELOAD. This process sets the CTRACE_* variables that libctrace's
+ * autostart reads, puts libctrace.so first in LD_PRELOAD and becomes the
+ * program (execvp), so the program keeps this pid, its descriptors and its
+ * exit status.
+ *
+ * The flags come from the options table (ctrace_options.h): each one's
+ * parsing, its line in `ctrace run -h` and the variable it sets, so that a
+ * new row of the table needs no code here; -unwind, a word rather than a
+ * number, has constants of its own there.
+ */
+#include "run.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ctrace_options.h"
+
+#define RUN_DEFAULT_OUT "trace.bin"
+
+static const char run_usage_head[] =
+    "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
+    "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
+    "exit into FILE. CMD's output and exit status are its own. Dynamically linked\n"
+    "programs only. With %p in FILE, children (that exec, or fork: a daemon's) are\n"
+    "traced too, each into its own file; without it, only CMD is (a child would\n"
+    "overwrite its trace).\n";
+
+static const char run_usage_tail[] =
+    "Sizes take a k, M or G suffix. Each flag sets a CTRACE_* variable (see README);\n"
+    "variables already set and not overridden are kept. CTRACE_LIB names the\n"
+    "libctrace.so to preload instead of the one installed with ctrace.\n"
+    "A program that calls trace_start() itself gets -EBUSY: it is already traced.\n"
+    "Exit status: CMD's; 127 CMD not found, 126 CMD cannot run, 1 libctrace.so not\n"
+    "found, 2 usage.\n";
+
+/* Prints a flag's line of a usage text: "  -name arg", then text from
+ * column 19 (two spaces after a longer flag), its words wrapped at 80
+ * columns onto lines indented to 19. */
+static void usage_flag(FILE *f, const char *name, const char *arg, const char *text)
+{
+    enum { TEXT_COLUMN = 19, WIDTH = 80 };
+    int col = fprintf(f, "  -%s %s", name, arg);
+    col += fprintf(f, "%*s", col + 2 > TEXT_COLUMN ? 2 : TEXT_COLUMN - col, "");
+    for (int first = 1; *text; first = 0) {
+        int n = (int)strcspn(text, " ");
+        if (!first && col + 1 + n > WIDTH) {
+            fprintf(f, "\n%*s", TEXT_COLUMN, "");
+            col = TEXT_COLUMN;
+        } else if (!first) {
+            col += fprintf(f, " ");
+        }
+        col += fprintf(f, "%.*s", n, text);
+        text += n + strspn(text + n, " ");
+    }
+    fputc('\n', f);
+}
+
+/* `ctrace run -h`: the flags' lines come from the options table, with each
+ * option's range (when it has one worth telling) and default. */
+static void run_usage(FILE *f)
+{
+    fputs(run_usage_head, f);
+    usage_flag(f, "o", "FILE",
+               "trace file (default " RUN_DEFAULT_OUT "); %p in it becomes the pid");
+    for (int k = 0; k < CTR_OPTION_COUNT; k++) {
+        const struct ctr_option *opt = ctr_option(k);
+        char text[256], lo[24], hi[24], def[24];
+        if (ctr_option_bounded(opt))
+            snprintf(text, sizeof(text), "%s, %s..%s (default %s)", opt->help,
+                     ctr_option_format(opt, opt->min, lo), ctr_option_format(opt, opt->max, hi),
+                     ctr_option_format(opt, opt->def, def));
+        else
+            snprintf(text, sizeof(text), "%s (default %s)", opt->help,
+                     ctr_option_format(opt, opt->def, def));
+        usage_flag(f, opt->flag, opt->arg, text);
+    }
+    usage_flag(f, CTR_UNWIND_FLAG, CTR_UNWIND_ARG, CTR_UNWIND_HELP);
+    fputs(run_usage_tail, f);
+}
+
+#define EXIT_NOT_FOUND 127
+#define EXIT_CANNOT_RUN 126
+
+/* Says on stderr what a flag of `ctrace run` wants, for a value v it
+ * refused: the table's "what", then the range, or for a size without one
+ * an example. @return CTR_EXIT_USAGE. */
+static int run_option_error(const struct ctr_option *opt, const char *v)
+{
+    char range[64] = "", lo[24], hi[24];
+    if (ctr_option_bounded(opt))
+        snprintf(range, sizeof(range), " from %s to %s", ctr_option_format(opt, opt->min, lo),
+                 ctr_option_format(opt, opt->max, hi));
+    else if (opt->kind & CTR_OPT_SIZE)
+        snprintf(range, sizeof(range), " such as %s", ctr_option_format(opt, opt->def, lo));
+    fprintf(stderr, "ctrace: run: -%s wants %s%s, not '%s' (ctrace run -h for help)\n", opt->flag,
+            opt->what, range, v);
+    return CTR_EXIT_USAGE;
+}
+
+/* Whether path names a readable file; if so, its absolute form into out. */
+static int lib_at(const char *path, char *out)
+{
+    return access(path, R_OK) == 0 && realpath(path, out) != NULL;
+}
+
+/* Finds libctrace.so: $CTRACE_LIB, else next to this binary (the build
+ * tree's tracer/, an installation's ../lib), else the configured install
+ * directory. Prints why not and returns -1 when there is none. */
+static int find_lib(char out[PATH_MAX])
+{
+    const char *env = getenv("CTRACE_LIB");
+    if (env && *env) {
+        if (lib_at(env, out))
+            return 0;
+        fprintf(stderr, "ctrace: run: CTRACE_LIB=%s: %s\n", env, strerror(errno));
+        return -1;
+    }
+    char dir[PATH_MAX], cand[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+    if (n > 0) {
+        dir[n] = 0;
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        snprintf(cand, sizeof(cand), "%s/tracer/libctrace.so", dir);
+        if (lib_at(cand, out))
+            return 0;
+        snprintf(cand, sizeof(cand), "%s/../lib/libctrace.so", dir);
+        if (lib_at(cand, out))
+            return 0;
+    }
+#ifdef CTRACE_INSTALL_LIBDIR
+    if (lib_at(CTRACE_INSTALL_LIBDIR "/libctrace.so", out))
+        return 0;
+#endif
+    fprintf(stderr, "ctrace: run: cannot find libctrace.so next to ctrace%s%s; "
+                    "set CTRACE_LIB to its path\n",
+#ifdef CTRACE_INSTALL_LIBDIR
+            " or in ", CTRACE_INSTALL_LIBDIR
+#else
+            "", ""
+#endif
+    );
+    return -1;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CTR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CTR_ASAN 1
+#endif
+#endif
+
+/* In an AddressSanitizer build (CTRACE_SANITIZE), libctrace.so is built with
+ * ASan too, and ASan's runtime must be the first library of the process: so
+ * it is preloaded ahead of libctrace. NULL if this is no such build. */
+static const char *asan_runtime(void)
+{
+#ifdef CTR_ASAN
+    Dl_info info;
+    void *sym = dlsym(RTLD_DEFAULT, "__asan_init");
+    if (sym && dladdr(sym, &info) && info.dli_fname && strstr(info.dli_fname, ".so"))
+        return info.dli_fname;
+    return "";
+#else
+    return NULL;
+#endif
+}
+
+/* Puts lib first in LD_PRELOAD, keeping what was there after it. */
+static int preload(const char *lib)
+{
+    const char *asan = asan_runtime();
+    if (asan && !*asan) {
+        fprintf(stderr, "ctrace: run: this ctrace is built with AddressSanitizer linked in "
+                        "statically: it cannot preload an ASan-built libctrace.so\n");
+        return -1;
+    }
+    if (strpbrk(lib, ": ") || (asan && strpbrk(asan, ": "))) {
+        fprintf(stderr, "ctrace: run: cannot preload %s: LD_PRELOAD cannot hold a path "
+                        "with ':' or ' '; set CTRACE_LIB to another path\n", lib);
+        return -1;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = (asan ? strlen(asan) + 1 : 0) + strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+    char *v = malloc(len);
+    if (!v)
+        return -1;
+    snprintf(v, len, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", lib,
+             old && *old ? ":" : "", old && *old ? old : "");
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+int ctr_cmd_run(int argc, char **argv)
+{
+    const char *out = RUN_DEFAULT_OUT, *unwind = NULL;
+    const char *values[CTR_OPTION_COUNT] = {0};
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == 0)
+            break; /* the command */
+        if (ctr_cli_is_help(a)) {
+            run_usage(stdout);
+            return 0;
+        }
+        int r = 0;
+        uint64_t v;
+        for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)
+            if ((r = ctr_cli_flag(argc, argv, &i, ctr_option(k)->flag, &values[k])) > 0 &&
+                ctr_option_parse(ctr_option(k), values[k], &v) != 0)
+                return run_option_error(ctr_option(k), values[k]);
+        if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, CTR_UNWIND_FLAG, &unwind)) > 0 &&
+            ctr_unwind_parse(unwind) == CTR_UNWIND_BAD)
+            return ctr_cli_usage_error("run", "-" CTR_UNWIND_FLAG " wants " CTR_UNWIND_WANT
+                                       ", not '%s'", unwind);
+        if (r == 0)
+            r = ctr_cli_flag(argc, argv, &i, "o", &out);
+        if (r < 0)
+            return ctr_cli_usage_error("run", "flag %s needs a value", a);
+        if (r == 0)
+            return ctr_cli_usage_error("run", "unknown flag %s", a);
+    }
+    if (i >= argc)
+        return ctr_cli_usage_error("run", "no command given%s", "");
+    if (!*out)
+        return ctr_cli_usage_error("run", "-o needs a file name%s", "");
+
+    char lib[PATH_MAX];
+    if (find_lib(lib) != 0 || preload(lib) != 0)
+        return 1;
+    /* An absolute path: the program or its children may change directory. */
+    char path[PATH_MAX], cwd[PATH_MAX];
+    int len = out[0] != '/' && getcwd(cwd, sizeof(cwd))
+                  ? snprintf(path, sizeof(path), "%s/%s", cwd, out)
+                  : snprintf(path, sizeof(path), "%s", out);
+    if (len < 0 || (size_t)len >= sizeof(path)) {
+        fprintf(stderr, "ctrace: run: %s: file name too long\n", out);
+        return 1;
+    }
+    char pid[24];
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid()); /* execvp keeps it */
+    int rc = setenv(CTR_OUTPUT_ENV, path, 1) | setenv(CTR_PID_ENV, pid, 1);
+    for (int k = 0; k < CTR_OPTION_COUNT; k++)
+        if (values[k])
+            rc |= setenv(ctr_option(k)->env, values[k], 1);
+    if (unwind)
+        rc |= setenv(CTR_UNWIND_ENV, unwind, 1);
+    if (rc != 0) {
+        fprintf(stderr, "ctrace: run: setting the environment: %s\n", strerror(errno));
+        return 1;
+    }
+    fflush(NULL);
+    execvp(argv[i], argv + i);
+    int err = errno;
+    if (err == ENOENT && !strchr(argv[i], '/'))
+        fprintf(stderr, "ctrace: run: %s: command not found\n", argv[i]);
+    else
+        fprintf(stderr, "ctrace: run: %s: %s\n", argv[i], strerror(err));
+    return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+}
