@@ -9,6 +9,7 @@
  */
 #include "engine.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -324,19 +325,27 @@ uint64_t ctr_engine_finish(struct ctr_engine *e)
  * A trace read whole
  * ------------------------------------------------------------------------- */
 
+int ctr_trace_replay(const struct ctr_trace *t, const struct ctr_consumer *c, size_t n,
+                     uint64_t *odd)
+{
+    struct ctr_engine *e = ctr_engine_new(t, c, n);
+    if (!e)
+        return -ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < t->nthreads; i++)
+        rc = ctr_engine_add(e, (uint32_t)i, 0, t->threads[i].events, t->threads[i].nevents, 0);
+    uint64_t o = rc == 0 ? ctr_engine_finish(e) : UINT64_MAX;
+    ctr_engine_free(e);
+    if (o == UINT64_MAX)
+        return -ENOMEM;
+    if (odd)
+        *odd = o;
+    return 0;
+}
+
 uint64_t ctr_state_walk(const struct ctr_trace *t, ctr_interval_fn fn, void *ctx)
 {
     struct ctr_consumer c = {.ctx = ctx, .interval = fn};
-    struct ctr_engine *e = ctr_engine_new(t, &c, fn ? 1 : 0);
-    uint64_t odd = UINT64_MAX;
-    if (!e)
-        return odd;
-    size_t i = 0;
-    for (; i < t->nthreads; i++)
-        if (ctr_engine_add(e, (uint32_t)i, 0, t->threads[i].events, t->threads[i].nevents, 0) != 0)
-            break;
-    if (i == t->nthreads)
-        odd = ctr_engine_finish(e);
-    ctr_engine_free(e);
-    return odd;
+    uint64_t odd;
+    return ctr_trace_replay(t, &c, fn ? 1 : 0, &odd) == 0 ? odd : UINT64_MAX;
 }

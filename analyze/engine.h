@@ -77,4 +77,10 @@ uint64_t ctr_engine_finish(struct ctr_engine *e);
 /* ctr_engine_last_ns() : the time of the last event consumed (0: none). */
 uint64_t ctr_engine_last_ns(const struct ctr_engine *e);
 
+/* ctr_trace_replay() : runs the engine over a trace read whole
+ * (ctr_trace_read()), feeding the n consumers c[]; *odd (may be NULL) gets
+ * the events that did not fit the state machine. @return 0 or -ENOMEM. */
+int ctr_trace_replay(const struct ctr_trace *t, const struct ctr_consumer *c, size_t n,
+                     uint64_t *odd);
+
 #endif

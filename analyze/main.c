@@ -19,10 +19,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "passes.h"
 #include "profile.h"
 #include "reader.h"
 #include "run.h"
 #include "stats.h"
+#include "tasks.h"
 #include "tasks_report.h"
 #include "text.h"
 #include "threads.h"
@@ -30,6 +32,12 @@
 
 #define EXIT_DAMAGED 3
 #define EXIT_EMPTY 4
+
+#define JOBS_HELP                                                                        \
+    "  -j N              threads that decompress and decode the trace ahead of the\n" \
+    "                    analysis (default: the cores available); output is the same\n" \
+    "                    for any N\n"                                                   \
+    "TRACE - reads a trace from standard input.\n"
 
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [FILTERS] [-o FILE] TRACE\n"
@@ -54,37 +62,60 @@ static const char usage_text[] =
     "  -latmin DURATION   while working for a task at least DURATION long\n"
     "DURATION as in Go: 200ns, 500us, 30ms, 1.5s, 1m30s.\n"
     "\n"
-    "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (output covers the part\n"
-    "before the damage), 4 (stats) an unfinished trace without threads or events;\n"
+    "Every verb reading a TRACE takes -j N: threads that decode it ahead of the\n"
+    "analysis (default: the cores available; the output is the same for any N).\n"
+    "TRACE - reads a trace from standard input. A long analysis shows its progress\n"
+    "on stderr when that is a terminal.\n"
+    "\n"
+    "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (the output covers the\n"
+    "rest; stderr names the damage and the time missing),\n"
+    "4 (stats) an unfinished trace without threads or events;\n"
     "ctrace run exits with CMD's own status.\n";
 
-/* Reads the trace; prints why on failure. */
-static int load(const char *path, struct ctr_trace *t)
+/* -j N: how many threads decode the trace (1: none besides the main one). */
+static int jobs_flag(const char *verb, const char *v, int *jobs)
 {
-    char err[512];
-    if (ctr_trace_read(path, t, err, sizeof(err)) != 0) {
-        fprintf(stderr, "ctrace: %s\n", err);
-        return 1;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > 1024) {
+        fprintf(stderr, "ctrace: %s%s-j wants a number of threads from 1 to 1024, not '%s' "
+                        "(ctrace %s%s-h for help)\n",
+                verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
+        return 0;
     }
-    if (t->damage[0])
-        fprintf(stderr, "ctrace: %s: %s\n", path, t->damage);
-    else if (ctr_stats_empty(t))
-        fprintf(stderr, "ctrace: %s: warning: %s\n", path, ctr_stats_empty(t));
-    return 0;
+    *jobs = (int)n;
+    return 1;
+}
+
+/* The pipeline's options for -j (0: the cores available); progress on a
+ * terminal's stderr. */
+static struct ctr_pipeline_opts pipeline_opts(int jobs)
+{
+    return (struct ctr_pipeline_opts){.jobs = jobs, .progress = isatty(2) ? stderr : NULL};
 }
 
 static int cmd_stats(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *v;
+    int jobs = 0, r;
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
-            fputs("usage: ctrace stats TRACE\n"
+            fputs("usage: ctrace stats [-j N] TRACE\n"
                   "Prints what TRACE holds: extent, threads, events by type, bytes per\n"
                   "event, and what was lost (dropped events, table overflows).\n"
+                  JOBS_HELP
                   "Exit status: 0 ok, 1 error, 3 damaged, 4 no threads or no events and\n"
                   "no end record (the program ended or forked away before its first flush).\n",
                   stdout);
             return 0;
+        }
+        if ((r = ctr_cli_flag(argc, argv, &i, "j", &v)) != 0) {
+            if (r < 0)
+                return ctr_cli_usage_error(NULL, "stats: flag %s needs a value", argv[i]);
+            if (!jobs_flag("stats", v, &jobs))
+                return CTR_EXIT_USAGE;
+            continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
             return ctr_cli_usage_error(NULL, "stats: unknown flag %s", argv[i]);
@@ -94,21 +125,62 @@ static int cmd_stats(int argc, char **argv)
     }
     if (!path)
         return ctr_cli_usage_error(NULL, "stats: no trace file given%s", "");
-    struct ctr_trace t;
-    if (load(path, &t))
+    struct ctr_reading rd;
+    struct ctr_pipeline_opts o = pipeline_opts(jobs);
+    struct ctr_trace *t;
+    if (ctr_reading_open(&rd, path, 1, &o) || ctr_reading_pass(&rd, NULL, 0, &t)) {
+        ctr_reading_close(&rd);
         return 1;
-    ctr_stats_print(&t, path, stdout);
-    int rc = t.damage[0]                               ? EXIT_DAMAGED
-             : !t.complete && ctr_stats_empty(&t) != NULL ? EXIT_EMPTY
+    }
+    ctr_reading_say(&rd);
+    ctr_stats_print(t, path, stdout);
+    int rc = t->damage[0]                              ? EXIT_DAMAGED
+             : !t->complete && ctr_stats_empty(t) != NULL ? EXIT_EMPTY
                                                           : 0;
-    ctr_trace_free(&t);
+    ctr_reading_close(&rd);
     return rc;
+}
+
+/* The filter's windows from a first reading's tasks (nothing when no
+ * filter is set). @return 0, or 1 after saying why. */
+static int filter_pass(struct ctr_reading *rd, const struct ctr_profile_filter *filter,
+                       struct ctr_windows *keep)
+{
+    *keep = (struct ctr_windows){0};
+    if (!ctr_profile_filter_is_set(filter))
+        return 0;
+    struct ctr_tasks ts;
+    struct ctr_tasks_builder *b = ctr_tasks_builder_new(&ts);
+    struct ctr_trace *t;
+    if (!b) {
+        fprintf(stderr, "ctrace: out of memory\n");
+        return 1;
+    }
+    struct ctr_consumer c = ctr_tasks_consumer(b);
+    int failed = ctr_reading_pass(rd, &c, 1, &t);
+    int rc = ctr_tasks_builder_end(b, failed ? ctr_reading_trace(rd) : t);
+    if (failed || rc != 0) {
+        if (rc == 0)
+            ctr_tasks_free(&ts);
+        if (!failed)
+            fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
+        return 1;
+    }
+    size_t ntasks = 0, nregions = 0;
+    rc = ctr_profile_filter_windows(t, &ts, filter, keep, &ntasks, &nregions);
+    ctr_tasks_free(&ts);
+    if (rc != 0) {
+        fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
+        return 1;
+    }
+    ctr_profile_filter_warn(filter, ntasks, nregions, stderr);
+    return 0;
 }
 
 /* -pprof=TYPE: the gzip'd profile, or with top_n > 0 (-top) its top_n
  * heaviest stacks as text. */
 static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_filter *filter,
-                     const char *out_path, const char *path)
+                     const char *out_path, const char *path, int jobs)
 {
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
@@ -119,9 +191,25 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
               stderr);
         return CTR_EXIT_USAGE;
     }
-    struct ctr_trace t;
-    if (load(path, &t))
-        return 1;
+    struct ctr_reading rd;
+    struct ctr_pipeline_opts o = pipeline_opts(jobs);
+    struct ctr_windows keep = {0};
+    struct ctr_profile_collect *c = NULL;
+    struct ctr_trace *t;
+    int status = 1;
+    if (ctr_reading_open(&rd, path, ctr_profile_filter_is_set(filter) ? 2 : 1, &o) ||
+        filter_pass(&rd, filter, &keep))
+        goto done;
+    c = ctr_profile_collect_new(ctr_reading_trace(&rd), cls,
+                                ctr_profile_filter_is_set(filter) ? &keep : NULL, NULL, NULL);
+    if (!c) {
+        fprintf(stderr, "ctrace: out of memory\n");
+        goto done;
+    }
+    struct ctr_consumer cons = ctr_profile_consumer(c);
+    if (ctr_reading_pass(&rd, &cons, 1, &t))
+        goto done;
+    ctr_reading_say(&rd);
     /* Remove a half-written output on failure, but only a file we created:
      * the path may name a device or something the user wants kept. */
     struct stat st;
@@ -129,12 +217,12 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
     FILE *out = out_path ? fopen(out_path, "wb") : stdout;
     if (!out) {
         fprintf(stderr, "ctrace: %s: %s\n", out_path, strerror(errno));
-        ctr_trace_free(&t);
-        return 1;
+        goto done;
     }
     char err[256];
-    int rc = top_n ? ctr_top_write(&t, cls, filter, top_n, out, stderr, err, sizeof(err))
-                   : ctr_profile_write(&t, cls, filter, out, stderr, err, sizeof(err));
+    int rc = top_n ? ctr_top_write_collected(t, c, cls, filter, top_n, out, stderr, err,
+                                             sizeof(err))
+                   : ctr_profile_write_collected(t, c, out, stderr, err, sizeof(err));
     if (rc == 0 && fflush(out) != 0)
         rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
     if (out_path && fclose(out) != 0 && rc == 0)
@@ -144,8 +232,11 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
         if (created)
             unlink(out_path);
     }
-    int status = rc != 0 ? 1 : t.damage[0] ? EXIT_DAMAGED : 0;
-    ctr_trace_free(&t);
+    status = rc != 0 ? 1 : ctr_reading_status(&rd);
+done:
+    ctr_profile_collect_free(c);
+    ctr_windows_free(&keep);
+    ctr_reading_close(&rd);
     return status;
 }
 
@@ -163,8 +254,8 @@ static int duration_flag(const char *verb, const char *name, const char *v, uint
     return 0;
 }
 
-/* Writes a text report to stdout; the exit status of a verb. */
-static int report_status(int rc, const char *err, const struct ctr_trace *t)
+/* After a text report to stdout: the exit status of a verb. */
+static int report_status(int rc, const char *err, struct ctr_reading *rd)
 {
     if (rc == 0 && fflush(stdout) != 0) {
         fprintf(stderr, "ctrace: writing the output: %s\n", strerror(errno));
@@ -174,11 +265,12 @@ static int report_status(int rc, const char *err, const struct ctr_trace *t)
         fprintf(stderr, "ctrace: %s\n", err);
         return 1;
     }
-    return t->damage[0] ? EXIT_DAMAGED : 0;
+    ctr_reading_say(rd);
+    return ctr_reading_status(rd);
 }
 
 static const char tasks_usage[] =
-    "usage: ctrace tasks [-type T] [-latmin DURATION] [-n N] [-tsv] TRACE\n"
+    "usage: ctrace tasks [-type T] [-latmin DURATION] [-n N] [-tsv] [-j N] TRACE\n"
     "Tasks of TRACE (trace_task_begin ... trace_task_end) by type: how many ended,\n"
     "how many are still open, and their latency p50, p90, p99 and max; the tasks\n"
     "still open at the end, oldest first; then the N slowest tasks (an open one by\n"
@@ -190,11 +282,35 @@ static const char tasks_usage[] =
     "  -latmin DURATION  list only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
     "  -n N              how many of the slowest tasks to list (default 5; 0: none)\n"
     "  -tsv              only the table by type, as tab-separated lines:\n"
-    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' header)\n";
+    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' header)\n"
+    JOBS_HELP;
+
+/* The breakdowns of the slowest tasks: a second reading of the trace. */
+struct second_reading {
+    struct ctr_reading *rd;
+    const struct ctr_trace *model_trace;
+    const struct ctr_tasks *ts;
+};
+
+static int breakdown_pass(void *ctx, const struct ctr_task *const *tasks, size_t n,
+                          struct ctr_task_breakdown *out)
+{
+    struct second_reading *s = ctx;
+    struct ctr_tasks_breakdown_walk *w =
+        ctr_tasks_breakdown_new(s->model_trace, s->ts, tasks, n, out);
+    if (!w)
+        return -ENOMEM;
+    struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, ctr_reading_trace(s->rd));
+    struct ctr_trace *t;
+    int rc = ctr_reading_pass(s->rd, &c, 1, &t) ? -EIO : 0;
+    ctr_tasks_breakdown_free(w);
+    return rc;
+}
 
 static int cmd_tasks(int argc, char **argv)
 {
     const char *path = NULL, *v;
+    int jobs = 0;
     struct ctr_tasks_opts o = {.n = 5};
     for (int i = 1; i < argc; i++) {
         int r;
@@ -219,6 +335,13 @@ static int cmd_tasks(int argc, char **argv)
                 return CTR_EXIT_USAGE;
             continue;
         }
+        if ((r = ctr_cli_flag(argc, argv, &i, "j", &v)) != 0) {
+            if (r < 0)
+                return ctr_cli_usage_error(NULL, "tasks: flag %s needs a value", argv[i]);
+            if (!jobs_flag("tasks", v, &jobs))
+                return CTR_EXIT_USAGE;
+            continue;
+        }
         if ((r = ctr_cli_flag(argc, argv, &i, "n", &v)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "tasks: flag %s needs a value", argv[i]);
@@ -238,33 +361,65 @@ static int cmd_tasks(int argc, char **argv)
     }
     if (!path)
         return ctr_cli_usage_error(NULL, "tasks: no trace file given%s", "");
-    struct ctr_trace t;
-    if (load(path, &t))
+    struct ctr_reading rd;
+    struct ctr_pipeline_opts po = pipeline_opts(jobs);
+    struct ctr_tasks ts;
+    struct ctr_trace *t;
+    if (ctr_reading_open(&rd, path, o.tsv || !o.n ? 1 : 2, &po))
         return 1;
+    struct ctr_tasks_builder *b = ctr_tasks_builder_new(&ts);
+    if (!b) {
+        fprintf(stderr, "ctrace: out of memory\n");
+        ctr_reading_close(&rd);
+        return 1;
+    }
+    struct ctr_consumer c = ctr_tasks_consumer(b);
+    int failed = ctr_reading_pass(&rd, &c, 1, &t);
     char err[256];
-    int rc = ctr_tasks_write(&t, &o, stdout, err, sizeof(err));
-    int status = report_status(rc, err, &t);
-    ctr_trace_free(&t);
+    int rc = ctr_tasks_builder_end(b, failed ? ctr_reading_trace(&rd) : t);
+    if (failed) {
+        if (rc == 0)
+            ctr_tasks_free(&ts);
+        ctr_reading_close(&rd);
+        return 1;
+    }
+    if (rc == 0) {
+        struct second_reading second = {&rd, t, &ts};
+        rc = ctr_tasks_report(t, &ts, &o, breakdown_pass, &second, stdout, err, sizeof(err));
+        ctr_tasks_free(&ts);
+    } else {
+        snprintf(err, sizeof(err), "reading the tasks: %s", strerror(-rc));
+    }
+    int status = report_status(rc, err, &rd);
+    ctr_reading_close(&rd);
     return status;
 }
 
 static const char threads_usage[] =
-    "usage: ctrace threads [-tsv] TRACE\n"
+    "usage: ctrace threads [-tsv] [-j N] TRACE\n"
     "Threads of TRACE grouped by start function: how many, and the time they spent\n"
     "running, runnable, and blocked on sync, net, syscall and sleep. Then the leak\n"
     "finder: threads still alive and blocked when the trace ends, grouped by the\n"
     "call they block in and its stack, largest group first.\n"
     "  -tsv   only the leak finder, as tab-separated lines:\n"
-    "         count call function file:line (innermost frame; after a '#' header)\n";
+    "         count call function file:line (innermost frame; after a '#' header)\n"
+    JOBS_HELP;
 
 static int cmd_threads(int argc, char **argv)
 {
-    const char *path = NULL;
-    int tsv = 0;
+    const char *path = NULL, *v;
+    int tsv = 0, jobs = 0, r;
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
             fputs(threads_usage, stdout);
             return 0;
+        }
+        if ((r = ctr_cli_flag(argc, argv, &i, "j", &v)) != 0) {
+            if (r < 0)
+                return ctr_cli_usage_error(NULL, "threads: flag %s needs a value", argv[i]);
+            if (!jobs_flag("threads", v, &jobs))
+                return CTR_EXIT_USAGE;
+            continue;
         }
         if (ctr_cli_flag(argc, argv, &i, "tsv", NULL) > 0) {
             tsv = 1;
@@ -278,13 +433,27 @@ static int cmd_threads(int argc, char **argv)
     }
     if (!path)
         return ctr_cli_usage_error(NULL, "threads: no trace file given%s", "");
-    struct ctr_trace t;
-    if (load(path, &t))
+    struct ctr_reading rd;
+    struct ctr_pipeline_opts o = pipeline_opts(jobs);
+    struct ctr_trace *t;
+    if (ctr_reading_open(&rd, path, 1, &o))
         return 1;
-    char err[256];
-    int rc = ctr_threads_write(&t, tsv, stdout, stderr, err, sizeof(err));
-    int status = report_status(rc, err, &t);
-    ctr_trace_free(&t);
+    struct ctr_threads_walk *w = ctr_threads_walk_new(ctr_reading_trace(&rd), !tsv);
+    struct ctr_consumer c;
+    if (!w) {
+        fprintf(stderr, "ctrace: out of memory\n");
+        ctr_reading_close(&rd);
+        return 1;
+    }
+    c = ctr_threads_consumer(w);
+    int status = 1;
+    if (ctr_reading_pass(&rd, &c, 1, &t) == 0) {
+        char err[256];
+        int rc = ctr_threads_report(t, w, stdout, stderr, err, sizeof(err));
+        status = report_status(rc, err, &rd);
+    }
+    ctr_threads_walk_free(w);
+    ctr_reading_close(&rd);
     return status;
 }
 
@@ -305,9 +474,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "threads") == 0)
         return cmd_threads(argc - 1, argv + 1);
 
-    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL;
+    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL, *j = NULL;
     struct ctr_profile_filter filter = {0};
-    int top = 0;
+    int top = 0, jobs = 0;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -323,7 +492,8 @@ int main(int argc, char **argv)
             (r = ctr_cli_flag(argc, argv, &i, "n", &n)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "task", &filter.task)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "region", &filter.region)) != 0 ||
-            (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0) {
+            (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "flag %s needs a value", argv[i]);
             continue;
@@ -342,6 +512,8 @@ int main(int argc, char **argv)
         return ctr_cli_usage_error(NULL, "no trace file given%s", "");
     if (latmin && !duration_flag("", "latmin", latmin, &filter.latmin_ns))
         return CTR_EXIT_USAGE;
+    if (j && !jobs_flag("", j, &jobs))
+        return CTR_EXIT_USAGE;
     if ((filter.task && !*filter.task) || (filter.region && !*filter.region))
         return ctr_cli_usage_error(NULL, "-%s needs a name",
                                    filter.task && !*filter.task ? "task" : "region");
@@ -356,5 +528,5 @@ int main(int argc, char **argv)
             return ctr_cli_usage_error(NULL, "-n wants a number of stacks >= 1, not '%s'", n);
         top_n = (size_t)v;
     }
-    return cmd_pprof(type, top ? top_n : 0, &filter, out, path);
+    return cmd_pprof(type, top ? top_n : 0, &filter, out, path, jobs);
 }

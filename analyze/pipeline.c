@@ -129,7 +129,7 @@ struct run {
     struct ctr_idmap foreign_stacks; /* stack id -> references, checked at the end */
     /* Damage: a gap opens after a damaged frame and closes at the next. */
     int gap_open;
-    uint64_t gap_from;
+    uint64_t gap_from, gap_off;
     int after_gap;               /* the frame just taken follows a gap */
     uint64_t max_ns;             /* the latest time read so far */
     /* Progress */
@@ -454,6 +454,8 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         if (to < r->gap_from)
             to = r->gap_from;
         ctr_engine_gap(r->eng, r->gap_from, to);
+        if (t->gaps < CTR_GAPS_LISTED)
+            t->gap_list[t->gaps] = (struct ctr_gap){r->gap_from, to, r->gap_off};
         t->gaps++;
         t->missing_ns += to - r->gap_from;
         r->gap_open = 0;
@@ -477,6 +479,7 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         note_damage(t, g->file_off, where, g->damage);
         r->gap_open = 1;
         r->gap_from = r->max_ns;
+        r->gap_off = g->file_off;
     }
     /* Frame k is in: frame k-1 can be drained, and then freed. */
     if (r->seq > 0 && drain(r, r->seq - 1) != 0)
@@ -502,6 +505,7 @@ static void take_skipped(struct run *r, const struct ctr_frame *f)
     if (!r->gap_open && r->seq > 0) {
         r->gap_open = 1;
         r->gap_from = r->max_ns;
+        r->gap_off = f->skipped_off;
     }
 }
 

@@ -10,6 +10,7 @@
 #include "symbolize.h"
 #include "tasks.h"
 #include "text.h"
+#include "ctrace_grow.h"
 
 static const char *const names[CTR_PROFILE_LIMIT] = {
     [CTR_PROFILE_SYNC] = "sync",
@@ -45,31 +46,127 @@ static uint8_t class_of(uint8_t reason)
     return reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].wait_class : 0;
 }
 
-struct collect {
-    const struct ctr_trace *t;
-    enum ctr_profile_type type;
-    ctr_sample_fn fn;
-    void *ctx;
-    int rc;
-    const struct ctr_windows *keep; /* the filter's windows; NULL: keep all */
+/* One stack summed: the leaf's name, the recorded stack, and for a
+ * preempted sample the start routine that stands for it. */
+struct summed {
+    const char *leaf;
+    uint64_t stack_id, pc;
+    int64_t count, delay_ns;
 };
 
-/* Builds the sample's frames: `leaf`, then stack_id's PCs. */
-static void add_sample(struct collect *c, const char *leaf, uint64_t stack_id, uint64_t ns)
+struct ctr_profile_collect {
+    const struct ctr_trace *t;
+    enum ctr_profile_type type;
+    const struct ctr_windows *keep; /* the filter's windows; NULL: keep all */
+    ctr_sample_fn each;
+    void *each_ctx;
+    int rc;
+    /* Summed per (leaf, stack, pc): entries in the order first seen, and an
+     * open-addressing index into them (slot = entry + 1, 0: empty). */
+    struct summed *sums;
+    size_t nsums, sums_cap;
+    size_t *slots;
+    size_t nslots;
+};
+
+struct ctr_profile_collect *ctr_profile_collect_new(const struct ctr_trace *t,
+                                                    enum ctr_profile_type type,
+                                                    const struct ctr_windows *keep,
+                                                    ctr_sample_fn each, void *each_ctx)
+{
+    struct ctr_profile_collect *c = calloc(1, sizeof(*c));
+    if (c)
+        *c = (struct ctr_profile_collect){.t = t, .type = type, .keep = keep, .each = each,
+                                          .each_ctx = each_ctx};
+    return c;
+}
+
+void ctr_profile_collect_free(struct ctr_profile_collect *c)
+{
+    if (c) {
+        free(c->sums);
+        free(c->slots);
+        free(c);
+    }
+}
+
+/* The frames of a sample (`leaf`, then stack_id's PCs, or for a preempted
+ * one its start routine) to fn. */
+static int give(const struct ctr_trace *t, const char *leaf, uint64_t stack_id, uint64_t pc,
+                int64_t count, int64_t ns, ctr_sample_fn fn, void *ctx)
 {
     struct ctr_pprof_frame frames[1 + 1024];
     size_t n = 0;
     frames[n++] = (struct ctr_pprof_frame){0, leaf};
-    const struct ctr_stack_info *s = ctr_trace_stack(c->t, stack_id);
+    if (pc)
+        frames[n++] = (struct ctr_pprof_frame){pc, NULL};
+    const struct ctr_stack_info *s = stack_id ? ctr_trace_stack(t, stack_id) : NULL;
     for (uint32_t i = 0; s && i < s->n && n < sizeof(frames) / sizeof(frames[0]); i++)
         /* Return addresses: the call is the instruction before. */
         frames[n++] = (struct ctr_pprof_frame){s->pcs[i] - 1, NULL};
-    c->rc = c->fn(c->ctx, frames, n, 1, (int64_t)ns);
+    return fn(ctx, frames, n, count, ns);
+}
+
+static uint64_t sum_hash(const char *leaf, uint64_t stack_id, uint64_t pc)
+{
+    uint64_t h = (uint64_t)(uintptr_t)leaf * 0x9e3779b97f4a7c15ull;
+    h = (h ^ stack_id) * 0xff51afd7ed558ccdull;
+    h = (h ^ pc) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+static int sum_rehash(struct ctr_profile_collect *c)
+{
+    size_t n = c->nslots ? c->nslots * 2 : 256;
+    size_t *slots = calloc(n, sizeof(*slots));
+    if (!slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < c->nsums; i++) {
+        const struct summed *e = &c->sums[i];
+        size_t j = (size_t)sum_hash(e->leaf, e->stack_id, e->pc) & (n - 1);
+        while (slots[j])
+            j = (j + 1) & (n - 1);
+        slots[j] = i + 1;
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->nslots = n;
+    return 0;
+}
+
+/* A wait's delay at its stack: to `each`, or into its stack's sum. Leaf
+ * names are static strings, so their addresses tell them apart. */
+static void add_sample(struct ctr_profile_collect *c, const char *leaf, uint64_t stack_id,
+                       uint64_t pc, uint64_t ns)
+{
+    if (c->each) {
+        c->rc = give(c->t, leaf, stack_id, pc, 1, (int64_t)ns, c->each, c->each_ctx);
+        return;
+    }
+    if ((c->nsums + 1) * 2 > c->nslots && sum_rehash(c) != 0) {
+        c->rc = -ENOMEM;
+        return;
+    }
+    size_t j = (size_t)sum_hash(leaf, stack_id, pc) & (c->nslots - 1);
+    for (; c->slots[j]; j = (j + 1) & (c->nslots - 1)) {
+        struct summed *e = &c->sums[c->slots[j] - 1];
+        if (e->leaf == leaf && e->stack_id == stack_id && e->pc == pc) {
+            e->count++;
+            e->delay_ns += (int64_t)ns;
+            return;
+        }
+    }
+    if (ctr_grow(&c->sums, &c->sums_cap, c->nsums + 1, sizeof(*c->sums)) != 0) {
+        c->rc = -ENOMEM;
+        return;
+    }
+    c->sums[c->nsums] = (struct summed){leaf, stack_id, pc, 1, (int64_t)ns};
+    c->slots[j] = ++c->nsums;
 }
 
 static void on_interval(void *ctx, const struct ctr_interval *iv)
 {
-    struct collect *c = ctx;
+    struct ctr_profile_collect *c = ctx;
     if (c->rc != 0 || iv->state == CTR_STATE_RUNNING)
         return;
     uint64_t ns = iv->end_ns - iv->start_ns;
@@ -82,10 +179,8 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     if (iv->state == CTR_STATE_RUNNABLE && iv->reason == 0) {
         /* Preempted: no stack was taken, so the thread's start routine
          * stands for where it ran. */
-        if (c->type == CTR_PROFILE_SCHED) {
-            struct ctr_pprof_frame frames[2] = {{0, "preempted"}, {iv->thread->start_pc, NULL}};
-            c->rc = c->fn(c->ctx, frames, iv->thread->start_pc ? 2 : 1, 1, (int64_t)ns);
-        }
+        if (c->type == CTR_PROFILE_SCHED)
+            add_sample(c, "preempted", 0, iv->thread->start_pc, ns);
         return;
     }
     const char *call = iv->reason < CTR_REASON_LIMIT ? ctr_reason_specs[iv->reason].call : NULL;
@@ -101,46 +196,57 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
             [CTR_PROFILE_SYSCALL] = CTR_CLASS_SYSCALL,
         };
         if (iv->state == CTR_STATE_BLOCKED && class_of(iv->reason) == cls[c->type])
-            add_sample(c, call, iv->stack_id, ns);
+            add_sample(c, call, iv->stack_id, 0, ns);
         break;
     }
     case CTR_PROFILE_SCHED:
         if (iv->state == CTR_STATE_RUNNABLE)
-            add_sample(c, call, iv->stack_id, ns);
+            add_sample(c, call, iv->stack_id, 0, ns);
         break;
     case CTR_PROFILE_BLAME:
         if (iv->state == CTR_STATE_BLOCKED && iv->release && class_of(iv->reason) == CTR_CLASS_SYNC)
-            add_sample(c, release_call(iv->reason), iv->release->stack_id, ns);
+            add_sample(c, release_call(iv->reason), iv->release->stack_id, 0, ns);
         break;
     default:
         break;
     }
 }
 
+struct ctr_consumer ctr_profile_consumer(struct ctr_profile_collect *c)
+{
+    return (struct ctr_consumer){.ctx = c, .interval = on_interval};
+}
+
+int ctr_profile_collect_end(struct ctr_profile_collect *c, ctr_sample_fn fn, void *ctx)
+{
+    for (size_t i = 0; c->rc == 0 && fn && i < c->nsums; i++) {
+        const struct summed *e = &c->sums[i];
+        c->rc = give(c->t, e->leaf, e->stack_id, e->pc, e->count, e->delay_ns, fn, ctx);
+    }
+    return c->rc;
+}
+
 /* ---------------------------------------------------------------------------
  * Filters
  * ------------------------------------------------------------------------- */
 
-static int filter_is_set(const struct ctr_profile_filter *f)
+int ctr_profile_filter_is_set(const struct ctr_profile_filter *f)
 {
     return f && (f->task || f->region || f->latmin_ns);
 }
 
-/* The windows that filter f keeps, into *keep; *ntasks and *nregions (may
- * be NULL) get how many tasks and regions matched. */
-static int filter_windows(const struct ctr_trace *t, const struct ctr_profile_filter *f,
-                          struct ctr_windows *keep, size_t *ntasks, size_t *nregions)
+int ctr_profile_filter_windows(const struct ctr_trace *t, const struct ctr_tasks *ts,
+                               const struct ctr_profile_filter *f, struct ctr_windows *keep,
+                               size_t *ntasks, size_t *nregions)
 {
-    struct ctr_tasks ts;
     struct ctr_windows bytask = {0}, byregion = {0};
-    int rc = ctr_tasks_build(t, &ts);
-    if (rc)
-        return rc;
     int want_tasks = f->task || f->latmin_ns;
+    int rc = 0;
+    *keep = (struct ctr_windows){0};
     if (want_tasks)
-        rc = ctr_tasks_windows(t, &ts, f->task, f->latmin_ns, &bytask, ntasks);
+        rc = ctr_tasks_windows(t, ts, f->task, f->latmin_ns, &bytask, ntasks);
     if (rc == 0 && f->region)
-        rc = ctr_region_windows(t, &ts, f->region, &byregion, nregions);
+        rc = ctr_region_windows(t, ts, f->region, &byregion, nregions);
     if (rc == 0) {
         if (want_tasks && f->region) {
             rc = ctr_windows_intersect(&bytask, &byregion, keep);
@@ -154,6 +260,47 @@ static int filter_windows(const struct ctr_trace *t, const struct ctr_profile_fi
     }
     ctr_windows_free(&bytask);
     ctr_windows_free(&byregion);
+    return rc;
+}
+
+int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, size_t nregions,
+                            FILE *warn)
+{
+    int problems = 0;
+    char d[32];
+    if (!ctr_profile_filter_is_set(f))
+        return 0;
+    if ((f->task || f->latmin_ns) && ntasks == 0) {
+        problems++;
+        if (warn) {
+            fputs("ctrace: no task", warn);
+            if (f->task)
+                fprintf(warn, " of type '%s'", f->task);
+            if (f->latmin_ns)
+                fprintf(warn, " at least %s long", ctr_text_ns((int64_t)f->latmin_ns, d, sizeof(d)));
+            fputs(" in the trace: the profile is empty\n", warn);
+        }
+    }
+    if (f->region && nregions == 0) {
+        problems++;
+        if (warn)
+            fprintf(warn, "ctrace: no region named '%s' in the trace: the profile is empty\n",
+                    f->region);
+    }
+    return problems;
+}
+
+/* The windows of filter (none when it is not set) over a trace read whole. */
+static int loaded_windows(const struct ctr_trace *t, const struct ctr_profile_filter *filter,
+                          struct ctr_windows *keep, size_t *ntasks, size_t *nregions)
+{
+    *keep = (struct ctr_windows){0};
+    if (!ctr_profile_filter_is_set(filter))
+        return 0;
+    struct ctr_tasks ts;
+    int rc = ctr_tasks_build(t, &ts);
+    if (rc == 0)
+        rc = ctr_profile_filter_windows(t, &ts, filter, keep, ntasks, nregions);
     ctr_tasks_free(&ts);
     return rc;
 }
@@ -161,52 +308,43 @@ static int filter_windows(const struct ctr_trace *t, const struct ctr_profile_fi
 int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile_filter *filter,
                              FILE *warn)
 {
-    if (!filter_is_set(filter))
-        return 0;
     struct ctr_windows keep;
     size_t ntasks = 0, nregions = 0;
-    int rc = filter_windows(t, filter, &keep, &ntasks, &nregions);
+    int rc = loaded_windows(t, filter, &keep, &ntasks, &nregions);
+    ctr_windows_free(&keep);
+    return rc ? rc : ctr_profile_filter_warn(filter, ntasks, nregions, warn);
+}
+
+int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type type,
+                          const struct ctr_profile_filter *filter, ctr_sample_fn each,
+                          void *each_ctx, struct ctr_windows *keep,
+                          struct ctr_profile_collect **c, FILE *warn)
+{
+    size_t ntasks = 0, nregions = 0;
+    int rc = loaded_windows(t, filter, keep, &ntasks, &nregions);
+    if (rc == 0)
+        ctr_profile_filter_warn(filter, ntasks, nregions, warn);
+    *c = NULL;
     if (rc)
         return rc;
-    ctr_windows_free(&keep);
-    int problems = 0;
-    char d[32];
-    if ((filter->task || filter->latmin_ns) && ntasks == 0) {
-        problems++;
-        if (warn) {
-            fputs("ctrace: no task", warn);
-            if (filter->task)
-                fprintf(warn, " of type '%s'", filter->task);
-            if (filter->latmin_ns)
-                fprintf(warn, " at least %s long",
-                        ctr_text_ns((int64_t)filter->latmin_ns, d, sizeof(d)));
-            fputs(" in the trace: the profile is empty\n", warn);
-        }
-    }
-    if (filter->region && nregions == 0) {
-        problems++;
-        if (warn)
-            fprintf(warn, "ctrace: no region named '%s' in the trace: the profile is empty\n",
-                    filter->region);
-    }
-    return problems;
+    *c = ctr_profile_collect_new(t, type, ctr_profile_filter_is_set(filter) ? keep : NULL, each,
+                                 each_ctx);
+    if (!*c)
+        return -ENOMEM;
+    struct ctr_consumer cons = ctr_profile_consumer(*c);
+    rc = ctr_trace_replay(t, &cons, 1, NULL);
+    return rc ? rc : (*c)->rc;
 }
 
 int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type,
                         const struct ctr_profile_filter *filter, ctr_sample_fn fn, void *ctx)
 {
-    struct collect c = {t, type, fn, ctx, 0, NULL};
-    struct ctr_windows keep = {0};
-    if (filter_is_set(filter)) {
-        int rc = filter_windows(t, filter, &keep, NULL, NULL);
-        if (rc)
-            return rc;
-        c.keep = &keep;
-    }
-    if (ctr_state_walk(t, on_interval, &c) == UINT64_MAX)
-        c.rc = -ENOMEM;
+    struct ctr_windows keep;
+    struct ctr_profile_collect *c;
+    int rc = ctr_profile_collect_whole(t, type, filter, fn, ctx, &keep, &c, NULL);
+    ctr_profile_collect_free(c);
     ctr_windows_free(&keep);
-    return c.rc;
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------
@@ -254,9 +392,8 @@ void ctr_profile_sym_close(struct ctr_profile_sym *ps, FILE *warn)
     *ps = (struct ctr_profile_sym){0};
 }
 
-int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
-                      const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
-                      size_t errlen)
+int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
+                                FILE *out, FILE *warn, char *err, size_t errlen)
 {
     struct ctr_profile_sym ps;
     if (ctr_profile_sym_open(t, &ps) != 0) {
@@ -270,9 +407,7 @@ int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
-        rc = ctr_profile_filter_check(t, filter, warn);
-        if (rc >= 0)
-            rc = ctr_profile_samples(t, type, filter, to_pprof, p);
+        rc = ctr_profile_collect_end(c, to_pprof, p);
         if (rc == 0)
             rc = ctr_pprof_write(p, out);
         ctr_pprof_free(p);
@@ -280,5 +415,21 @@ int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
     ctr_profile_sym_close(&ps, warn);
     if (rc != 0)
         snprintf(err, errlen, "writing the profile: %s", strerror(-rc));
+    return rc;
+}
+
+int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
+                      const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
+                      size_t errlen)
+{
+    struct ctr_windows keep;
+    struct ctr_profile_collect *c;
+    int rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
+    if (rc == 0)
+        rc = ctr_profile_write_collected(t, c, out, warn, err, errlen);
+    else
+        snprintf(err, errlen, "writing the profile: %s", strerror(-rc));
+    ctr_profile_collect_free(c);
+    ctr_windows_free(&keep);
     return rc;
 }

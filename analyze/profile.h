@@ -26,8 +26,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine.h"
 #include "pprof.h"
 #include "reader.h"
+
+struct ctr_tasks;
+struct ctr_windows;
 
 enum ctr_profile_type {
     CTR_PROFILE_SYNC = 1,
@@ -53,11 +57,78 @@ struct ctr_profile_filter {
                              latency, or age if still open, is at least this; 0: none */
 };
 
+/* ---------------------------------------------------------------------------
+ * Collecting: a profile is a consumer of the pipeline (engine.h)
+ * ------------------------------------------------------------------------- */
+
+struct ctr_profile_collect;
+
+/* ctr_profile_collect_new() : a collector of profile `type` of the trace t
+ * (whose tables it reads), counting only the time `keep` keeps (NULL: all;
+ * it must outlive the collector). With `each`, each(each_ctx, ...) gets
+ * every wait as it ends (stopping at its first non-zero return, which
+ * ctr_profile_collect_end() returns); without, the waits are summed per
+ * stack (memory: one entry per distinct stack), for
+ * ctr_profile_collect_end() to give out. @return NULL if out of memory. */
+struct ctr_profile_collect *ctr_profile_collect_new(const struct ctr_trace *t,
+                                                    enum ctr_profile_type type,
+                                                    const struct ctr_windows *keep,
+                                                    ctr_sample_fn each, void *each_ctx);
+
+/* The consumer that feeds c: intervals only. */
+struct ctr_consumer ctr_profile_consumer(struct ctr_profile_collect *c);
+
+/* ctr_profile_collect_end() : calls fn once per distinct stack summed (in
+ * the order first seen; fn may be NULL with `each`), expanding each stack
+ * by the trace's tables. @return 0, -ENOMEM, or the first non-zero return
+ * of each or fn. */
+int ctr_profile_collect_end(struct ctr_profile_collect *c, ctr_sample_fn fn, void *ctx);
+
+void ctr_profile_collect_free(struct ctr_profile_collect *c);
+
+/* ctr_profile_filter_windows() : the windows that filter f keeps, into
+ * *keep, from the tasks ts of trace t; *ntasks and *nregions (may be NULL)
+ * get how many tasks and regions matched. @return 0 or -ENOMEM. */
+int ctr_profile_filter_windows(const struct ctr_trace *t, const struct ctr_tasks *ts,
+                               const struct ctr_profile_filter *f, struct ctr_windows *keep,
+                               size_t *ntasks, size_t *nregions);
+
+/* ctr_profile_filter_is_set() : whether f restricts anything. */
+int ctr_profile_filter_is_set(const struct ctr_profile_filter *f);
+
+/* ctr_profile_filter_warn() : when f names a task type or region that
+ * matched nothing (ntasks, nregions from ctr_profile_filter_windows()),
+ * says so in one line on `warn` (may be NULL): the profile will be empty.
+ * @return how many of those problems there are (0: none). */
+int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, size_t nregions,
+                            FILE *warn);
+
+/* ctr_profile_write_collected() : writes what c summed (made without
+ * `each`) to out as gzip'd profile.proto, samples typed contentions/count
+ * and delay/nanoseconds, symbolized by t's mappings (once per distinct
+ * address); symbolization problems go to `warn` (may be NULL).
+ * @return 0, or a negative errno with a one-line reason in err. */
+int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
+                                FILE *out, FILE *warn, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------------------
+ * The same over a trace read whole (ctr_trace_read())
+ * ------------------------------------------------------------------------- */
+
 /* ctr_profile_samples() : calls fn once per wait that profile `type` counts
  * and that `filter` (NULL: none) keeps, with the delay it keeps.
  * Stops at fn's first non-zero return and returns it; 0 when done, -ENOMEM. */
 int ctr_profile_samples(const struct ctr_trace *t, enum ctr_profile_type type,
                         const struct ctr_profile_filter *filter, ctr_sample_fn fn, void *ctx);
+
+/* ctr_profile_collect_whole() : collects profile `type` of t restricted by
+ * filter into a new *c (as ctr_profile_collect_new() with `each`), over
+ * *keep, the filter's windows (free both after *c). A filter that matches
+ * nothing is said on `warn` (may be NULL). @return 0 or a negative errno. */
+int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type type,
+                              const struct ctr_profile_filter *filter, ctr_sample_fn each,
+                              void *each_ctx, struct ctr_windows *keep,
+                              struct ctr_profile_collect **c, FILE *warn);
 
 /* ctr_profile_filter_check() : when filter names a task type or region that
  * t does not have, or no task passes its latency, says so in one line on
@@ -67,9 +138,8 @@ int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile
                              FILE *warn);
 
 /* ctr_profile_write() : writes profile `type` of t, restricted by filter
- * (NULL: none), to out as gzip'd profile.proto, samples typed
- * contentions/count and delay/nanoseconds. Symbolization problems, and a
- * filter that matches nothing, are printed to `warn` (may be NULL).
+ * (NULL: none), as ctr_profile_write_collected() does; a filter that
+ * matches nothing is said on `warn` too.
  * @return 0, or a negative errno with a one-line reason in err. */
 int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
                       const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,

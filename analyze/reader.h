@@ -71,6 +71,14 @@ struct ctr_clock_point {
     uint64_t ticks, mono_ns, real_ns;
 };
 
+/* A span of time missing from a trace: a damaged frame was skipped. */
+struct ctr_gap {
+    uint64_t from_ns, to_ns;     /* the last time before it, the first after */
+    uint64_t file_off;           /* where the damage is */
+};
+
+#define CTR_GAPS_LISTED 8
+
 struct ctr_trace {
     /* TRACE_INFO */
     uint64_t pid, tick_source, flags, io_min_ns;
@@ -101,6 +109,7 @@ struct ctr_trace {
     char damage[384];
     char warning[256];
     uint64_t gaps, missing_ns;
+    struct ctr_gap gap_list[CTR_GAPS_LISTED]; /* the first ones */
     /* Private to reader.c and pipeline.c: */
     size_t threads_cap, stacks_cap, strings_cap, mappings_cap, clocks_cap;
     struct ctr_idmap thread_ix, stack_ix, string_ix, mapping_ix; /* id -> index */

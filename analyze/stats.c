@@ -4,7 +4,6 @@
  * how far to trust the rest. */
 #include "stats.h"
 
-#include "state.h"
 
 const char *ctr_stats_empty(const struct ctr_trace *t)
 {
@@ -19,25 +18,19 @@ const char *ctr_stats_empty(const struct ctr_trace *t)
            "the foreground)";
 }
 
-static void count_odd(void *ctx, const struct ctr_interval *iv)
-{
-    (void)ctx;
-    (void)iv;
-}
-
 void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
 {
     double secs = (double)(t->end_ns - t->start_ns) / 1e9;
     size_t with_events = 0;
     uint64_t dropped = 0, lost = 0;
     for (size_t i = 0; i < t->nthreads; i++) {
-        with_events += t->threads[i].nevents > 0;
+        with_events += t->threads[i].seen > 0;
         dropped += t->threads[i].dropped;
         lost += t->threads[i].lost;
     }
     if (t->complete && t->end_dropped > dropped)
         dropped = t->end_dropped;
-    uint64_t odd = ctr_state_walk(t, count_odd, NULL);
+    uint64_t odd = t->odd;
 
     fprintf(out, "trace:        %s (%s)\n", name,
             t->damage[0] ? "damaged: read up to the damage"
@@ -112,4 +105,8 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
         fprintf(out, "warning:      %s\n", t->warning);
     if (t->damage[0])
         fprintf(out, "damage:       %s\n", t->damage);
+    if (t->gaps)
+        fprintf(out, "missing:      %llu span%s of %.6f s in all, skipped for damage\n",
+                (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s",
+                (double)t->missing_ns / 1e9);
 }

@@ -35,13 +35,15 @@ static int by_id(const void *pa, const void *pb)
     return (a->begin_ns > b->begin_ns) - (a->begin_ns < b->begin_ns);
 }
 
+/* Threads compare by id, not by index: indexes follow the order a trace
+ * names them in, ids are what the report shows. */
 static int region_order(const void *pa, const void *pb)
 {
     const struct ctr_region *a = pa, *b = pb;
     if (a->task != b->task)
         return a->task < b->task ? -1 : 1;
-    if (a->thread != b->thread)
-        return a->thread < b->thread ? -1 : 1;
+    if (a->thread_id != b->thread_id)
+        return a->thread_id < b->thread_id ? -1 : 1;
     if (a->start_ns != b->start_ns)
         return a->start_ns < b->start_ns ? -1 : 1;
     return (a->depth > b->depth) - (a->depth < b->depth);
@@ -54,7 +56,7 @@ static int log_order(const void *pa, const void *pb)
         return a->task < b->task ? -1 : 1;
     if (a->ns != b->ns)
         return a->ns < b->ns ? -1 : 1;
-    return (a->thread > b->thread) - (a->thread < b->thread);
+    return (a->thread_id > b->thread_id) - (a->thread_id < b->thread_id);
 }
 
 const struct ctr_task *ctr_tasks_find(const struct ctr_tasks *ts, uint64_t id)
@@ -75,45 +77,62 @@ uint64_t ctr_task_latency(const struct ctr_task *task)
     return task->end_ns > task->begin_ns ? task->end_ns - task->begin_ns : 0;
 }
 
-/* The regions open on one thread, innermost last. */
+/* A region open on a thread. */
 struct open_region {
     uint64_t task, name_id, start_ns;
+    const char *name;
 };
 
-struct builder {
-    const struct ctr_trace *t;
+/* The regions open on one thread, innermost last. */
+struct open_regions {
+    struct open_region *r;
+    size_t n, cap;
+};
+
+/* A TASK_END, applied once every TASK_BEGIN is in. */
+struct task_end {
+    uint64_t task, ns, thread_id, seq;
+    uint32_t thread;
+};
+
+struct ctr_tasks_builder {
+    const struct ctr_trace *t;   /* the trace being read (its tables so far) */
     struct ctr_tasks *ts;
     size_t tasks_cap, regions_cap, logs_cap;
-    struct open_region *open;
-    size_t nopen, open_cap;
+    struct open_regions *open;   /* per thread index */
+    size_t nopen;
+    struct task_end *ends;
+    size_t nends, ends_cap;
+    int oom;
 };
 
-static int add_region(struct builder *b, uint32_t thread, size_t depth, uint64_t end_ns, int open)
+static int add_region(struct ctr_tasks_builder *b, uint32_t thread, const struct open_regions *o,
+                      size_t depth, uint64_t end_ns, int open)
 {
     struct ctr_tasks *ts = b->ts;
     if (ctr_grow(&ts->regions, &b->regions_cap, ts->nregions + 1, sizeof(*ts->regions)))
         return -ENOMEM;
-    const struct open_region *o = &b->open[depth];
+    const struct open_region *r = &o->r[depth];
     ts->regions[ts->nregions++] = (struct ctr_region){
-        .task = o->task, .name = str(b->t, o->name_id), .thread = thread,
-        .depth = (unsigned)depth, .start_ns = o->start_ns,
-        .end_ns = end_ns > o->start_ns ? end_ns : o->start_ns, .open = open};
+        .task = r->task, .name = r->name, .thread = thread,
+        .thread_id = b->t->threads[thread].id, .depth = (unsigned)depth, .start_ns = r->start_ns,
+        .end_ns = end_ns > r->start_ns ? end_ns : r->start_ns, .open = open};
     ts->open_regions += open;
     return 0;
 }
 
 /* REGION_END: the innermost open region of the same task and name, else of
  * the same name. */
-static int end_region(struct builder *b, uint32_t thread, const struct ctr_trace_event *e)
+static int end_region(struct ctr_tasks_builder *b, uint32_t thread, const struct ctr_trace_event *e)
 {
-    const struct ctr_trace *t = b->t;
-    const char *name = str(t, e->args[1]);
+    struct open_regions *o = &b->open[thread];
+    const char *name = str(b->t, e->args[1]);
     size_t found = SIZE_MAX;
     for (size_t pass = 0; pass < 2 && found == SIZE_MAX; pass++)
-        for (size_t k = b->nopen; k-- > 0;) {
-            const struct open_region *o = &b->open[k];
-            if ((pass == 1 || o->task == e->args[0]) &&
-                (o->name_id == e->args[1] || strcmp(str(t, o->name_id), name) == 0)) {
+        for (size_t k = o->n; k-- > 0;) {
+            const struct open_region *r = &o->r[k];
+            if ((pass == 1 || r->task == e->args[0]) &&
+                (r->name_id == e->args[1] || strcmp(r->name, name) == 0)) {
                 found = k;
                 break;
             }
@@ -122,139 +141,206 @@ static int end_region(struct builder *b, uint32_t thread, const struct ctr_trace
         b->ts->region_ends_without_begin++;
         return 0;
     }
-    if (add_region(b, thread, found, e->ns, 0))
+    if (add_region(b, thread, o, found, e->ns, 0))
         return -ENOMEM;
-    memmove(&b->open[found], &b->open[found + 1], (b->nopen - found - 1) * sizeof(*b->open));
-    b->nopen--;
+    memmove(&o->r[found], &o->r[found + 1], (o->n - found - 1) * sizeof(*o->r));
+    o->n--;
     return 0;
 }
 
-static int close_open_regions(struct builder *b, uint32_t thread, uint64_t ns)
+static int close_open_regions(struct ctr_tasks_builder *b, uint32_t thread, uint64_t ns)
 {
-    for (size_t k = 0; k < b->nopen; k++)
-        if (add_region(b, thread, k, ns, 1))
+    struct open_regions *o = &b->open[thread];
+    for (size_t k = 0; k < o->n; k++)
+        if (add_region(b, thread, o, k, ns, 1))
             return -ENOMEM;
-    b->nopen = 0;
+    o->n = 0;
     return 0;
 }
 
-/* The second pass over one thread: ends, regions, logs. */
-static int scan_thread(struct builder *b, uint32_t i)
+static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t, uint32_t i,
+                         const struct ctr_trace_event *e)
 {
-    const struct ctr_trace *t = b->t;
     struct ctr_tasks *ts = b->ts;
-    const struct ctr_thread_info *th = &t->threads[i];
-    b->nopen = 0;
-    for (size_t k = 0; k < th->nevents; k++) {
-        const struct ctr_trace_event *e = &th->events[k];
-        switch (e->type) {
-        case CTR_EV_TASK_END: {
-            struct ctr_task *task = (struct ctr_task *)ctr_tasks_find(ts, e->args[0]);
-            if (!task) {
-                ts->ends_without_begin++;
-            } else if (task->ended) {
-                ts->ends_without_begin++; /* ended twice: the earlier end wins */
-                if (e->ns < task->end_ns) {
-                    task->end_ns = e->ns;
-                    task->end_thread = i;
-                }
-            } else {
-                task->ended = 1;
-                task->end_ns = e->ns;
-                task->end_thread = i;
-            }
-            break;
-        }
-        case CTR_EV_REGION_BEGIN:
-            if (ctr_grow(&b->open, &b->open_cap, b->nopen + 1, sizeof(*b->open)))
-                return -ENOMEM;
-            b->open[b->nopen++] = (struct open_region){e->args[0], e->args[1], e->ns};
-            break;
-        case CTR_EV_REGION_END:
-            if (end_region(b, i, e))
-                return -ENOMEM;
-            break;
-        case CTR_EV_THREAD_END:
-            if (close_open_regions(b, i, e->ns))
-                return -ENOMEM;
-            break;
-        case CTR_EV_LOG: {
-            if (ctr_grow(&ts->logs, &b->logs_cap, ts->nlogs + 1, sizeof(*ts->logs)))
-                return -ENOMEM;
-            size_t len;
-            const char *msg = ctr_event_payload(t, e, &len);
-            ts->logs[ts->nlogs++] = (struct ctr_task_log){
-                e->args[0], e->ns, i, str(t, e->args[1]), msg ? msg : "", msg ? len : 0};
-            break;
-        }
-        default:
-            break;
-        }
+    if (i >= b->nopen) {
+        size_t cap = b->nopen;
+        if (ctr_grow(&b->open, &cap, (size_t)i + 1, sizeof(*b->open)))
+            return -ENOMEM;
+        memset(&b->open[b->nopen], 0, (cap - b->nopen) * sizeof(*b->open));
+        b->nopen = cap;
     }
-    return close_open_regions(b, i, t->end_ns);
+    switch (e->type) {
+    case CTR_EV_TASK_BEGIN:
+        if (ctr_grow(&ts->tasks, &b->tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))
+            return -ENOMEM;
+        ts->tasks[ts->ntasks++] = (struct ctr_task){
+            .id = e->args[0], .parent = e->args[1], .type = str(t, e->args[2]),
+            .begin_ns = e->ns, .begin_thread = i, .end_thread = UINT32_MAX};
+        break;
+    case CTR_EV_TASK_END:
+        if (ctr_grow(&b->ends, &b->ends_cap, b->nends + 1, sizeof(*b->ends)))
+            return -ENOMEM;
+        b->ends[b->nends] = (struct task_end){e->args[0], e->ns, t->threads[i].id, b->nends, i};
+        b->nends++;
+        break;
+    case CTR_EV_REGION_BEGIN: {
+        struct open_regions *o = &b->open[i];
+        if (ctr_grow(&o->r, &o->cap, o->n + 1, sizeof(*o->r)))
+            return -ENOMEM;
+        o->r[o->n++] = (struct open_region){e->args[0], e->args[1], e->ns, str(t, e->args[1])};
+        break;
+    }
+    case CTR_EV_REGION_END:
+        return end_region(b, i, e);
+    case CTR_EV_THREAD_END:
+        return close_open_regions(b, i, e->ns);
+    case CTR_EV_LOG: {
+        size_t len;
+        const char *msg = ctr_event_payload(t, e, &len);
+        char *copy = malloc(msg && len ? len : 1); /* the frame it is in will go */
+        if (!copy || ctr_grow(&ts->logs, &b->logs_cap, ts->nlogs + 1, sizeof(*ts->logs))) {
+            free(copy);
+            return -ENOMEM;
+        }
+        if (msg && len)
+            memcpy(copy, msg, len);
+        ts->logs[ts->nlogs++] = (struct ctr_task_log){e->args[0], e->ns, i, t->threads[i].id,
+                                                      str(t, e->args[1]), copy, msg ? len : 0};
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
 }
 
-int ctr_tasks_build(const struct ctr_trace *t, struct ctr_tasks *ts)
+static void builder_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
+                          const struct ctr_trace_event *e)
+{
+    struct ctr_tasks_builder *b = ctx;
+    b->t = t;
+    if (!b->oom && e->type >= CTR_EV_THREAD_END && on_task_event(b, t, thread, e) != 0)
+        b->oom = 1;
+}
+
+struct ctr_tasks_builder *ctr_tasks_builder_new(struct ctr_tasks *ts)
 {
     *ts = (struct ctr_tasks){0};
-    struct builder b = {.t = t, .ts = ts};
-    int rc = -ENOMEM;
-    for (size_t i = 0; i < t->nthreads; i++) {
-        const struct ctr_thread_info *th = &t->threads[i];
-        for (size_t k = 0; k < th->nevents; k++) {
-            const struct ctr_trace_event *e = &th->events[k];
-            if (e->type != CTR_EV_TASK_BEGIN)
-                continue;
-            if (ctr_grow(&ts->tasks, &b.tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))
-                goto fail;
-            ts->tasks[ts->ntasks++] = (struct ctr_task){
-                .id = e->args[0], .parent = e->args[1], .type = str(t, e->args[2]),
-                .begin_ns = e->ns, .end_ns = t->end_ns, .begin_thread = (uint32_t)i,
-                .end_thread = UINT32_MAX};
+    struct ctr_tasks_builder *b = calloc(1, sizeof(*b));
+    if (b)
+        b->ts = ts;
+    return b;
+}
+
+struct ctr_consumer ctr_tasks_consumer(struct ctr_tasks_builder *b)
+{
+    return (struct ctr_consumer){.ctx = b, .event = builder_event};
+}
+
+static int by_thread_then_order(const void *pa, const void *pb)
+{
+    const struct task_end *a = pa, *b = pb;
+    if (a->thread_id != b->thread_id)
+        return a->thread_id < b->thread_id ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* TASK_ENDs, in the order of the threads' ids and of their events. */
+static void apply_ends(struct ctr_tasks_builder *b)
+{
+    struct ctr_tasks *ts = b->ts;
+    if (b->nends > 1)
+        qsort(b->ends, b->nends, sizeof(*b->ends), by_thread_then_order);
+    for (size_t k = 0; k < b->nends; k++) {
+        const struct task_end *e = &b->ends[k];
+        struct ctr_task *task = (struct ctr_task *)ctr_tasks_find(ts, e->task);
+        if (!task) {
+            ts->ends_without_begin++;
+        } else if (task->ended) {
+            ts->ends_without_begin++; /* ended twice: the earlier end wins */
+            if (e->ns < task->end_ns) {
+                task->end_ns = e->ns;
+                task->end_thread = e->thread;
+            }
+        } else {
+            task->ended = 1;
+            task->end_ns = e->ns;
+            task->end_thread = e->thread;
         }
     }
-    if (ts->ntasks > 1) {
-        qsort(ts->tasks, ts->ntasks, sizeof(*ts->tasks), by_id);
-        size_t n = 1; /* ids are unique; a repeated one keeps its first begin */
-        for (size_t i = 1; i < ts->ntasks; i++)
-            if (ts->tasks[i].id != ts->tasks[n - 1].id)
-                ts->tasks[n++] = ts->tasks[i];
-        ts->ntasks = n;
+}
+
+int ctr_tasks_builder_end(struct ctr_tasks_builder *b, const struct ctr_trace *t)
+{
+    struct ctr_tasks *ts = b->ts;
+    int rc = b->oom ? -ENOMEM : 0;
+    b->t = t;
+    for (size_t i = 0; rc == 0 && i < b->nopen; i++)
+        rc = close_open_regions(b, (uint32_t)i, t->end_ns);
+    if (rc == 0) {
+        if (ts->ntasks > 1) {
+            qsort(ts->tasks, ts->ntasks, sizeof(*ts->tasks), by_id);
+            size_t n = 1; /* ids are unique; a repeated one keeps its first begin */
+            for (size_t i = 1; i < ts->ntasks; i++)
+                if (ts->tasks[i].id != ts->tasks[n - 1].id)
+                    ts->tasks[n++] = ts->tasks[i];
+            ts->ntasks = n;
+        }
+        for (size_t i = 0; i < ts->ntasks; i++)
+            ts->tasks[i].end_ns = t->end_ns; /* open until an end says otherwise */
+        apply_ends(b);
+        if (ts->nregions > 1)
+            qsort(ts->regions, ts->nregions, sizeof(*ts->regions), region_order);
+        if (ts->nlogs > 1)
+            qsort(ts->logs, ts->nlogs, sizeof(*ts->logs), log_order);
+        /* Each task's slice of the regions and logs (all three sorted by task). */
+        size_t r = 0, l = 0;
+        for (size_t i = 0; i < ts->ntasks; i++) {
+            struct ctr_task *task = &ts->tasks[i];
+            while (r < ts->nregions && ts->regions[r].task < task->id)
+                r++;
+            task->region0 = r;
+            while (r < ts->nregions && ts->regions[r].task == task->id)
+                r++;
+            task->nregions = r - task->region0;
+            while (l < ts->nlogs && ts->logs[l].task < task->id)
+                l++;
+            task->log0 = l;
+            while (l < ts->nlogs && ts->logs[l].task == task->id)
+                l++;
+            task->nlogs = l - task->log0;
+        }
     }
-    for (size_t i = 0; i < t->nthreads; i++)
-        if (scan_thread(&b, (uint32_t)i))
-            goto fail;
-    if (ts->nregions > 1)
-        qsort(ts->regions, ts->nregions, sizeof(*ts->regions), region_order);
-    if (ts->nlogs > 1)
-        qsort(ts->logs, ts->nlogs, sizeof(*ts->logs), log_order);
-    /* Each task's slice of the regions and logs (all three sorted by task). */
-    size_t r = 0, l = 0;
-    for (size_t i = 0; i < ts->ntasks; i++) {
-        struct ctr_task *task = &ts->tasks[i];
-        while (r < ts->nregions && ts->regions[r].task < task->id)
-            r++;
-        task->region0 = r;
-        while (r < ts->nregions && ts->regions[r].task == task->id)
-            r++;
-        task->nregions = r - task->region0;
-        while (l < ts->nlogs && ts->logs[l].task < task->id)
-            l++;
-        task->log0 = l;
-        while (l < ts->nlogs && ts->logs[l].task == task->id)
-            l++;
-        task->nlogs = l - task->log0;
-    }
-    rc = 0;
-fail:
-    free(b.open);
+    for (size_t i = 0; i < b->nopen; i++)
+        free(b->open[i].r);
+    free(b->open);
+    free(b->ends);
+    free(b);
     if (rc)
         ctr_tasks_free(ts);
     return rc;
 }
 
+int ctr_tasks_build(const struct ctr_trace *t, struct ctr_tasks *ts)
+{
+    struct ctr_tasks_builder *b = ctr_tasks_builder_new(ts);
+    if (!b)
+        return -ENOMEM;
+    struct ctr_consumer c = ctr_tasks_consumer(b);
+    int rc = ctr_trace_replay(t, &c, 1, NULL);
+    int end = ctr_tasks_builder_end(b, t);
+    if (rc) {
+        if (end == 0)
+            ctr_tasks_free(ts);
+        return rc;
+    }
+    return end;
+}
+
 void ctr_tasks_free(struct ctr_tasks *ts)
 {
+    for (size_t i = 0; i < ts->nlogs; i++)
+        free((void *)ts->logs[i].msg);
     free(ts->tasks);
     free(ts->regions);
     free(ts->logs);
@@ -324,18 +410,21 @@ fail:
 
 /* ================================================================ breakdowns */
 
-struct bd_walk {
-    const struct ctr_trace *t;
-    const struct ctr_windows *win;     /* one set per task */
+struct ctr_tasks_breakdown_walk {
+    const struct ctr_trace *t;         /* the trace walked */
+    struct ctr_windows *win;           /* one set per task */
     struct ctr_task_breakdown *out;
+    size_t n, nthreads;
     size_t *by_thread, *by_thread0;    /* tasks with windows on thread th: */
                                        /* by_thread[by_thread0[th] .. by_thread0[th+1]-1] */
 };
 
 static void bd_interval(void *ctx, const struct ctr_interval *iv)
 {
-    struct bd_walk *w = ctx;
+    struct ctr_tasks_breakdown_walk *w = ctx;
     uint32_t th = (uint32_t)(iv->thread - w->t->threads);
+    if (th >= w->nthreads)
+        return; /* a thread the model never saw works for none of its tasks */
     for (size_t k = w->by_thread0[th]; k < w->by_thread0[th + 1]; k++) {
         size_t i = w->by_thread[k];
         uint64_t ns = ctr_windows_overlap(&w->win[i], th, iv->start_ns, iv->end_ns);
@@ -361,50 +450,79 @@ static void bd_interval(void *ctx, const struct ctr_interval *iv)
     }
 }
 
-int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
-                        const struct ctr_task *const *tasks, size_t n,
-                        struct ctr_task_breakdown *out)
+void ctr_tasks_breakdown_free(struct ctr_tasks_breakdown_walk *w)
 {
-    int rc = -ENOMEM;
-    struct bd_walk w = {.t = t, .out = out};
-    struct ctr_windows *win = calloc(n ? n : 1, sizeof(*win));
-    w.by_thread0 = calloc(t->nthreads + 1, sizeof(*w.by_thread0));
-    if (!win || !w.by_thread0)
-        goto done;
-    w.win = win;
+    if (!w)
+        return;
+    for (size_t i = 0; w->win && i < w->n; i++)
+        ctr_windows_free(&w->win[i]);
+    free(w->win);
+    free(w->by_thread);
+    free(w->by_thread0);
+    free(w);
+}
+
+struct ctr_tasks_breakdown_walk *ctr_tasks_breakdown_new(const struct ctr_trace *t,
+                                                         const struct ctr_tasks *ts,
+                                                         const struct ctr_task *const *tasks,
+                                                         size_t n, struct ctr_task_breakdown *out)
+{
+    struct ctr_tasks_breakdown_walk *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    *w = (struct ctr_tasks_breakdown_walk){.out = out, .n = n, .nthreads = t->nthreads};
+    w->win = calloc(n ? n : 1, sizeof(*w->win));
+    w->by_thread0 = calloc(t->nthreads + 1, sizeof(*w->by_thread0));
+    if (!w->win || !w->by_thread0)
+        goto fail;
     size_t pairs = 0;
     for (size_t i = 0; i < n; i++) {
         out[i] = (struct ctr_task_breakdown){0};
-        if (ctr_task_windows(ts, tasks[i], &win[i]) || ctr_windows_finish(&win[i], t->nthreads))
-            goto done;
+        if (ctr_task_windows(ts, tasks[i], &w->win[i]) ||
+            ctr_windows_finish(&w->win[i], t->nthreads))
+            goto fail;
         for (size_t th = 0; th < t->nthreads; th++)
-            if (win[i].first[th] < win[i].first[th + 1]) {
-                w.by_thread0[th + 1]++;
+            if (w->win[i].first[th] < w->win[i].first[th + 1]) {
+                w->by_thread0[th + 1]++;
                 out[i].nthreads++;
                 pairs++;
             }
     }
     for (size_t th = 0; th < t->nthreads; th++)
-        w.by_thread0[th + 1] += w.by_thread0[th];
-    w.by_thread = calloc(pairs ? pairs : 1, sizeof(*w.by_thread));
+        w->by_thread0[th + 1] += w->by_thread0[th];
+    w->by_thread = calloc(pairs ? pairs : 1, sizeof(*w->by_thread));
     size_t *fill = calloc(t->nthreads + 1, sizeof(*fill));
-    if (!w.by_thread || !fill) {
+    if (!w->by_thread || !fill) {
         free(fill);
-        goto done;
+        goto fail;
     }
     for (size_t i = 0; i < n; i++)
         for (size_t th = 0; th < t->nthreads; th++)
-            if (win[i].first[th] < win[i].first[th + 1])
-                w.by_thread[w.by_thread0[th] + fill[th]++] = i;
+            if (w->win[i].first[th] < w->win[i].first[th + 1])
+                w->by_thread[w->by_thread0[th] + fill[th]++] = i;
     free(fill);
-    if (ctr_state_walk(t, bd_interval, &w) != UINT64_MAX)
-        rc = 0;
-done:
-    if (win)
-        for (size_t i = 0; i < n; i++)
-            ctr_windows_free(&win[i]);
-    free(win);
-    free(w.by_thread);
-    free(w.by_thread0);
+    return w;
+fail:
+    ctr_tasks_breakdown_free(w);
+    return NULL;
+}
+
+struct ctr_consumer ctr_tasks_breakdown_consumer(struct ctr_tasks_breakdown_walk *w,
+                                                 const struct ctr_trace *walked)
+{
+    w->t = walked;
+    return (struct ctr_consumer){.ctx = w, .interval = bd_interval};
+}
+
+int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
+                        const struct ctr_task *const *tasks, size_t n,
+                        struct ctr_task_breakdown *out)
+{
+    struct ctr_tasks_breakdown_walk *w = ctr_tasks_breakdown_new(t, ts, tasks, n, out);
+    if (!w)
+        return -ENOMEM;
+    struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, t);
+    int rc = ctr_trace_replay(t, &c, 1, NULL);
+    ctr_tasks_breakdown_free(w);
     return rc;
 }

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine.h"
 #include "reader.h"
 #include "windows.h"
 
@@ -57,6 +58,7 @@ struct ctr_region {
     uint64_t task;                /* 0: no task */
     const char *name;
     uint32_t thread;              /* index in ctr_trace.threads */
+    uint64_t thread_id;
     unsigned depth;               /* 0: outermost on its thread */
     uint64_t start_ns, end_ns;
     int open;                     /* never ended: closed at its thread's or the trace's end */
@@ -65,8 +67,9 @@ struct ctr_region {
 struct ctr_task_log {
     uint64_t task, ns;
     uint32_t thread;
+    uint64_t thread_id;
     const char *category;         /* "" if none */
-    const char *msg;              /* not NUL-terminated: len bytes */
+    const char *msg;              /* not NUL-terminated: len bytes (owned) */
     size_t len;
 };
 
@@ -82,8 +85,22 @@ struct ctr_tasks {
     uint64_t open_regions;              /* regions closed at a thread's or the trace's end */
 };
 
-/* ctr_tasks_build() : reads t's tasks, regions and logs into *ts (zeroed
- * first); t must outlive ts (names and messages point into it).
+/* Building the model as a consumer of the pipeline (engine.h): events in
+ * time order. */
+struct ctr_tasks_builder;
+
+/* ctr_tasks_builder_new() : a builder of *ts (zeroed). @return NULL if out
+ * of memory. */
+struct ctr_tasks_builder *ctr_tasks_builder_new(struct ctr_tasks *ts);
+struct ctr_consumer ctr_tasks_consumer(struct ctr_tasks_builder *b);
+
+/* ctr_tasks_builder_end() : finishes *ts once every event of trace t went
+ * through (open tasks and regions end at t->end_ns) and frees b. Names
+ * point into t's strings, so t must outlive ts.
+ * @return 0, or -ENOMEM (then ts holds nothing to free). */
+int ctr_tasks_builder_end(struct ctr_tasks_builder *b, const struct ctr_trace *t);
+
+/* ctr_tasks_build() : the same over a trace read whole (ctr_trace_read()).
  * @return 0, or -ENOMEM (then ts holds nothing to free). */
 int ctr_tasks_build(const struct ctr_trace *t, struct ctr_tasks *ts);
 void ctr_tasks_free(struct ctr_tasks *ts);
@@ -126,8 +143,25 @@ struct ctr_task_breakdown {
     size_t nthreads;              /* threads that worked for it */
 };
 
-/* ctr_tasks_breakdown() : out[i] = the breakdown of tasks[i], i < n, all
- * in one walk of t's states. @return 0 or -ENOMEM. */
+/* Breakdowns as a consumer of the pipeline: a walk of the states. */
+struct ctr_tasks_breakdown_walk;
+
+/* ctr_tasks_breakdown_new() : a walk that fills out[i] with the breakdown
+ * of tasks[i], i < n, of the model ts of trace t. @return NULL if out of
+ * memory. */
+struct ctr_tasks_breakdown_walk *ctr_tasks_breakdown_new(const struct ctr_trace *t,
+                                                         const struct ctr_tasks *ts,
+                                                         const struct ctr_task *const *tasks,
+                                                         size_t n, struct ctr_task_breakdown *out);
+
+/* The consumer that feeds w, over `walked`: t itself, or the same file read
+ * again (its threads then have the same indexes). */
+struct ctr_consumer ctr_tasks_breakdown_consumer(struct ctr_tasks_breakdown_walk *w,
+                                                 const struct ctr_trace *walked);
+void ctr_tasks_breakdown_free(struct ctr_tasks_breakdown_walk *w);
+
+/* ctr_tasks_breakdown() : the same in one walk of a trace read whole.
+ * @return 0 or -ENOMEM. */
 int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
                         const struct ctr_task *const *tasks, size_t n,
                         struct ctr_task_breakdown *out);

@@ -195,17 +195,15 @@ static int put_instance(FILE *out, const struct ctr_trace *t, const struct ctr_t
     return 0;
 }
 
-int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
-                    char *err, size_t errlen)
+int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
+                     const struct ctr_tasks_opts *o, ctr_breakdown_fn breakdown, void *bd_ctx,
+                     FILE *out, char *err, size_t errlen)
 {
-    struct ctr_tasks ts;
+    const struct ctr_tasks ts = *model;
     const struct ctr_task **sorted = NULL, **slow = NULL;
     struct type_row *rows = NULL;
     struct ctr_task_breakdown *bd = NULL;
-    int rc = ctr_tasks_build(t, &ts);
-    if (rc)
-        goto done;
-    rc = -ENOMEM;
+    int rc = -ENOMEM;
     size_t n = 0, nslow = 0, nrows = 0;
     sorted = calloc(ts.ntasks ? ts.ntasks : 1, sizeof(*sorted));
     slow = calloc(ts.ntasks ? ts.ntasks : 1, sizeof(*slow));
@@ -328,8 +326,11 @@ int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, F
             fprintf(out, " at least %s long", ctr_text_ns((int64_t)o->latmin_ns, d[0], 32));
         fputs(shown ? ":\n" : "\n", out);
         bd = calloc(shown ? shown : 1, sizeof(*bd));
-        if (!bd || ctr_tasks_breakdown(t, &ts, slow, shown, bd))
+        if (!bd || (rc = breakdown(bd_ctx, slow, shown, bd)) != 0) {
+            rc = rc ? rc : -ENOMEM;
             goto done;
+        }
+        rc = -ENOMEM; /* what put_instance can fail of */
         for (size_t i = 0; i < shown; i++) {
             fputc('\n', out);
             if (put_instance(out, t, &ts, slow[i], &bd[i]))
@@ -344,6 +345,33 @@ done:
     free(rows);
     free(slow);
     free(sorted);
+    return rc;
+}
+
+/* The breakdowns of a trace read whole: one more walk of it. */
+struct loaded {
+    const struct ctr_trace *t;
+    const struct ctr_tasks *ts;
+};
+
+static int loaded_breakdown(void *ctx, const struct ctr_task *const *tasks, size_t n,
+                            struct ctr_task_breakdown *out)
+{
+    const struct loaded *l = ctx;
+    return ctr_tasks_breakdown(l->t, l->ts, tasks, n, out);
+}
+
+int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
+                    char *err, size_t errlen)
+{
+    struct ctr_tasks ts;
+    int rc = ctr_tasks_build(t, &ts);
+    if (rc) {
+        snprintf(err, errlen, "reading the tasks: %s", strerror(-rc));
+        return rc;
+    }
+    struct loaded l = {t, &ts};
+    rc = ctr_tasks_report(t, &ts, o, loaded_breakdown, &l, out, err, errlen);
     ctr_tasks_free(&ts);
     return rc;
 }

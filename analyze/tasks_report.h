@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "reader.h"
+#include "tasks.h"
 
 struct ctr_tasks_opts {
     const char *type;             /* only tasks of this type; NULL: all */
@@ -34,5 +35,16 @@ struct ctr_tasks_opts {
  *         write errors are left in out's error flag for the caller. */
 int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
                     char *err, size_t errlen);
+
+/* Fills out[i] with the breakdown of tasks[i], i < n. @return 0 or -ENOMEM. */
+typedef int (*ctr_breakdown_fn)(void *ctx, const struct ctr_task *const *tasks, size_t n,
+                                struct ctr_task_breakdown *out);
+
+/* ctr_tasks_report() : the same report from the model ts of trace t, with
+ * the breakdowns of the slowest tasks from breakdown(bd_ctx, ...) (the
+ * streaming CLI reads the trace a second time for them). */
+int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *ts,
+                     const struct ctr_tasks_opts *o, ctr_breakdown_fn breakdown, void *bd_ctx,
+                     FILE *out, char *err, size_t errlen);
 
 #endif

@@ -16,6 +16,7 @@
 #include "state.h"
 #include "symbolize.h"
 #include "text.h"
+#include "ctrace_grow.h"
 
 enum { T_RUNNING, T_RUNNABLE, T_SYNC, T_NET, T_SYSCALL, T_SLEEP, T_N };
 
@@ -25,21 +26,53 @@ static const char *const time_names[T_N] = {"running", "runnable", "sync", "net"
 struct open_wait {
     uint32_t thread;
     uint8_t reason;
-    uint64_t stack_id, object, start_ns;
+    uint64_t stack_id, object, start_ns, thread_id;
 };
 
-struct walk {
-    const struct ctr_trace *t;
-    uint64_t (*times)[T_N];       /* per thread; NULL: leaks only */
+struct ctr_threads_walk {
+    const struct ctr_trace *t;    /* the trace walked */
+    int want_times;
+    uint64_t (*times)[T_N];       /* per thread index; NULL: leaks only */
+    size_t ntimes;
+    uint8_t *first;               /* per thread index: 0 no event yet, 1 its first
+                                     was its THREAD_START, 2 something else */
+    size_t nfirst;
     struct open_wait *open;
     size_t nopen, cap;
     int oom;
 };
 
+static void on_event(void *ctx, const struct ctr_trace *t, uint32_t th,
+                     const struct ctr_trace_event *e)
+{
+    struct ctr_threads_walk *w = ctx;
+    (void)t;
+    if (th >= w->nfirst) {
+        size_t n = w->nfirst;
+        if (ctr_grow(&w->first, &n, (size_t)th + 1, 1) != 0) {
+            w->oom = 1;
+            return;
+        }
+        memset(&w->first[w->nfirst], 0, n - w->nfirst);
+        w->nfirst = n;
+    }
+    if (!w->first[th])
+        w->first[th] = e->type == CTR_EV_THREAD_START ? 1 : 2;
+}
+
 static void on_interval(void *ctx, const struct ctr_interval *iv)
 {
-    struct walk *w = ctx;
+    struct ctr_threads_walk *w = ctx;
     uint32_t th = (uint32_t)(iv->thread - w->t->threads);
+    if (w->want_times && th >= w->ntimes) {
+        size_t n = w->ntimes;
+        if (ctr_grow(&w->times, &n, (size_t)th + 1, sizeof(*w->times)) != 0) {
+            w->oom = 1;
+            return;
+        }
+        memset(&w->times[w->ntimes], 0, (n - w->ntimes) * sizeof(*w->times));
+        w->ntimes = n;
+    }
     uint64_t ns = iv->end_ns - iv->start_ns;
     int k = T_SYNC;
     if (iv->state == CTR_STATE_RUNNING) {
@@ -67,18 +100,42 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
             w->cap = cap;
         }
         w->open[w->nopen++] = (struct open_wait){th, iv->reason, iv->stack_id, iv->object,
-                                                 iv->start_ns};
+                                                 iv->start_ns, iv->thread->id};
     }
 }
 
-static int walk(const struct ctr_trace *t, struct walk *w)
+struct ctr_threads_walk *ctr_threads_walk_new(const struct ctr_trace *t, int times)
 {
-    if (ctr_state_walk(t, on_interval, w) == UINT64_MAX || w->oom) {
+    struct ctr_threads_walk *w = calloc(1, sizeof(*w));
+    if (w)
+        *w = (struct ctr_threads_walk){.t = t, .want_times = times};
+    return w;
+}
+
+struct ctr_consumer ctr_threads_consumer(struct ctr_threads_walk *w)
+{
+    return (struct ctr_consumer){.ctx = w, .event = on_event, .interval = on_interval};
+}
+
+void ctr_threads_walk_free(struct ctr_threads_walk *w)
+{
+    if (w) {
         free(w->open);
-        w->open = NULL;
-        return -ENOMEM;
+        free(w->times);
+        free(w->first);
+        free(w);
     }
-    return 0;
+}
+
+/* A walk of a trace read whole. */
+static int walk_loaded(const struct ctr_trace *t, int times, struct ctr_threads_walk **w)
+{
+    *w = ctr_threads_walk_new(t, times);
+    if (!*w)
+        return -ENOMEM;
+    struct ctr_consumer c = ctr_threads_consumer(*w);
+    int rc = ctr_trace_replay(t, &c, 1, NULL);
+    return rc ? rc : (*w)->oom ? -ENOMEM : 0;
 }
 
 /* ================================================================ leaks */
@@ -92,7 +149,7 @@ static int by_reason_stack(const void *pa, const void *pb)
         return a->stack_id < b->stack_id ? -1 : 1;
     if (a->start_ns != b->start_ns)
         return a->start_ns < b->start_ns ? -1 : 1;
-    return (a->thread > b->thread) - (a->thread < b->thread);
+    return (a->thread_id > b->thread_id) - (a->thread_id < b->thread_id);
 }
 
 static int by_size(const void *pa, const void *pb)
@@ -107,16 +164,37 @@ static int by_size(const void *pa, const void *pb)
     return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
 }
 
-static int by_index(const void *pa, const void *pb)
+/* A thread's index with its id, to list a group's threads by id. */
+struct index_id {
+    uint64_t id;
+    uint32_t index;
+};
+
+static int by_id(const void *pa, const void *pb)
 {
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    uint64_t a = ((const struct index_id *)pa)->id, b = ((const struct index_id *)pb)->id;
     return (a > b) - (a < b);
+}
+
+/* Sorts thread indexes by their threads' ids. */
+static int sort_by_id(const struct ctr_trace *t, uint32_t *threads, size_t n)
+{
+    struct index_id *pairs = malloc((n ? n : 1) * sizeof(*pairs));
+    if (!pairs)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        pairs[i] = (struct index_id){t->threads[threads[i]].id, threads[i]};
+    qsort(pairs, n, sizeof(*pairs), by_id);
+    for (size_t i = 0; i < n; i++)
+        threads[i] = pairs[i].index;
+    free(pairs);
+    return 0;
 }
 
 /* Groups w's open waits (sorting them) into *groups; each group's threads
  * in the trace's order. */
-static int group_leaks(const struct ctr_trace *t, struct walk *w, struct ctr_leak_group **groups,
-                       size_t *n)
+static int group_leaks(const struct ctr_trace *t, struct ctr_threads_walk *w,
+                       struct ctr_leak_group **groups, size_t *n)
 {
     *groups = NULL;
     *n = 0;
@@ -150,15 +228,16 @@ static int group_leaks(const struct ctr_trace *t, struct walk *w, struct ctr_lea
      * can be freed one by one whatever order sorting left them in. */
     for (size_t i = 0; i < ng; i++) {
         uint32_t *own = malloc(g[i].count * sizeof(*own));
-        if (!own) {
+        if (own)
+            memcpy(own, g[i].threads, g[i].count * sizeof(*own));
+        if (!own || sort_by_id(t, own, g[i].count) != 0) {
+            free(own);
             for (size_t k = 0; k < i; k++)
                 free(g[k].threads);
             free(g);
             free(ids);
             return -ENOMEM;
         }
-        memcpy(own, g[i].threads, g[i].count * sizeof(*own));
-        qsort(own, g[i].count, sizeof(*own), by_index);
         g[i].threads = own;
     }
     free(ids);
@@ -169,11 +248,13 @@ static int group_leaks(const struct ctr_trace *t, struct walk *w, struct ctr_lea
 
 int ctr_threads_leaks(const struct ctr_trace *t, struct ctr_leak_group **groups, size_t *n)
 {
-    struct walk w = {.t = t};
-    int rc = walk(t, &w);
+    struct ctr_threads_walk *w;
+    int rc = walk_loaded(t, 0, &w);
+    *groups = NULL;
+    *n = 0;
     if (rc == 0)
-        rc = group_leaks(t, &w, groups, n);
-    free(w.open);
+        rc = group_leaks(t, w, groups, n);
+    ctr_threads_walk_free(w);
     return rc;
 }
 
@@ -212,10 +293,17 @@ static int by_total(const void *pa, const void *pb)
 
 #define NO_START "(running at trace start)"
 
-/* The start routine of thread i, 0 when it has no THREAD_START. */
-static uint64_t start_of(const struct ctr_thread_info *th)
+/* Whether thread i had events. */
+static int had_events(const struct ctr_threads_walk *w, size_t i)
 {
-    return th->nevents && th->events[0].type == CTR_EV_THREAD_START ? th->start_pc : 0;
+    return i < w->nfirst && w->first[i];
+}
+
+/* The start routine of thread i, 0 when its first event is not its
+ * THREAD_START. */
+static uint64_t start_of(const struct ctr_trace *t, const struct ctr_threads_walk *w, size_t i)
+{
+    return i < w->nfirst && w->first[i] == 1 ? t->threads[i].start_pc : 0;
 }
 
 /* The label of a start routine: its function and where it begins. */
@@ -241,7 +329,7 @@ static char *label_of(struct ctr_profile_sym *ps, uint64_t pc, const char **func
 }
 
 /* Builds the groups by start function, heaviest first, into *out. */
-static int start_groups(const struct ctr_trace *t, uint64_t (*times)[T_N],
+static int start_groups(const struct ctr_trace *t, const struct ctr_threads_walk *w,
                         struct ctr_profile_sym *ps, struct start_group **out, size_t *nout)
 {
     size_t cap = t->nthreads ? t->nthreads : 1;
@@ -252,8 +340,8 @@ static int start_groups(const struct ctr_trace *t, uint64_t (*times)[T_N],
     if (!pcs || !group_of || !g)
         goto oom;
     for (size_t i = 0; i < t->nthreads; i++)
-        if (t->threads[i].nevents)
-            pcs[npcs++] = start_of(&t->threads[i]);
+        if (had_events(w, i))
+            pcs[npcs++] = start_of(t, w, i);
     if (npcs > 1)
         qsort(pcs, npcs, sizeof(*pcs), by_pc);
     size_t n = 0;
@@ -277,15 +365,15 @@ static int start_groups(const struct ctr_trace *t, uint64_t (*times)[T_N],
         group_of[i] = k;
     }
     for (size_t i = 0; i < t->nthreads; i++) {
-        if (!t->threads[i].nevents)
+        if (!had_events(w, i))
             continue;
-        uint64_t pc = start_of(&t->threads[i]);
+        uint64_t pc = start_of(t, w, i);
         const uint64_t *at = bsearch(&pc, pcs, npcs, sizeof(*pcs), by_pc);
         struct start_group *grp = &g[group_of[at - pcs]];
         grp->nthreads++;
         for (int c = 0; c < T_N; c++) {
-            grp->times[c] += times[i][c];
-            grp->total += times[i][c];
+            grp->times[c] += w->times[i][c];
+            grp->total += w->times[i][c];
         }
     }
     if (ng > 1)
@@ -379,18 +467,25 @@ static void put_leak(FILE *out, const struct ctr_trace *t, struct ctr_profile_sy
     }
 }
 
-int ctr_threads_write(const struct ctr_trace *t, int tsv, FILE *out, FILE *warn, char *err,
-                      size_t errlen)
+int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out,
+                       FILE *warn, char *err, size_t errlen)
 {
-    struct walk w = {.t = t};
+    int tsv = !w->want_times;
     struct ctr_leak_group *leaks = NULL;
     struct start_group *groups = NULL;
     size_t nleaks = 0, ngroups = 0;
     struct ctr_profile_sym ps = {0};
     int rc = -ENOMEM;
-    if (!tsv && !(w.times = calloc(t->nthreads ? t->nthreads : 1, sizeof(*w.times))))
+    if (w->oom)
         goto done;
-    if ((rc = walk(t, &w)) != 0 || (rc = group_leaks(t, &w, &leaks, &nleaks)) != 0 ||
+    if (!tsv && w->ntimes < t->nthreads) { /* threads that had no interval */
+        size_t n = w->ntimes;
+        if (ctr_grow(&w->times, &n, t->nthreads, sizeof(*w->times)) != 0)
+            goto done;
+        memset(&w->times[w->ntimes], 0, (n - w->ntimes) * sizeof(*w->times));
+        w->ntimes = n;
+    }
+    if ((rc = group_leaks(t, w, &leaks, &nleaks)) != 0 ||
         (rc = ctr_profile_sym_open(t, &ps)) != 0)
         goto done;
 
@@ -404,7 +499,7 @@ int ctr_threads_write(const struct ctr_trace *t, int tsv, FILE *out, FILE *warn,
         goto done;
     }
 
-    if ((rc = start_groups(t, w.times, &ps, &groups, &ngroups)) != 0)
+    if ((rc = start_groups(t, w, &ps, &groups, &ngroups)) != 0)
         goto done;
     size_t nthreads = 0;
     for (size_t i = 0; i < ngroups; i++)
@@ -447,9 +542,20 @@ done:
         free(groups[i].label);
     free(groups);
     ctr_threads_leaks_free(leaks, nleaks);
-    free(w.open);
-    free(w.times);
     if (rc != 0)
         snprintf(err, errlen, "reading the threads: %s", strerror(-rc));
+    return rc;
+}
+
+int ctr_threads_write(const struct ctr_trace *t, int tsv, FILE *out, FILE *warn, char *err,
+                      size_t errlen)
+{
+    struct ctr_threads_walk *w;
+    int rc = walk_loaded(t, !tsv, &w);
+    if (rc == 0)
+        rc = ctr_threads_report(t, w, out, warn, err, errlen);
+    else
+        snprintf(err, errlen, "reading the threads: %s", strerror(-rc));
+    ctr_threads_walk_free(w);
     return rc;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "engine.h"
 #include "reader.h"
 
 /* One group of the leak finder: threads blocked at the end of the trace in
@@ -54,5 +55,20 @@ void ctr_threads_leaks_free(struct ctr_leak_group *groups, size_t n);
  *         write errors are left in out's error flag for the caller. */
 int ctr_threads_write(const struct ctr_trace *t, int tsv, FILE *out, FILE *warn, char *err,
                       size_t errlen);
+
+/* The same as a consumer of the pipeline (engine.h): a walk of trace t's
+ * states (t: the trace the pipeline fills), with the times per thread
+ * (`times`; without, the leak finder alone, as for tsv). NULL if out of
+ * memory. */
+struct ctr_threads_walk;
+struct ctr_threads_walk *ctr_threads_walk_new(const struct ctr_trace *t, int times);
+struct ctr_consumer ctr_threads_consumer(struct ctr_threads_walk *w);
+void ctr_threads_walk_free(struct ctr_threads_walk *w);
+
+/* ctr_threads_report() : the report of ctr_threads_write() from walk w
+ * over the whole of t (tsv when w has no times). @return as
+ * ctr_threads_write(). */
+int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out,
+                       FILE *warn, char *err, size_t errlen);
 
 #endif

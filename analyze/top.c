@@ -16,6 +16,7 @@
 #include "symbolize.h"
 #include "ctrace_grow.h"
 #include "text.h"
+#include "windows.h"
 
 #define COL_FRAMES "                              " /* frames start in column 31 */
 
@@ -174,14 +175,12 @@ static void put_name(FILE *out, enum ctr_profile_type type, const struct ctr_pro
     fputc(')', out);
 }
 
-int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type,
-                  const struct ctr_profile_filter *filter, size_t n, FILE *out, FILE *warn,
-                  char *err, size_t errlen)
+int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
+                            enum ctr_profile_type type, const struct ctr_profile_filter *filter,
+                            size_t n, FILE *out, FILE *warn, char *err, size_t errlen)
 {
     struct merge m = {0};
-    int rc = ctr_profile_filter_check(t, filter, warn);
-    if (rc >= 0)
-        rc = ctr_profile_samples(t, type, filter, on_sample, &m);
+    int rc = ctr_profile_collect_end(c, on_sample, &m);
     if (rc != 0)
         goto done;
     if (m.nstacks > 0) /* stacks is NULL when there are none: qsort wants non-NULL */
@@ -215,5 +214,21 @@ done:
     free(m.slots);
     if (rc != 0)
         snprintf(err, errlen, "building the profile: %s", strerror(-rc));
+    return rc;
+}
+
+int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type,
+                  const struct ctr_profile_filter *filter, size_t n, FILE *out, FILE *warn,
+                  char *err, size_t errlen)
+{
+    struct ctr_windows keep;
+    struct ctr_profile_collect *c;
+    int rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
+    if (rc == 0)
+        rc = ctr_top_write_collected(t, c, type, filter, n, out, warn, err, errlen);
+    else
+        snprintf(err, errlen, "building the profile: %s", strerror(-rc));
+    ctr_profile_collect_free(c);
+    ctr_windows_free(&keep);
     return rc;
 }

@@ -23,4 +23,10 @@ int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type,
                   const struct ctr_profile_filter *filter, size_t n, FILE *out, FILE *warn,
                   char *err, size_t errlen);
 
+/* ctr_top_write_collected() : the same from what collector c summed over
+ * trace t (ctr_profile_collect_new() without `each`). */
+int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
+                            enum ctr_profile_type type, const struct ctr_profile_filter *filter,
+                            size_t n, FILE *out, FILE *warn, char *err, size_t errlen);
+
 #endif

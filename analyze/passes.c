@@ -1,0 +1,84 @@
+/* passes.c - a verb's reading of a trace (see passes.h). */
+#include "passes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "stats.h"
+
+int ctr_reading_open(struct ctr_reading *r, const char *path, int passes,
+                     const struct ctr_pipeline_opts *opts)
+{
+    char err[512];
+    memset(r, 0, sizeof(*r));
+    r->path = path;
+    r->opts = *opts;
+    if (ctr_source_open(path, passes > 1, &r->src, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ctrace: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+struct ctr_trace *ctr_reading_trace(struct ctr_reading *r)
+{
+    return &r->pass[r->npasses < 2 ? r->npasses : 1];
+}
+
+int ctr_reading_pass(struct ctr_reading *r, const struct ctr_consumer *c, size_t n,
+                     struct ctr_trace **t)
+{
+    char err[256];
+    if (r->npasses >= 2) {
+        fprintf(stderr, "ctrace: %s: read more than twice\n", r->path);
+        return 1;
+    }
+    if (r->npasses > 0 && ctr_source_rewind(r->src) != 0) {
+        fprintf(stderr, "ctrace: %s: cannot read it a second time\n", r->path);
+        return 1;
+    }
+    struct ctr_trace *pt = &r->pass[r->npasses++];
+    if (ctr_analyze(r->src, pt, c, n, &r->opts, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ctrace: %s: %s\n", r->path, err);
+        return 1;
+    }
+    *t = pt;
+    return 0;
+}
+
+void ctr_reading_say(const struct ctr_reading *r)
+{
+    if (!r->npasses)
+        return;
+    const struct ctr_trace *t = &r->pass[r->npasses - 1];
+    if (t->damage[0]) {
+        fprintf(stderr, "ctrace: %s: %s\n", r->path, t->damage);
+        for (size_t i = 0; i < t->gaps && i < CTR_GAPS_LISTED; i++) {
+            const struct ctr_gap *g = &t->gap_list[i];
+            fprintf(stderr, "ctrace: %s: missing: +%.6f s to +%.6f s (%.6f s), skipped for the "
+                            "damage at file offset %llu; the rest of the trace is read\n",
+                    r->path, (double)(g->from_ns - t->start_ns) / 1e9,
+                    (double)(g->to_ns - t->start_ns) / 1e9, (double)(g->to_ns - g->from_ns) / 1e9,
+                    (unsigned long long)g->file_off);
+        }
+        if (t->gaps > CTR_GAPS_LISTED)
+            fprintf(stderr, "ctrace: %s: ... and %llu more missing spans (%.6f s in all)\n",
+                    r->path, (unsigned long long)(t->gaps - CTR_GAPS_LISTED),
+                    (double)t->missing_ns / 1e9);
+    } else if (ctr_stats_empty(t)) {
+        fprintf(stderr, "ctrace: %s: warning: %s\n", r->path, ctr_stats_empty(t));
+    }
+}
+
+int ctr_reading_status(const struct ctr_reading *r)
+{
+    return r->npasses && r->pass[r->npasses - 1].damage[0] ? 3 : 0;
+}
+
+void ctr_reading_close(struct ctr_reading *r)
+{
+    for (int i = 0; i < r->npasses; i++)
+        ctr_trace_free(&r->pass[i]);
+    ctr_source_close(r->src);
+    memset(r, 0, sizeof(*r));
+}
