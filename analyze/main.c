@@ -34,9 +34,9 @@
 #define EXIT_EMPTY 4
 
 #define JOBS_HELP                                                                        \
-    "  -j N              threads that decompress and decode the trace ahead of the\n" \
-    "                    analysis (default: the cores available); output is the same\n" \
-    "                    for any N\n"                                                   \
+    "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
+    "                    decode ahead of it (default: the cores available); the\n"  \
+    "                    output is the same for any N\n"                            \
     "TRACE - reads a trace from standard input.\n"
 
 static const char usage_text[] =
@@ -62,8 +62,8 @@ static const char usage_text[] =
     "  -latmin DURATION   while working for a task at least DURATION long\n"
     "DURATION as in Go: 200ns, 500us, 30ms, 1.5s, 1m30s.\n"
     "\n"
-    "Every verb reading a TRACE takes -j N: threads that decode it ahead of the\n"
-    "analysis (default: the cores available; the output is the same for any N).\n"
+    "Every verb reading a TRACE takes -j N: threads that read it, the analysis and\n"
+    "N-1 decoding ahead (default: the cores available; the same output for any N).\n"
     "TRACE - reads a trace from standard input. A long analysis shows its progress\n"
     "on stderr when that is a terminal.\n"
     "\n"

@@ -2,10 +2,11 @@
  *
  * Frames go through a ring of slots: the main thread reads a frame into a
  * free slot, a worker decodes it (gen.c), and the main thread takes the
- * slots back in file order. At most jobs + 1 frames are out at once, and
- * fewer when the decoded ones already hold MEM_BUDGET bytes, so memory
- * stays bounded whatever the trace's length. With one job there are no
- * worker threads: the main thread decodes each frame itself.
+ * slots back in file order. `jobs` counts the main thread: jobs - 1
+ * workers decode ahead of it, and with one job the main thread decodes
+ * each frame itself. At most jobs frames are out at once, and fewer when
+ * the decoded ones already hold MEM_BUDGET bytes, so memory stays bounded
+ * whatever the trace's length.
  *
  * Taking frame k in: its tables join the trace's; its batches' ticks become
  * nanoseconds by the clock points read so far (each frame brings the clock
@@ -32,7 +33,7 @@
 
 /* Decoded frames waiting for the main thread may hold this much before the
  * workers pause (two frames are always allowed). */
-#define MEM_BUDGET ((size_t)48 << 20)
+#define MEM_BUDGET ((size_t)32 << 20)
 #define MAX_JOBS 64
 
 int ctr_cores_available(void)
@@ -375,8 +376,9 @@ static int absorb_streams(struct run *r, struct ctr_gen *g)
              * last event of the previous one when CPUs' TSCs disagree: keep
              * the thread's own events monotonic. */
             int had = th->seen > 0;
+            struct ctr_clock_cursor cur = {0};
             for (size_t k = 0; k < s->n; k++) {
-                uint64_t ns = ctr_trace_ticks_to_ns(t, s->ev[k].ns);
+                uint64_t ns = ctr_clock_convert(t, &cur, s->ev[k].ns);
                 if ((had || k > 0) && ns < th->last_batch_ns)
                     ns = th->last_batch_ns;
                 s->ev[k].ns = th->last_batch_ns = ns;
@@ -588,13 +590,13 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
     struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL};
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     r.eng = ctr_engine_new(t, c, n);
-    struct pool p = {.nslots = (size_t)jobs + 1};
+    struct pool p = {.nslots = (size_t)jobs};
     p.slots = calloc(p.nslots, sizeof(*p.slots));
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
     int rc = r.eng && p.slots ? 0 : -ENOMEM;
-    for (int i = 0; rc == 0 && jobs > 1 && i < jobs; i++) {
+    for (int i = 0; rc == 0 && i < jobs - 1; i++) {
         if (pthread_create(&p.threads[i], NULL, worker, &p) != 0)
             break; /* fewer workers, still correct */
         p.nthreads++;

@@ -5,8 +5,8 @@
  * of the trace.
  *
  *   source.c   the file (or standard input) cut into frames
- *   gen.c      a frame decoded, on one of `jobs` worker threads, ahead of
- *              the main thread
+ *   gen.c      a frame decoded on one of jobs - 1 worker threads, ahead of
+ *              the main thread (or on it, with one job)
  *   here       the main thread, in file order: the frame's tables into the
  *              trace's, its ticks into nanoseconds, its events into the
  *              engine; a generation is drained once the next one is in
@@ -30,7 +30,8 @@
 #include "source.h"
 
 struct ctr_pipeline_opts {
-    int jobs;                    /* decoding threads; 0: the cores available */
+    int jobs;                    /* threads, the main one included: jobs - 1 decode
+                                    ahead of it; 0: the cores available */
     /* Where to show progress (bytes read of the total, events/s) during a
      * long run (after about 2 s), when it is a terminal; NULL: nowhere. */
     FILE *progress;

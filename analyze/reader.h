@@ -162,4 +162,15 @@ int ctr_trace_add_clock(struct ctr_trace *t, const struct ctr_clock_point *c);
  * points read so far. */
 uint64_t ctr_trace_ticks_to_ns(const struct ctr_trace *t, uint64_t ticks);
 
+/* The same for runs of ticks: the cursor (zeroed before the first call)
+ * keeps the last clock segment, so a run within one costs a multiply. */
+struct ctr_clock_cursor {
+    const struct ctr_clock_point *clocks;
+    size_t nclocks;
+    int from_first;              /* the segment extrapolates below its start */
+    uint64_t above, upto;        /* ticks in (above, upto] are in the segment */
+    double a_ticks, a_ns, rate;
+};
+uint64_t ctr_clock_convert(const struct ctr_trace *t, struct ctr_clock_cursor *c, uint64_t ticks);
+
 #endif
