@@ -25,6 +25,10 @@
 #define PUSH(arr, n, cap) \
     (ctr_grow(&(arr), &(cap), (n) + 1, sizeof(*(arr))) == 0 ? &(arr)[(n)++] : NULL)
 
+/* What an event takes in a batch, at least for most: the guess of how many
+ * events a batch holds (a wrong guess costs a copy, or a shrink). */
+#define RESERVE_BYTES_PER_EVENT 5
+
 struct batch_ref {
     uint64_t thread_id, base;
     size_t off, len;
@@ -380,6 +384,22 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     int rc = decompress(g, data, len, cut);
     if (rc == 0)
         rc = read_records(&r);
+    /* Room for each stream's events up front, from its batches' bytes (a
+     * few bytes an event): growing by doubling would copy them all again. */
+    for (size_t i = 0; rc == 0 && i < r.nbatches; i++) {
+        struct ctr_gen_stream *st = stream_for(&r, r.batches[i].thread_id, r.batches[i].switches);
+        if (!st)
+            rc = -ENOMEM;
+        else
+            st->cap += r.batches[i].len / RESERVE_BYTES_PER_EVENT + 1;
+    }
+    for (size_t i = 0; rc == 0 && i < g->nstreams; i++) {
+        struct ctr_gen_stream *st = &g->streams[i];
+        size_t want = st->cap;
+        st->cap = 0;
+        if (ctr_grow(&st->ev, &st->cap, want, sizeof(*st->ev)) != 0)
+            rc = -ENOMEM;
+    }
     for (size_t i = 0; rc == 0 && i < r.nbatches; i++) {
         rc = decode_batch(&r, &r.batches[i]);
         if (rc == -1)
@@ -388,9 +408,17 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     if (rc == -ENOMEM)
         damage(g, g->stream_len, "out of memory");
     for (size_t i = 0; i < g->nstreams; i++) {
-        if (g->streams[i].switches)
-            order_switches(&g->streams[i]);
-        g->mem += g->streams[i].cap * sizeof(struct ctr_trace_event);
+        struct ctr_gen_stream *st = &g->streams[i];
+        if (st->switches)
+            order_switches(st);
+        if (st->n && st->cap > st->n + st->n / 4) { /* give back what a guess left over */
+            struct ctr_trace_event *ev = realloc(st->ev, st->n * sizeof(*ev));
+            if (ev) {
+                st->ev = ev;
+                st->cap = st->n;
+            }
+        }
+        g->mem += st->cap * sizeof(struct ctr_trace_event);
     }
     g->mem += g->pcs_cap * sizeof(*g->pcs) + sizeof(*g);
     free(r.batches);
