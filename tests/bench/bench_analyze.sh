@@ -103,12 +103,12 @@ while :; do
     [[ $ev1 -ge $min_events ]] && break
     secs=$(awk -v s="$secs" -v e="$ev1" -v m="$min_events" 'BEGIN { printf "%.1f", s * m * 1.15 / e }')
 done
-# The second four times as long, re-run (twice at most) when the rate
-# fell so far that it holds under 3.8x the first's events.
+# The second four times as long, re-run (twice at most, rescaled) when the
+# rate changed so much that it holds under 3.6x or over 4.4x the events.
 secs4=$(awk -v s="$secs" 'BEGIN { printf "%.1f", 4 * s }')
 for _ in 1 2 3; do
     ev4=$(record "$secs4" "$tmp/t4.bin")
-    [[ $((ev4 * 10)) -ge $((ev1 * 38)) ]] && break
+    [[ $((ev4 * 10)) -ge $((ev1 * 36)) && $((ev4 * 10)) -le $((ev1 * 44)) ]] && break
     secs4=$(awk -v s="$secs4" -v e="$ev4" -v m="$((ev1 * 4))" 'BEGIN { printf "%.1f", s * m / e }')
 done
 
