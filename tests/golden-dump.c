@@ -67,7 +67,8 @@ static int dump_profile(const struct ctr_trace *t, enum ctr_profile_type type,
 {
     struct aggs as = {0};
     int rc = ctr_profile_samples(t, type, f, on_sample, &as);
-    qsort(as.a, as.n, sizeof(*as.a), agg_cmp);
+    if (as.n) /* qsort must not be given NULL, even for no elements (UBSan) */
+        qsort(as.a, as.n, sizeof(*as.a), agg_cmp);
     size_t stacks = 0;
     for (size_t i = 0; i < as.n; i++) /* merge runs of one key into the first */
         if (i == 0 || strcmp(as.a[i].key, as.a[stacks - 1].key) != 0) {
