@@ -1,0 +1,90 @@
+/* pingpong.c - a trace generator for the analyzer's benchmark
+ * (bench_analyze.sh): two pairs of threads ping-pong through POSIX
+ * semaphores for SECONDS, so that a traced run yields a large trace of
+ * sync waits at a steady rate.
+ *
+ * In each pair, "ping" posts `go` and waits on `back`; "pong" waits on `go`
+ * and posts `back`. Each round trip usually makes both sem_waits block
+ * (BLOCK ... UNBLOCK) and both sem_posts release a waiter (RELEASE), about
+ * six traced events. Both threads of a pair check the clock every 1024
+ * rounds and stop once the time is up (ping decides; it posts a last time so
+ * that pong is never left waiting). Prints nothing on success.
+ * usage: pingpong SECONDS   (decimal, e.g. 0.5)
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct pair {
+    sem_t go, back;
+    atomic_int stop; /* set by ping before its last post of go */
+};
+
+static unsigned long long deadline_ns;
+
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static void *ping(void *arg)
+{
+    struct pair *p = arg;
+    for (unsigned long n = 1;; n++) {
+        if (n % 1024 == 0 && now_ns() >= deadline_ns) {
+            /* Relaxed: the post that follows orders it for pong's read
+             * after its sem_wait (sem_post/sem_wait synchronize). */
+            atomic_store_explicit(&p->stop, 1, memory_order_relaxed);
+            sem_post(&p->go);
+            return NULL;
+        }
+        sem_post(&p->go);
+        sem_wait(&p->back);
+    }
+}
+
+static void *pong(void *arg)
+{
+    struct pair *p = arg;
+    for (;;) {
+        sem_wait(&p->go);
+        /* Relaxed: read after the sem_wait that pairs with ping's post. */
+        if (atomic_load_explicit(&p->stop, memory_order_relaxed))
+            return NULL;
+        sem_post(&p->back);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    char *end;
+    double secs = argc == 2 ? strtod(argv[1], &end) : -1;
+    if (argc != 2 || *end || !(secs > 0) || secs > 86400) {
+        fprintf(stderr, "usage: pingpong SECONDS\n");
+        return 2;
+    }
+    deadline_ns = now_ns() + (unsigned long long)(secs * 1e9);
+    struct pair pairs[2];
+    pthread_t th[4];
+    for (int i = 0; i < 2; i++) {
+        if (sem_init(&pairs[i].go, 0, 0) != 0 || sem_init(&pairs[i].back, 0, 0) != 0) {
+            perror("pingpong: sem_init");
+            return 1;
+        }
+        atomic_init(&pairs[i].stop, 0);
+        if (pthread_create(&th[2 * i], NULL, ping, &pairs[i]) != 0 ||
+            pthread_create(&th[2 * i + 1], NULL, pong, &pairs[i]) != 0) {
+            fprintf(stderr, "pingpong: pthread_create failed\n");
+            return 1;
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    return 0;
+}
