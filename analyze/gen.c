@@ -102,8 +102,12 @@ static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cu
         if (ret == 0)
             break; /* the frame ended */
         if (in.pos == in.size && out.pos < cap) {
-            damage(g, g->stream_len, cut ? "the file ends inside this frame (truncated)"
-                                         : "the frame is cut short");
+            if (cut)
+                damage(g, g->stream_len,
+                       "file ends inside a compressed frame (truncated at %llu bytes)",
+                       (unsigned long long)(g->file_off + len));
+            else
+                damage(g, g->stream_len, "the frame is cut short");
             break;
         }
     }

@@ -306,7 +306,6 @@ int ctr_source_next(struct ctr_source *s, struct ctr_frame *f)
 
 int ctr_source_rewind(struct ctr_source *s)
 {
-    s->eof = 0;
     if (s->fd < 0) {
         s->lo = CTR_FILE_HEADER_LEN;
         s->hi = s->mem_len;
@@ -326,6 +325,7 @@ int ctr_source_rewind(struct ctr_source *s)
         s->spooled = 1;
         s->fd = s->spool_fd;
     }
+    s->eof = 0;
     if (lseek(s->fd, 0, SEEK_SET) != 0)
         return -errno;
     s->lo = s->hi = 0;

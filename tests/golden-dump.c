@@ -12,7 +12,12 @@
  * filter given and under all of them together; per thread (by id) its time
  * running, runnable and blocked by wait class from the state machine, and
  * the events that did not fit it; then the leak finder's groups.
- * usage: golden-dump TRACE [-task TYPE] [-region NAME] [-latmin NS]
+ *
+ * The profiles and states are computed twice: from the trace read whole
+ * (ctr_trace_read, as tests read it) and streamed through the pipeline
+ * with `-j JOBS` threads (as the CLI reads it); a line says where the two
+ * differ, so the expected file holds both paths to the old answers.
+ * usage: golden-dump TRACE [-task TYPE] [-region NAME] [-latmin NS] [-j JOBS]
  * Exit status: 0, 1 when the trace cannot be read or memory runs out. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,10 +25,15 @@
 #include <string.h>
 
 #include "ctrace_grow.h"
+#include "pipeline.h"
 #include "profile.h"
 #include "reader.h"
 #include "state.h"
+#include "tasks.h"
 #include "threads.h"
+
+static const char *trace_path;
+static int jobs = 1;
 
 /* ================================================================ profiles */
 
@@ -61,31 +71,92 @@ static int agg_cmp(const void *a, const void *b)
     return strcmp(((const struct agg *)a)->key, ((const struct agg *)b)->key);
 }
 
-/* Prints profile `type` of t under filter f (NULL: none) as sorted lines. */
+/* Sorts as and merges runs of one key into the first: one entry a stack. */
+static size_t merge_aggs(struct aggs *as)
+{
+    if (as->n) /* qsort must not be given NULL, even for no elements (UBSan) */
+        qsort(as->a, as->n, sizeof(*as->a), agg_cmp);
+    size_t stacks = 0;
+    for (size_t i = 0; i < as->n; i++)
+        if (i == 0 || strcmp(as->a[i].key, as->a[stacks - 1].key) != 0) {
+            as->a[stacks++] = as->a[i];
+        } else {
+            as->a[stacks - 1].count += as->a[i].count;
+            as->a[stacks - 1].delay_ns += as->a[i].delay_ns;
+            free(as->a[i].key);
+        }
+    return stacks;
+}
+
+/* Profile `type` under filter f as the CLI makes it: streamed, the waits
+ * summed per stack, a first reading for the filter's windows. */
+static int stream_profile(enum ctr_profile_type type, const struct ctr_profile_filter *f,
+                          struct aggs *as)
+{
+    char err[256];
+    struct ctr_source *src;
+    struct ctr_trace first = {0}, second = {0};
+    struct ctr_windows keep = {0};
+    struct ctr_pipeline_opts o = {.jobs = jobs};
+    int set = ctr_profile_filter_is_set(f), rc;
+    if ((rc = ctr_source_open(trace_path, 0, &src, err, sizeof(err))) != 0)
+        return rc;
+    if (set) {
+        struct ctr_tasks ts;
+        struct ctr_tasks_builder *b = ctr_tasks_builder_new(&ts);
+        struct ctr_consumer c = ctr_tasks_consumer(b);
+        rc = ctr_analyze(src, &first, &c, 1, &o, err, sizeof(err));
+        int end = ctr_tasks_builder_end(b, &first);
+        if (rc == 0 && end == 0)
+            rc = ctr_profile_filter_windows(&first, &ts, f, &keep, NULL, NULL);
+        if (end == 0)
+            ctr_tasks_free(&ts);
+        rc = rc ? rc : end ? end : ctr_source_rewind(src);
+    }
+    struct ctr_profile_collect *c = NULL;
+    if (rc == 0 && !(c = ctr_profile_collect_new(&second, type, set ? &keep : NULL, NULL, NULL)))
+        rc = -1;
+    if (rc == 0) {
+        struct ctr_consumer cons = ctr_profile_consumer(c);
+        rc = ctr_analyze(src, &second, &cons, 1, &o, err, sizeof(err));
+    }
+    if (rc == 0)
+        rc = ctr_profile_collect_end(c, on_sample, as);
+    ctr_profile_collect_free(c);
+    ctr_windows_free(&keep);
+    ctr_trace_free(&first);
+    ctr_trace_free(&second);
+    ctr_source_close(src);
+    return rc;
+}
+
+/* Prints profile `type` of t under filter f (NULL: none) as sorted lines,
+ * and where the streamed profile differs. */
 static int dump_profile(const struct ctr_trace *t, enum ctr_profile_type type,
                         const struct ctr_profile_filter *f, const char *label)
 {
-    struct aggs as = {0};
+    struct aggs as = {0}, st = {0};
     int rc = ctr_profile_samples(t, type, f, on_sample, &as);
-    if (as.n) /* qsort must not be given NULL, even for no elements (UBSan) */
-        qsort(as.a, as.n, sizeof(*as.a), agg_cmp);
-    size_t stacks = 0;
-    for (size_t i = 0; i < as.n; i++) /* merge runs of one key into the first */
-        if (i == 0 || strcmp(as.a[i].key, as.a[stacks - 1].key) != 0) {
-            as.a[stacks++] = as.a[i];
-        } else {
-            as.a[stacks - 1].count += as.a[i].count;
-            as.a[stacks - 1].delay_ns += as.a[i].delay_ns;
-            free(as.a[i].key);
-        }
+    size_t samples = as.n, stacks = merge_aggs(&as);
+    int src = stream_profile(type, f, &st);
+    size_t sstacks = merge_aggs(&st);
     printf("# profile %s%s: %zu samples, %zu stacks, status %d\n", ctr_profile_name(type), label,
-           as.n, stacks, rc);
+           samples, stacks, rc);
     for (size_t i = 0; i < stacks; i++) {
         printf("%s %" PRId64 " %" PRId64 " %s\n", ctr_profile_name(type), as.a[i].count,
                as.a[i].delay_ns, as.a[i].key);
+        if (src || i >= sstacks || strcmp(as.a[i].key, st.a[i].key) != 0 ||
+            as.a[i].count != st.a[i].count || as.a[i].delay_ns != st.a[i].delay_ns)
+            printf("STREAMED DIFFERS (status %d): %s\n", src,
+                   i < sstacks ? st.a[i].key : "(no such line)");
         free(as.a[i].key);
     }
+    if (sstacks != stacks)
+        printf("STREAMED DIFFERS: %zu stacks\n", sstacks);
+    for (size_t i = 0; i < sstacks; i++)
+        free(st.a[i].key);
     free(as.a);
+    free(st.a);
     return rc == 0 ? 0 : -1;
 }
 
@@ -122,11 +193,44 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     tm->open[th] += iv->open != 0;
 }
 
+/* The states streamed: thread indexes there follow the file's order, so
+ * the times are compared by thread id. */
+static int stream_states(const struct ctr_trace *whole, const struct times *want, uint64_t bad)
+{
+    char err[256];
+    struct ctr_source *src;
+    struct ctr_trace t = {0};
+    struct ctr_pipeline_opts o = {.jobs = jobs};
+    size_t cap = whole->nthreads + 1;
+    struct times tm = {&t, calloc(cap, sizeof(*tm.ns)), calloc(cap, sizeof(*tm.open))};
+    struct ctr_consumer c = {.ctx = &tm, .interval = on_interval};
+    int rc = tm.ns && tm.open ? ctr_source_open(trace_path, 0, &src, err, sizeof(err)) : -1;
+    if (rc == 0) {
+        rc = ctr_analyze(src, &t, &c, 1, &o, err, sizeof(err));
+        ctr_source_close(src);
+    }
+    if (rc == 0 && (t.nthreads != whole->nthreads || t.odd != bad))
+        printf("STREAMED DIFFERS: %zu threads, %" PRIu64 " inconsistent\n", t.nthreads, t.odd);
+    for (size_t i = 0; rc == 0 && i < t.nthreads && i < whole->nthreads; i++) {
+        const struct ctr_thread_info *w = ctr_trace_thread(whole, t.threads[i].id);
+        size_t k = w ? (size_t)(w - whole->threads) : 0;
+        if (!w || memcmp(tm.ns[i], want->ns[k], sizeof(tm.ns[i])) != 0 ||
+            tm.open[i] != want->open[k])
+            printf("STREAMED DIFFERS: thread %" PRIu64 "\n", t.threads[i].id);
+    }
+    free(tm.ns);
+    free(tm.open);
+    ctr_trace_free(&t);
+    return rc;
+}
+
 static int dump_states(const struct ctr_trace *t)
 {
     struct times tm = {t, calloc(t->nthreads + 1, sizeof(*tm.ns)),
                        calloc(t->nthreads + 1, sizeof(*tm.open))};
     uint64_t bad = tm.ns && tm.open ? ctr_state_walk(t, on_interval, &tm) : UINT64_MAX;
+    if (bad != UINT64_MAX && stream_states(t, &tm, bad) != 0)
+        bad = UINT64_MAX;
     if (bad != UINT64_MAX) {
         printf("# states: %zu threads\n", t->nthreads);
         for (size_t i = 0; i < t->nthreads; i++) {
@@ -172,6 +276,10 @@ int main(int argc, char **argv)
     struct ctr_profile_filter one[3] = {{0}}, all = {0};
     char labels[3][160], all_label[480] = "";
     size_t nf = 0;
+    if (argc >= 4 && !strcmp(argv[argc - 2], "-j")) {
+        jobs = atoi(argv[argc - 1]);
+        argc -= 2;
+    }
     for (int i = 2; i + 1 < argc && nf < 3; i += 2, nf++) {
         if (!strcmp(argv[i], "-task"))
             one[nf].task = all.task = argv[i + 1];
@@ -185,11 +293,13 @@ int main(int argc, char **argv)
         strcat(all_label, labels[nf]);
     }
     if (argc < 2 || argc != 2 + 2 * (int)nf) {
-        fprintf(stderr, "usage: golden-dump TRACE [-task TYPE] [-region NAME] [-latmin NS]\n");
+        fprintf(stderr, "usage: golden-dump TRACE [-task TYPE] [-region NAME] [-latmin NS] "
+                        "[-j JOBS]\n");
         return 2;
     }
     struct ctr_trace t;
     char err[256];
+    trace_path = argv[1];
     if (ctr_trace_read(argv[1], &t, err, sizeof(err)) != 0) {
         fprintf(stderr, "golden-dump: %s\n", err);
         return 1;

@@ -5,8 +5,11 @@
 # stderr and exit status; golden-dump's profiles as code addresses, states
 # and leaks) must equal NAME.cli.expected and NAME.dump.expected, and every
 # other command (the five profiles, -top, threads) must exit as it did.
-# Symbolized output is not compared: it depends on the binaries, named by
-# the trace, of the machine that reads it. Commands run in tests/golden/, on
+# golden-dump computes profiles and states twice, from the trace read whole
+# and streamed as the CLI reads it, with -j 1 and with -j 4. The symbolized
+# outputs (profiles, -top, threads) are compared between -j 1 and -j 4
+# only: they depend on the binaries, named by the trace, of the machine
+# that reads it. Commands run in tests/golden/, on
 # relative paths, so that no output names this checkout.
 # Prints the diff of every difference; exit status 0 when there is none.
 #
@@ -71,12 +74,29 @@ cli() {
 }
 
 golden_dump() {
-    local name=$1 task region lat latns
+    local name=$1 jobs=$2 task region lat latns
     read -r task region lat latns <<<"$(filters "$name")"
     local argv=("$name.bin")
     [[ -n ${task:-} ]] && argv+=(-task "$task" -region "$region" -latmin "$latns")
-    "$dump" "${argv[@]}" 2>&1
+    "$dump" "${argv[@]}" -j "$jobs" 2>&1
     echo "exit $?"
+}
+
+# jobs_run NAME JOBS: what the symbolized commands print with -j JOBS, and
+# the bytes of the profiles they write.
+jobs_run() {
+    local name=$1 j=$2 f=$1.bin task region lat latns type
+    read -r task region lat latns <<<"$(filters "$name")"
+    for type in sync sched net syscall blame; do
+        out -pprof="$type" -j "$j" -o "$tmp/p.$type" "$f" | sed "s|$tmp|TMP|g"
+        cksum <"$tmp/p.$type" 2>/dev/null
+        out -pprof="$type" -top -n 20 -j "$j" "$f"
+        [[ -n ${task:-} ]] &&
+            out -pprof="$type" -task "$task" -latmin "$lat" -top -j "$j" "$f"
+    done
+    out threads -j "$j" "$f"
+    out threads -tsv -j "$j" "$f"
+    [[ -n ${task:-} ]] && out tasks -n 3 -j "$j" "$f"
 }
 
 fail=0 n=0
@@ -84,11 +104,25 @@ for f in *.bin; do
     name=${f%.bin}
     n=$((n + 1))
     cli "$name" >"$tmp/$name.cli"
-    golden_dump "$name" >"$tmp/$name.dump"
-    for kind in cli dump; do
+    golden_dump "$name" 1 >"$tmp/$name.dump"
+    golden_dump "$name" 4 >"$tmp/$name.dump4"
+    if [[ $write -eq 0 ]]; then
+        jobs_run "$name" 1 | sed 's/ -j 1 / /' >"$tmp/$name.j1"
+        jobs_run "$name" 4 | sed 's/ -j 4 / /' >"$tmp/$name.j4"
+        if diff -u "$tmp/$name.j1" "$tmp/$name.j4" >"$tmp/diff"; then
+            echo "ok   $name: -j 1 and -j 4 give the same profiles, top, threads"
+        else
+            echo "FAIL $name: -j 1 and -j 4 differ:"
+            cat "$tmp/diff"
+            fail=$((fail + 1))
+        fi
+        cp "$tmp/$name.dump4" "$tmp/$name.dump-j4"
+    fi
+    for kind in cli dump $([[ $write -eq 0 ]] && echo dump-j4); do
+        expected=$name.${kind%-j4}.expected
         if [[ $write -eq 1 ]]; then
-            cp "$tmp/$name.$kind" "$name.$kind.expected"
-        elif diff -u "$name.$kind.expected" "$tmp/$name.$kind" >"$tmp/diff"; then
+            cp "$tmp/$name.$kind" "$expected"
+        elif diff -u "$expected" "$tmp/$name.$kind" >"$tmp/diff"; then
             echo "ok   $name.$kind"
         else
             echo "FAIL $name.$kind differs:"
@@ -99,5 +133,5 @@ for f in *.bin; do
 done
 [[ $n -gt 0 ]] || { echo "$0: no trace in $dir" >&2; exit 1; }
 [[ $write -eq 1 ]] && { echo "wrote the expected files of $n traces in $dir"; exit 0; }
-echo "$((2 * n - fail)) passed, $fail failed"
+echo "$((4 * n - fail)) passed, $fail failed"
 [[ $fail -eq 0 ]]

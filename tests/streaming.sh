@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# streaming.sh - the analyzer's input, as the streaming reader takes it: a
+# damaged generation in the middle of a trace is named and skipped, and the
+# generations after it are still analysed, with the missing span of time
+# said (exit 3); bytes between frames that are no frame are skipped to the
+# next one; a FIFO is refused at once, not waited on; "-" reads standard
+# input, for one reading or two (a filter, the tasks' breakdowns); the
+# header is checked before anything else is read.
+# usage: streaming.sh CTRACE GOLDEN_DIR
+set -uo pipefail
+ctrace=$1 golden=$2
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+
+# expect NAME STATUS PATTERN -- command...: the command exits STATUS and its
+# stdout+stderr match PATTERN (grep -E).
+expect() {
+    local name=$1 want=$2 pattern=$3; shift 4
+    local out status
+    out=$("$@" 2>&1); status=$?
+    if [ "$status" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
+        ok "$name"
+    else
+        bad "$name: exit $status (want $want), output:"; echo "$out" | head -20
+    fi
+}
+
+# events FILE: the event count `ctrace stats` gives.
+events() {
+    "$ctrace" stats "$1" 2>/dev/null | sed -n 's/^events: *//p'
+}
+
+gens=$golden/waits-sched.bin  # 11 generations, one frame each, events in all
+gw=$golden/gateway.bin        # tasks, regions, logs
+intact=$(events "$gens")
+# The file offsets of its frames (each begins with the zstd magic).
+mapfile -t frames < <(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$gens" | cut -d: -f1)
+check "the trace has many frames" test "${#frames[@]}" -gt 8
+mid=${frames[$(( ${#frames[@]} / 2 ))]}
+next=${frames[$(( ${#frames[@]} / 2 + 1 ))]}
+
+# Damage inside the middle frame's compressed data.
+cp "$gens" "$tmp/hurt.bin"
+printf '\xff\xff\xff\xff\xff\xff\xff\xff' |
+    dd of="$tmp/hurt.bin" bs=1 seek=$(( (mid + next) / 2 )) conv=notrunc 2>/dev/null
+expect "damaged middle: exit 3, the frame named" 3 "damaged in the frame at file offset $mid" -- \
+    "$ctrace" stats "$tmp/hurt.bin"
+expect "damaged middle: the missing span said" 3 "missing: \+[0-9.]+ s to \+[0-9.]+ s" -- \
+    "$ctrace" -pprof=sync -top "$tmp/hurt.bin"
+head -c "$mid" "$gens" >"$tmp/before.bin"
+# The generations after the damaged one, as a trace of their own (a 1.2
+# trace may start at any generation: FORMAT.md §3.1).
+{ head -c 16 "$gens"; tail -c +$((next + 1)) "$gens"; } >"$tmp/after.bin"
+hurt=$(events "$tmp/hurt.bin") before=$(events "$tmp/before.bin") after=$(events "$tmp/after.bin")
+# What came after the damage is read: at least the generations before it
+# and those after it, and no more than the whole.
+check "damaged middle: later generations analysed ($before + $after <= $hurt <= $intact)" \
+    test "$before" -gt 0 -a "$after" -gt 0 -a "$hurt" -ge $((before + after)) -a "$hurt" -le "$intact"
+expect "damaged middle: stats says what is missing" 3 "^missing: +1 span of" -- \
+    "$ctrace" stats "$tmp/hurt.bin"
+expect "damaged middle: threads still reads" 3 "threads by start function" -- \
+    "$ctrace" threads "$tmp/hurt.bin"
+
+# Bytes that are no frame where a frame should begin: skipped to the next.
+cp "$gens" "$tmp/garbled.bin"
+printf 'garbage!' | dd of="$tmp/garbled.bin" bs=1 seek="$mid" conv=notrunc 2>/dev/null
+expect "garbled frame start: skipped to the next frame" 3 "file offset $mid: not a zstd frame" -- \
+    "$ctrace" stats "$tmp/garbled.bin"
+garbled=$(events "$tmp/garbled.bin")
+check "garbled frame start: later generations analysed ($before + $after <= $garbled <= $intact)" \
+    test "$garbled" -ge $((before + after)) -a "$garbled" -le "$intact"
+
+# A FIFO with no writer: refused at once (a reader that opened it would
+# wait forever; the timeout makes that a failure, not a hang).
+mkfifo "$tmp/fifo"
+for verb in "stats" "threads" "tasks" "-pprof=sync -top"; do
+    # shellcheck disable=SC2086
+    expect "FIFO: $verb refuses it" 1 "not a regular file \(a FIFO\).*give -" -- \
+        timeout 20 "$ctrace" $verb "$tmp/fifo"
+done
+
+# Standard input: the same answers as the file.
+"$ctrace" stats "$gw" | tail -n +2 >"$tmp/file.stats"
+"$ctrace" stats - <"$gw" | tail -n +2 >"$tmp/stdin.stats"
+check "stdin: stats as from the file" cmp -s "$tmp/file.stats" "$tmp/stdin.stats"
+"$ctrace" tasks "$gw" >"$tmp/file.tasks" 2>&1
+cat "$gw" | "$ctrace" tasks - >"$tmp/pipe.tasks" 2>&1
+check "pipe: tasks (two readings, spooled) as from the file" \
+    cmp -s "$tmp/file.tasks" "$tmp/pipe.tasks"
+"$ctrace" -pprof=sync -task request -latmin 100ms -top "$gw" >"$tmp/file.top" 2>&1
+cat "$gw" | "$ctrace" -pprof=sync -task request -latmin 100ms -top - >"$tmp/pipe.top" 2>&1
+check "pipe: a filtered profile (two readings) as from the file" \
+    cmp -s "$tmp/file.top" "$tmp/pipe.top"
+expect "pipe: not a trace" 1 "^ctrace: -: not a ctrace trace" -- \
+    bash -c "echo hello | '$ctrace' stats -"
+
+# The header first: a large file that is no trace is refused on its first
+# bytes (a sparse file: it takes no disk).
+truncate -s 1G "$tmp/zeros.bin"
+expect "1 GiB of zeros: refused on its header" 1 "bad magic" -- "$ctrace" stats "$tmp/zeros.bin"
+# A header, then no frame: damage, read through in bounded memory.
+{ head -c 16 "$gens"; head -c $((64 << 20)) /dev/zero; } >"$tmp/headed.bin"
+expect "a header, then 64 MiB of zeros: damage" 3 "not a zstd frame" -- \
+    "$ctrace" stats "$tmp/headed.bin"
+
+# -j: a bad value is a usage error.
+expect "-j 0 refused" 2 "-j wants a number of threads" -- "$ctrace" stats -j 0 "$gens"
+expect "-j x refused" 2 "-j wants a number of threads" -- "$ctrace" -pprof=sync -j x -top "$gens"
+finish
