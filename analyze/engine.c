@@ -26,10 +26,17 @@ struct stream {
     size_t head, count, cap;
     uint32_t thread;
     uint8_t switches;
-    /* The head event's key (valid while queued). */
-    uint64_t ns, tid;
-    uint8_t later;            /* 0: the head is a release, 1: anything else */
-    size_t heap_at;           /* SIZE_MAX: not in the heap */
+    uint64_t tie;             /* the key's second word but for its top bit: the
+                                 thread id, then batches before switches */
+    int queued;               /* in the heap */
+};
+
+/* A heap entry: a stream and its head event's key, kept here so that
+ * comparing touches the heap alone. */
+struct heap_entry {
+    uint64_t ns;
+    uint64_t tie;             /* top bit: 0 the head is a release, 1 anything else */
+    size_t stream;
 };
 
 struct tag_count {
@@ -44,7 +51,7 @@ struct ctr_engine {
     struct ctr_states *states;
     struct stream *streams;   /* thread * 2 + switches */
     size_t nstreams, streams_cap;
-    size_t *heap;             /* stream indexes */
+    struct heap_entry *heap;
     size_t nheap, heap_cap;
     struct tag_count *tags;   /* tags[tag_first .. ntags-1] live */
     size_t tag_first, ntags, tags_cap, tag_base;
@@ -102,60 +109,48 @@ void ctr_engine_free(struct ctr_engine *e)
  * The heap
  * ------------------------------------------------------------------------- */
 
-static int before(const struct stream *a, const struct stream *b)
+static int before(const struct heap_entry *a, const struct heap_entry *b)
 {
-    if (a->ns != b->ns)
-        return a->ns < b->ns;
-    if (a->later != b->later)
-        return a->later < b->later;
-    if (a->tid != b->tid)
-        return a->tid < b->tid;
-    return a->switches < b->switches;
-}
-
-static void heap_set(struct ctr_engine *e, size_t at, size_t s)
-{
-    e->heap[at] = s;
-    e->streams[s].heap_at = at;
+    return a->ns != b->ns ? a->ns < b->ns : a->tie < b->tie;
 }
 
 static void sift_up(struct ctr_engine *e, size_t at)
 {
-    size_t s = e->heap[at];
+    struct heap_entry x = e->heap[at];
     while (at > 0) {
         size_t parent = (at - 1) / 2;
-        if (!before(&e->streams[s], &e->streams[e->heap[parent]]))
+        if (!before(&x, &e->heap[parent]))
             break;
-        heap_set(e, at, e->heap[parent]);
+        e->heap[at] = e->heap[parent];
         at = parent;
     }
-    heap_set(e, at, s);
+    e->heap[at] = x;
 }
 
 static void sift_down(struct ctr_engine *e, size_t at)
 {
-    size_t s = e->heap[at];
+    struct heap_entry x = e->heap[at];
     for (;;) {
         size_t kid = 2 * at + 1;
         if (kid >= e->nheap)
             break;
-        if (kid + 1 < e->nheap && before(&e->streams[e->heap[kid + 1]], &e->streams[e->heap[kid]]))
+        if (kid + 1 < e->nheap && before(&e->heap[kid + 1], &e->heap[kid]))
             kid++;
-        if (!before(&e->streams[e->heap[kid]], &e->streams[s]))
+        if (!before(&e->heap[kid], &x))
             break;
-        heap_set(e, at, e->heap[kid]);
+        e->heap[at] = e->heap[kid];
         at = kid;
     }
-    heap_set(e, at, s);
+    e->heap[at] = x;
 }
 
-/* Sets the stream's key from its head event. */
-static void key_from_head(struct stream *st)
+/* The key of a stream's head event, into h. */
+static void key_from_head(const struct stream *st, struct heap_entry *h)
 {
     const struct segment *g = &st->seg[st->head];
     const struct ctr_trace_event *ev = &g->ev[g->pos];
-    st->ns = ev->ns;
-    st->later = !ctr_event_is_release(ev);
+    h->ns = ev->ns;
+    h->tie = st->tie | (uint64_t)!ctr_event_is_release(ev) << 63;
 }
 
 /* ---------------------------------------------------------------------------
@@ -173,8 +168,7 @@ static struct stream *stream_of(struct ctr_engine *e, uint32_t thread, int switc
             return NULL;
         e->thread_last = last;
         for (size_t i = e->nstreams; i < need; i++)
-            e->streams[i] = (struct stream){.thread = (uint32_t)(i / 2), .switches = i % 2,
-                                            .heap_at = SIZE_MAX};
+            e->streams[i] = (struct stream){.thread = (uint32_t)(i / 2), .switches = i % 2};
         for (size_t i = e->nstreams / 2; i < need / 2; i++)
             last[i] = 0;
         e->nstreams = need;
@@ -227,21 +221,23 @@ int ctr_engine_add(struct ctr_engine *e, uint32_t thread, int switches,
     st->seg[(st->head + st->count) % st->cap] = (struct segment){ev, n, 0, slot};
     st->count++;
     e->tags[slot - e->tag_base].left += n;
-    if (st->heap_at == SIZE_MAX) {
+    if (!st->queued) {
         if (ctr_grow(&e->heap, &e->heap_cap, e->nheap + 1, sizeof(*e->heap)) != 0)
             return -1;
-        st->tid = e->t->threads[thread].id;
-        key_from_head(st);
-        e->heap[e->nheap] = (size_t)(st - e->streams);
-        st->heap_at = e->nheap++;
-        sift_up(e, st->heap_at);
+        /* Thread ids are counters far below 2^62. */
+        st->tie = (e->t->threads[thread].id << 1 | st->switches) & ~((uint64_t)1 << 63);
+        struct heap_entry *h = &e->heap[e->nheap];
+        h->stream = (size_t)(st - e->streams);
+        key_from_head(st, h);
+        st->queued = 1;
+        sift_up(e, e->nheap++);
     }
     return 0;
 }
 
 uint64_t ctr_engine_first_ns(const struct ctr_engine *e)
 {
-    return e->nheap ? e->streams[e->heap[0]].ns : UINT64_MAX;
+    return e->nheap ? e->heap[0].ns : UINT64_MAX;
 }
 
 uint64_t ctr_engine_last_ns(const struct ctr_engine *e)
@@ -256,8 +252,7 @@ uint64_t ctr_engine_last_ns(const struct ctr_engine *e)
 /* Consumes the least head event. @return 0 or -1 (out of memory). */
 static int pop(struct ctr_engine *e)
 {
-    size_t si = e->heap[0];
-    struct stream *st = &e->streams[si];
+    struct stream *st = &e->streams[e->heap[0].stream];
     struct segment *g = &st->seg[st->head];
     const struct ctr_trace_event *ev = &g->ev[g->pos++];
     e->tags[g->tag_slot - e->tag_base].left--;
@@ -266,12 +261,12 @@ static int pop(struct ctr_engine *e)
         st->count--;
     }
     if (st->count) {
-        key_from_head(st);
+        key_from_head(st, &e->heap[0]);
         sift_down(e, 0);
     } else {
-        st->heap_at = SIZE_MAX;
+        st->queued = 0;
         if (--e->nheap) {
-            heap_set(e, 0, e->heap[e->nheap]);
+            e->heap[0] = e->heap[e->nheap];
             sift_down(e, 0);
         }
     }

@@ -40,6 +40,7 @@ struct dec {
     struct batch_ref *batches;
     size_t nbatches, batches_cap;
     struct ctr_idmap own_stacks;  /* the frame's STACK ids */
+    uint64_t last_own_stack;      /* the last id found there (0: none) */
     struct ctr_idmap stream_of;   /* thread id * 2 + switches -> index in g->streams */
 };
 
@@ -301,8 +302,13 @@ static struct ctr_gen_stream *stream_for(struct dec *r, uint64_t thread_id, int 
 
 static int note_foreign_stack(struct dec *r, uint64_t id)
 {
-    if (!id || ctr_idmap_get(&r->own_stacks, id))
+    /* Events of a run mostly name a stack the one before named. */
+    if (!id || id == r->last_own_stack)
         return 0;
+    if (ctr_idmap_get(&r->own_stacks, id)) {
+        r->last_own_stack = id;
+        return 0;
+    }
     uint64_t *n = ctr_idmap_get(&r->g->foreign_stacks, id);
     if (n) {
         ++*n;
@@ -341,10 +347,11 @@ static int decode_batch(struct dec *r, const struct batch_ref *b)
         if (!e)
             return -ENOMEM;
         at += ev.args[0];
-        *e = (struct ctr_trace_event){.ns = at, .type = ev.type};
+        e->ns = at;
+        e->type = ev.type;
         memcpy(e->args, ev.args + 1, sizeof(e->args));
-        if (ev.payload)
-            e->payload = (uint64_t)(ev.payload - g->stream);
+        /* The stream stays where it is from here on. */
+        e->payload = (uint64_t)(uintptr_t)ev.payload;
         g->nevents++;
         g->events_by_type[ev.type]++;
         if (ev.type == CTR_EV_LOST)
@@ -379,6 +386,65 @@ static void order_switches(struct ctr_gen_stream *s)
     }
 }
 
+/* The frame's clock points as a reader of the whole would keep them: in
+ * tick order, each later in both clocks than the one before. */
+static size_t own_clocks(const struct ctr_gen *g, struct ctr_clock_point *pts, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->nclocks && n < max; i++) {
+        struct ctr_clock_point p = g->clocks[i];
+        size_t at = n;
+        while (at > 0 && pts[at - 1].ticks > p.ticks) {
+            pts[at] = pts[at - 1];
+            at--;
+        }
+        pts[at] = p;
+        n++;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (w == 0 || (pts[i].ticks > pts[w - 1].ticks && pts[i].mono_ns > pts[w - 1].mono_ns))
+            pts[w++] = pts[i];
+    return w;
+}
+
+/* Turns a batch stream's ticks into nanoseconds where the frame's own clock
+ * points give the same answer as the whole trace's would (ticks between its
+ * first and last point: the points between are the trace's, and a segment
+ * between two of them is one of the trace's segments), and makes them
+ * monotonic among themselves. Events before the first point (buffered
+ * across the generation's start) can only be a leading run: they are left
+ * in ticks for the main thread (s->in_ticks); a stream with anything else
+ * out of range is left whole (s->in_ticks = s->n). */
+static void convert_stream(const struct ctr_gen *g, struct ctr_gen_stream *s,
+                           const struct ctr_clock_point *pts, size_t npts)
+{
+    s->in_ticks = s->n;
+    if (!g->has_info || s->n == 0)
+        return;
+    if (g->tick_source == CTR_TICKS_MONOTONIC_NS) {
+        s->in_ticks = 0; /* ticks are nanoseconds already */
+    } else {
+        if (npts < 2)
+            return;
+        size_t lead = 0;
+        while (lead < s->n && s->ev[lead].ns <= pts[0].ticks)
+            lead++;
+        for (size_t k = lead; k < s->n; k++)
+            if (s->ev[k].ns > pts[npts - 1].ticks)
+                return;
+        struct ctr_trace local = {.tick_source = g->tick_source,
+                                  .clocks = (struct ctr_clock_point *)pts, .nclocks = npts};
+        struct ctr_clock_cursor cur = {0};
+        for (size_t k = lead; k < s->n; k++)
+            s->ev[k].ns = ctr_clock_convert(&local, &cur, s->ev[k].ns);
+        s->in_ticks = lead;
+    }
+    for (size_t k = s->in_ticks + 1; k < s->n; k++)
+        if (s->ev[k].ns < s->ev[k - 1].ns)
+            s->ev[k].ns = s->ev[k - 1].ns;
+}
+
 int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut)
 {
     memset(g, 0, sizeof(*g));
@@ -411,10 +477,14 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     }
     if (rc == -ENOMEM)
         damage(g, g->stream_len, "out of memory");
+    struct ctr_clock_point pts[64];
+    size_t npts = own_clocks(g, pts, sizeof(pts) / sizeof(pts[0]));
     for (size_t i = 0; i < g->nstreams; i++) {
         struct ctr_gen_stream *st = &g->streams[i];
         if (st->switches)
             order_switches(st);
+        else
+            convert_stream(g, st, pts, npts);
         if (st->n && st->cap > st->n + st->n / 4) { /* give back what a guess left over */
             struct ctr_trace_event *ev = realloc(st->ev, st->n * sizeof(*ev));
             if (ev) {

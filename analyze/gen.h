@@ -4,9 +4,10 @@
  * A frame (FORMAT.md §2) holds whole generations (§3.1) in a 1.2 trace.
  * Decoding it needs nothing from the rest of the file: it decompresses the
  * frame, splits it into records, loads the table records as they are, and
- * decodes the batches' events per thread, with their times still in ticks
- * (turning ticks into nanoseconds needs the clock points of the whole
- * trace, which the main thread has: pipeline.c). Every byte is hostile:
+ * decodes the batches' events per thread, their ticks turned into
+ * nanoseconds where the frame's own clock points are enough (the rest needs
+ * the clock points of the whole trace, which the main thread has:
+ * pipeline.c). Every byte is hostile:
  * lengths are checked before use and arrays grow as entries are decoded.
  * Damage stops the frame where it is; what was decoded before it stays, and
  * `damage` says what and where.
@@ -25,8 +26,9 @@
 struct ctr_gen_stream {
     uint64_t thread_id;
     uint8_t switches;            /* SWITCHES records: times in ns already */
-    struct ctr_trace_event *ev;  /* ns holds ticks for a BATCH stream */
-    size_t n, cap;
+    struct ctr_trace_event *ev;  /* in a BATCH stream, ns holds ticks for the first
+                                    in_ticks, nanoseconds after (gen.c) */
+    size_t n, cap, in_ticks;
     uint64_t lost;               /* LOST events' counts */
     uint64_t start_pc;           /* the last THREAD_START's routine, 0: none */
 };

@@ -117,7 +117,8 @@ struct injected {                /* events the pipeline adds: WAITING, PENDING *
 struct run {
     struct ctr_trace *t;
     struct ctr_engine *eng;
-    struct ctr_gen held[2];      /* frames k-1 and k, whose events the engine points at */
+    struct ctr_gen held[1];      /* the frame taken last, whose events the engine
+                                    points at until the next one is in */
     int nheld;
     uint64_t seq;                /* frames taken in */
     int started;                 /* t->start_ns is set (the first drain) */
@@ -363,28 +364,34 @@ static int absorb_streams(struct run *r, struct ctr_gen *g)
             th->nswitches += s->n;
             th->switches_lost += s->lost;
             /* Sorted in the frame (gen.c); keep them so across frames. */
-            for (size_t k = 0; k < s->n; k++) {
-                if (s->ev[k].ns < th->last_switch_ns)
-                    s->ev[k].ns = th->last_switch_ns;
-                th->last_switch_ns = s->ev[k].ns;
-            }
+            for (size_t k = 0; k < s->n && s->ev[k].ns < th->last_switch_ns; k++)
+                s->ev[k].ns = th->last_switch_ns;
+            if (s->n && s->ev[s->n - 1].ns > th->last_switch_ns)
+                th->last_switch_ns = s->ev[s->n - 1].ns;
         } else {
             th->lost += s->lost;
             if (s->start_pc)
                 th->start_pc = s->start_pc;
-            /* Ticks to ns; a new chunk's base can sit a hair before the
-             * last event of the previous one when CPUs' TSCs disagree: keep
-             * the thread's own events monotonic. */
+            /* Ticks to ns (the worker did those its frame's clocks could);
+             * a new chunk's base can sit a hair before the last event of the
+             * previous one when CPUs' TSCs disagree: keep the thread's own
+             * events monotonic. The worker made the rest monotonic among
+             * themselves, so only a leading run can be below the thread's
+             * last time. */
             int had = th->seen > 0;
             struct ctr_clock_cursor cur = {0};
-            for (size_t k = 0; k < s->n; k++) {
+            size_t k = 0;
+            for (; k < s->in_ticks; k++) {
                 uint64_t ns = ctr_clock_convert(t, &cur, s->ev[k].ns);
                 if ((had || k > 0) && ns < th->last_batch_ns)
                     ns = th->last_batch_ns;
                 s->ev[k].ns = th->last_batch_ns = ns;
-                if (s->ev[k].payload) /* an offset in the frame: make it an address */
-                    s->ev[k].payload = (uint64_t)(uintptr_t)(g->stream + s->ev[k].payload);
             }
+            for (; k < s->n && (had || k > 0) && s->ev[k].ns < th->last_batch_ns; k++)
+                s->ev[k].ns = th->last_batch_ns;
+            if (s->n)
+                th->last_batch_ns = s->ev[s->n - 1].ns > th->last_batch_ns
+                                        ? s->ev[s->n - 1].ns : th->last_batch_ns;
         }
         th->seen += s->n;
         if (s->n && s->ev[s->n - 1].ns > th->last_ns)
@@ -486,11 +493,8 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
     /* Frame k is in: frame k-1 can be drained, and then freed. */
     if (r->seq > 0 && drain(r, r->seq - 1) != 0)
         return -ENOMEM;
-    if (r->nheld == 2) {
-        ctr_gen_free(&r->held[0]);
-        r->held[0] = r->held[1];
-        r->nheld = 1;
-    }
+    while (r->nheld)
+        ctr_gen_free(&r->held[--r->nheld]);
     r->held[r->nheld++] = *g;
     memset(g, 0, sizeof(*g));
     r->seq++;

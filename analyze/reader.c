@@ -152,39 +152,32 @@ int ctr_trace_add_clock(struct ctr_trace *t, const struct ctr_clock_point *c)
     return 0;
 }
 
-uint64_t ctr_clock_convert(const struct ctr_trace *t, struct ctr_clock_cursor *c, uint64_t ticks)
+uint64_t ctr_clock_seek(const struct ctr_trace *t, struct ctr_clock_cursor *c, uint64_t ticks)
 {
-    if (t->tick_source == CTR_TICKS_MONOTONIC_NS || t->nclocks < 2)
+    if (t->tick_source == CTR_TICKS_MONOTONIC_NS || t->nclocks < 2) {
+        c->clocks = NULL; /* no segment: every call comes here */
         return t->nclocks == 1 && t->tick_source == CTR_TICKS_TSC
                    ? t->clocks[0].mono_ns + (ticks - t->clocks[0].ticks) : ticks;
-    /* The segment [i-1, i] around ticks; the end segments extrapolate. The
-     * cursor's segment is tried first: events come in runs. */
-    if (c->clocks != t->clocks || c->nclocks != t->nclocks ||
-        !((c->from_first || ticks > c->above) && ticks <= c->upto)) {
-        size_t lo = 1, hi = t->nclocks - 1;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (t->clocks[mid].ticks < ticks)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        const struct ctr_clock_point *a = &t->clocks[lo - 1], *b = &t->clocks[lo];
-        c->clocks = t->clocks;
-        c->nclocks = t->nclocks;
-        c->from_first = lo == 1;
-        c->above = a->ticks;
-        c->upto = lo == t->nclocks - 1 ? UINT64_MAX : b->ticks;
-        c->a_ticks = (double)a->ticks;
-        c->a_ns = (double)a->mono_ns;
-        c->rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
     }
-    double ns = c->a_ns + ((double)ticks - c->a_ticks) * c->rate;
-    /* Hostile clock points can put ns outside uint64_t, where the conversion
-     * would be undefined (C11 6.3.1.4): clamp to the range. */
-    if (!(ns > 0))
-        return 0;
-    return ns >= 0x1p64 ? UINT64_MAX : (uint64_t)ns;
+    /* The segment [i-1, i] around ticks; the end segments extrapolate. */
+    size_t lo = 1, hi = t->nclocks - 1;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->clocks[mid].ticks < ticks)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const struct ctr_clock_point *a = &t->clocks[lo - 1], *b = &t->clocks[lo];
+    c->clocks = t->clocks;
+    c->nclocks = t->nclocks;
+    c->from_first = lo == 1;
+    c->above = a->ticks;
+    c->upto = lo == t->nclocks - 1 ? UINT64_MAX : b->ticks;
+    c->a_ticks = (double)a->ticks;
+    c->a_ns = (double)a->mono_ns;
+    c->rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->ticks - a->ticks);
+    return ctr_clock_convert(t, c, ticks);
 }
 
 uint64_t ctr_trace_ticks_to_ns(const struct ctr_trace *t, uint64_t ticks)

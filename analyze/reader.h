@@ -163,7 +163,8 @@ int ctr_trace_add_clock(struct ctr_trace *t, const struct ctr_clock_point *c);
 uint64_t ctr_trace_ticks_to_ns(const struct ctr_trace *t, uint64_t ticks);
 
 /* The same for runs of ticks: the cursor (zeroed before the first call)
- * keeps the last clock segment, so a run within one costs a multiply. */
+ * keeps the last clock segment, so a run within one costs a multiply;
+ * ctr_clock_seek() finds another segment (or sees there is none). */
 struct ctr_clock_cursor {
     const struct ctr_clock_point *clocks;
     size_t nclocks;
@@ -171,6 +172,20 @@ struct ctr_clock_cursor {
     uint64_t above, upto;        /* ticks in (above, upto] are in the segment */
     double a_ticks, a_ns, rate;
 };
-uint64_t ctr_clock_convert(const struct ctr_trace *t, struct ctr_clock_cursor *c, uint64_t ticks);
+uint64_t ctr_clock_seek(const struct ctr_trace *t, struct ctr_clock_cursor *c, uint64_t ticks);
+
+static inline uint64_t ctr_clock_convert(const struct ctr_trace *t, struct ctr_clock_cursor *c,
+                                         uint64_t ticks)
+{
+    if (c->clocks != t->clocks || c->nclocks != t->nclocks ||
+        !((c->from_first || ticks > c->above) && ticks <= c->upto))
+        return ctr_clock_seek(t, c, ticks); /* another segment, or none */
+    double ns = c->a_ns + ((double)ticks - c->a_ticks) * c->rate;
+    /* Hostile clock points can put ns outside uint64_t, where the conversion
+     * would be undefined (C11 6.3.1.4): clamp to the range. */
+    if (!(ns > 0))
+        return 0;
+    return ns >= 0x1p64 ? UINT64_MAX : (uint64_t)ns;
+}
 
 #endif

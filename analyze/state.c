@@ -155,7 +155,7 @@ static void end_wait(struct ctr_states *s, struct walker *w, uint64_t ns, int op
     int switched_in = w->resume_ns && w->resume_ns >= c->start_ns && w->resume_ns <= ns;
     uint64_t resume = switched_in ? w->resume_ns : ns;
     const struct release_entry *r = NULL;
-    if (!open)
+    if (!open && s->fn)
         r = switched_in ? (w->has_snap ? &w->snap : NULL) : last_release(s, c->object);
     struct ctr_release rel;
     c->release = NULL;
@@ -217,7 +217,11 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
     const struct ctr_thread_info *th = &s->t->threads[thread];
     s->now_ns = e->ns;
     int rc = 0;
-    if (e->type == CTR_EV_RELEASE)
+    /* Releases only shape intervals: without a taker, the odd events are
+     * counted all the same. */
+    if (!s->fn)
+        ;
+    else if (e->type == CTR_EV_RELEASE)
         rc = note_release(s, e->args[0], e->ns, e->args[1], thread);
     else if (e->type == CTR_EV_THREAD_END && th->handle)
         rc = note_release(s, th->handle, e->ns, 0, thread); /* lets joiners go */
@@ -263,7 +267,7 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
     case CTR_EV_SWITCH_IN:
         if (w->cur.state == CTR_STATE_BLOCKED) {
             w->resume_ns = e->ns;
-            const struct release_entry *r = last_release(s, w->cur.object);
+            const struct release_entry *r = s->fn ? last_release(s, w->cur.object) : NULL;
             w->has_snap = r != NULL;
             if (r)
                 w->snap = *r;

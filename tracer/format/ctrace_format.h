@@ -353,12 +353,16 @@ static inline uint8_t *ctr_put_uvarint(uint8_t *p, uint64_t v)
 static inline size_t ctr_get_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *out)
 {
     uint64_t v = 0;
-    for (size_t i = 0; i < CTR_VARINT_MAX && p + i < end; i++) {
+    /* One bound for the loop, not one per byte: this is the readers' and
+     * the collector's inner loop. */
+    size_t avail = p < end ? (size_t)(end - p) : 0;
+    size_t limit = avail < CTR_VARINT_MAX ? avail : CTR_VARINT_MAX;
+    for (size_t i = 0; i < limit; i++) {
         uint8_t b = p[i];
-        if (i == CTR_VARINT_MAX - 1 && b > 1)
-            return 0; /* bits beyond 64 */
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
+            if (i == CTR_VARINT_MAX - 1 && b > 1)
+                return 0; /* bits beyond 64 */
             *out = v;
             return i + 1;
         }
