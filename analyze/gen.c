@@ -19,6 +19,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "bufpool.h"
 #include "ctrace_grow.h"
 
 /* Room for one more element of arr (n used, cap allocated): its address, or NULL. */
@@ -59,20 +60,24 @@ static void damage(struct ctr_gen *g, size_t stream_off, const char *fmt, ...)
  * 1. Decompression
  * ------------------------------------------------------------------------- */
 
-static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cut)
+static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cut,
+                      ZSTD_DCtx *reuse, struct ctr_bufpool *pool)
 {
-    ZSTD_DCtx *d = ZSTD_createDCtx();
+    ZSTD_DCtx *d = reuse ? reuse : ZSTD_createDCtx();
     if (!d)
         return -ENOMEM;
+    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
     /* The frame header may say how big the content is; trust it only as a
      * first guess within the bound. */
     unsigned long long said = ZSTD_getFrameContentSize(data, len);
     size_t cap = said <= CTR_GEN_MAX_STREAM && said > 0 ? (size_t)said + 1 : len * 4 + 4096;
     if (cap > CTR_GEN_MAX_STREAM)
         cap = CTR_GEN_MAX_STREAM;
-    g->stream = malloc(cap);
+    g->stream = ctr_bufpool_take(pool, cap, &cap);
+    g->stream_cap = cap;
     if (!g->stream) {
-        ZSTD_freeDCtx(d);
+        if (!reuse)
+            ZSTD_freeDCtx(d);
         return -ENOMEM;
     }
     ZSTD_inBuffer in = {data, len, 0};
@@ -87,11 +92,13 @@ static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cu
             size_t ncap = cap * 2 > CTR_GEN_MAX_STREAM ? CTR_GEN_MAX_STREAM : cap * 2;
             uint8_t *p = realloc(g->stream, ncap);
             if (!p) {
-                ZSTD_freeDCtx(d);
+                if (!reuse)
+                    ZSTD_freeDCtx(d);
                 return -ENOMEM;
             }
             g->stream = p;
             cap = ncap;
+            g->stream_cap = cap;
         }
         ZSTD_outBuffer out = {g->stream, cap, g->stream_len};
         ret = ZSTD_decompressStream(d, &out, &in);
@@ -112,7 +119,9 @@ static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cu
             break;
         }
     }
-    ZSTD_freeDCtx(d);
+    if (!reuse)
+        ZSTD_freeDCtx(d);
+    g->stream_cap = cap;
     g->mem += cap;
     return 0;
 }
@@ -445,13 +454,14 @@ static void convert_stream(const struct ctr_gen *g, struct ctr_gen_stream *s,
             s->ev[k].ns = s->ev[k - 1].ns;
 }
 
-int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut)
+int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut,
+                   ZSTD_DCtx *dctx, struct ctr_bufpool *pool)
 {
     memset(g, 0, sizeof(*g));
     g->file_off = file_off;
     g->file_len = len;
     struct dec r = {.g = g};
-    int rc = decompress(g, data, len, cut);
+    int rc = decompress(g, data, len, cut, dctx, pool);
     if (rc == 0)
         rc = read_records(&r);
     /* Room for each stream's events up front, from its batches' bytes (a
@@ -465,9 +475,10 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     }
     for (size_t i = 0; rc == 0 && i < g->nstreams; i++) {
         struct ctr_gen_stream *st = &g->streams[i];
-        size_t want = st->cap;
-        st->cap = 0;
-        if (ctr_grow(&st->ev, &st->cap, want, sizeof(*st->ev)) != 0)
+        size_t bytes;
+        st->ev = ctr_bufpool_take(pool, st->cap * sizeof(*st->ev), &bytes);
+        st->cap = bytes / sizeof(*st->ev);
+        if (!st->ev)
             rc = -ENOMEM;
     }
     for (size_t i = 0; rc == 0 && i < r.nbatches; i++) {
@@ -485,13 +496,6 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
             order_switches(st);
         else
             convert_stream(g, st, pts, npts);
-        if (st->n && st->cap > st->n + st->n / 4) { /* give back what a guess left over */
-            struct ctr_trace_event *ev = realloc(st->ev, st->n * sizeof(*ev));
-            if (ev) {
-                st->ev = ev;
-                st->cap = st->n;
-            }
-        }
         g->mem += st->cap * sizeof(struct ctr_trace_event);
     }
     g->mem += g->pcs_cap * sizeof(*g->pcs) + sizeof(*g);
@@ -501,12 +505,12 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     return rc;
 }
 
-void ctr_gen_free(struct ctr_gen *g)
+void ctr_gen_free(struct ctr_gen *g, struct ctr_bufpool *pool)
 {
     for (size_t i = 0; i < g->nstreams; i++)
-        free(g->streams[i].ev);
+        ctr_bufpool_give(pool, g->streams[i].ev, g->streams[i].cap * sizeof(*g->streams[i].ev));
     free(g->streams);
-    free(g->stream);
+    ctr_bufpool_give(pool, g->stream, g->stream_cap);
     free(g->strings);
     free(g->stacks);
     free(g->pcs);

@@ -67,7 +67,7 @@ struct ctr_gen_name {
 struct ctr_gen {
     uint64_t file_off, file_len;  /* the frame's place in the file */
     uint8_t *stream;              /* the decompressed records */
-    size_t stream_len;
+    size_t stream_len, stream_cap;
     /* TRACE_INFO (the frame's last) */
     int has_info;
     uint64_t pid, tick_source, flags, exe_id, io_min_ns;
@@ -110,12 +110,20 @@ struct ctr_gen {
 };
 
 /* ctr_gen_decode() : decodes the frame data[0..len-1], found at file offset
- * file_off, into *g (zeroed first). `cut`: the file ends inside this frame
- * (the bytes are all there is). Damage is reported in g->damage.
+ * file_off, into *g (zeroed first), with the decompression context dctx (a
+ * thread's own, reused from frame to frame: its window buffer is a frame's
+ * size; NULL: one made for the call). `cut`: the file ends inside this
+ * frame (the bytes are all there is). Its big buffers come from pool
+ * (bufpool.h; NULL: malloc). Damage is reported in g->damage.
  * @return 0, or -ENOMEM (then g holds what it decoded, and damage says so). */
-int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut);
+struct ZSTD_DCtx_s;
+struct ctr_bufpool;
+int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut,
+                   struct ZSTD_DCtx_s *dctx, struct ctr_bufpool *pool);
 
-void ctr_gen_free(struct ctr_gen *g);
+/* ctr_gen_free() : frees g, its big buffers back to pool (bufpool.h; NULL:
+ * freed). */
+void ctr_gen_free(struct ctr_gen *g, struct ctr_bufpool *pool);
 
 /* Most bytes a frame may decompress to: the writer cuts a frame at a few
  * MiB (a round's output); more is not a ctrace frame. */

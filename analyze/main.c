@@ -11,7 +11,6 @@
  * the program it runs, whose status is then its own.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,11 +459,6 @@ static int cmd_threads(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    /* The reader allocates and frees a generation's buffers (a few MB) again
-     * and again: from the heap, and kept there, they are paged in once
-     * rather than mapped, faulted in and unmapped for every generation. */
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 32 << 20);
     if (argc < 2)
         return ctr_cli_usage_error(NULL, "no command or trace given%s", "");
     if (ctr_cli_is_help(argv[1])) {

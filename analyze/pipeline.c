@@ -28,6 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
+#include "bufpool.h"
 #include "ctrace_grow.h"
 #include "gen.h"
 
@@ -65,6 +68,7 @@ struct pool {
     pthread_cond_t done;         /* a slot was decoded */
     struct slot *slots;
     size_t nslots;
+    struct ctr_bufpool *buffers;  /* shared by the decoders and the main thread */
     uint64_t next_decode;        /* the lowest seq not yet taken by a worker */
     size_t done_mem;
     int stop;
@@ -72,9 +76,10 @@ struct pool {
     int nthreads;
 };
 
-static void decode_slot(struct slot *s)
+static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, struct ctr_bufpool *buffers)
 {
-    s->rc = ctr_gen_decode(&s->gen, s->frame.data, s->frame.len, s->frame.file_off, s->frame.cut);
+    s->rc = ctr_gen_decode(&s->gen, s->frame.data, s->frame.len, s->frame.file_off, s->frame.cut,
+                           dctx, buffers);
     free(s->frame.data);
     s->frame.data = NULL;
 }
@@ -82,6 +87,7 @@ static void decode_slot(struct slot *s)
 static void *worker(void *arg)
 {
     struct pool *p = arg;
+    ZSTD_DCtx *dctx = ZSTD_createDCtx(); /* NULL: one per frame, then */
     pthread_mutex_lock(&p->lock);
     for (;;) {
         struct slot *s = &p->slots[p->next_decode % p->nslots];
@@ -94,7 +100,7 @@ static void *worker(void *arg)
         s->state = SLOT_DECODING;
         p->next_decode++;
         pthread_mutex_unlock(&p->lock);
-        decode_slot(s);
+        decode_slot(s, dctx, p->buffers);
         pthread_mutex_lock(&p->lock);
         s->state = SLOT_DONE;
         p->done_mem += s->gen.mem;
@@ -102,6 +108,7 @@ static void *worker(void *arg)
         pthread_cond_broadcast(&p->work); /* the next slot may be queued already */
     }
     pthread_mutex_unlock(&p->lock);
+    ZSTD_freeDCtx(dctx);
     return NULL;
 }
 
@@ -119,6 +126,7 @@ struct run {
     struct ctr_engine *eng;
     struct ctr_gen held[1];      /* the frame taken last, whose events the engine
                                     points at until the next one is in */
+    struct ctr_bufpool *buffers; /* where freed frames' buffers go */
     int nheld;
     uint64_t seq;                /* frames taken in */
     int started;                 /* t->start_ns is set (the first drain) */
@@ -455,7 +463,7 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         if (drain(r, UINT64_MAX) != 0)
             return -ENOMEM;
         while (r->nheld)
-            ctr_gen_free(&r->held[--r->nheld]);
+            ctr_gen_free(&r->held[--r->nheld], r->buffers);
         uint64_t to = g->nclocks ? g->clocks[0].mono_ns : r->gap_from;
         for (size_t i = 0; i < g->nstreams && !g->nclocks; i++)
             if (g->streams[i].switches && g->streams[i].n && g->streams[i].ev[0].ns > to)
@@ -494,7 +502,7 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
     if (r->seq > 0 && drain(r, r->seq - 1) != 0)
         return -ENOMEM;
     while (r->nheld)
-        ctr_gen_free(&r->held[--r->nheld]);
+        ctr_gen_free(&r->held[--r->nheld], r->buffers);
     r->held[r->nheld++] = *g;
     memset(g, 0, sizeof(*g));
     r->seq++;
@@ -577,7 +585,7 @@ static void stop_pool(struct pool *p)
         pthread_join(p->threads[i], NULL);
     for (size_t i = 0; i < p->nslots; i++) {
         free(p->slots[i].frame.data);
-        ctr_gen_free(&p->slots[i].gen);
+        ctr_gen_free(&p->slots[i].gen, p->buffers);
     }
     free(p->slots);
     pthread_mutex_destroy(&p->lock);
@@ -594,11 +602,15 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
     struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL};
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     r.eng = ctr_engine_new(t, c, n);
-    struct pool p = {.nslots = (size_t)jobs};
+    /* Freed frames' buffers are kept for the next ones: a frame or two
+     * per job's worth. */
+    struct pool p = {.nslots = (size_t)jobs, .buffers = ctr_bufpool_new((size_t)(jobs + 1) * MEM_BUDGET / 2)};
+    r.buffers = p.buffers;
     p.slots = calloc(p.nslots, sizeof(*p.slots));
     pthread_mutex_init(&p.lock, NULL);
     pthread_cond_init(&p.work, NULL);
     pthread_cond_init(&p.done, NULL);
+    ZSTD_DCtx *dctx = ZSTD_createDCtx(); /* the main thread's, with one job */
     int rc = r.eng && p.slots ? 0 : -ENOMEM;
     for (int i = 0; rc == 0 && i < jobs - 1; i++) {
         if (pthread_create(&p.threads[i], NULL, worker, &p) != 0)
@@ -640,7 +652,7 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
             s->state = SLOT_DECODING;
             p.next_decode++;
             pthread_mutex_unlock(&p.lock);
-            decode_slot(s);
+            decode_slot(s, dctx, p.buffers);
             pthread_mutex_lock(&p.lock);
             s->state = SLOT_DONE;
             p.done_mem += s->gen.mem;
@@ -654,7 +666,7 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
             take_skipped(&r, &s->frame);
         rc = s->rc == -ENOMEM ? -ENOMEM : take_frame(&r, &s->gen, gens_before);
         gens_before += begins;
-        ctr_gen_free(&s->gen);
+        ctr_gen_free(&s->gen, p.buffers);
         pthread_mutex_lock(&p.lock);
         s->state = SLOT_FREE;
         next_take++;
@@ -662,6 +674,7 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
         show_progress(&r, 0);
     }
     stop_pool(&p);
+    ZSTD_freeDCtx(dctx);
     t->file_bytes = ctr_source_pos(src);
     if (rc == 0 && tail.skipped[0]) {
         tail.file_off = t->file_bytes;
@@ -671,12 +684,13 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
         rc = finish(&r);
     show_progress(&r, 1);
     while (r.nheld)
-        ctr_gen_free(&r.held[--r.nheld]);
+        ctr_gen_free(&r.held[--r.nheld], r.buffers);
     free_injected(&r, UINT64_MAX);
     free(r.inj);
     free(r.pending);
     ctr_idmap_free(&r.foreign_stacks);
     ctr_engine_free(r.eng);
+    ctr_bufpool_free(p.buffers);
     if (rc != 0)
         snprintf(err, errlen, "out of memory analysing the trace");
     return rc;

@@ -1,6 +1,8 @@
-/* test-reader.c - robustness tests for analyze/reader.c: a real trace, every
- * truncation of it, thousands of corruptions of it, and hand-made record
- * streams for the format rules that a real trace never exercises.
+/* test-reader.c - robustness tests for the analyzer's reader (analyze/
+ * reader.c, pipeline.c, gen.c, source.c): a real trace, every truncation of
+ * it, thousands of corruptions of it, hand-made record streams for the
+ * format rules that a real trace never exercises, and the same answers
+ * from any number of decoding threads (run under TSan too).
  *
  * The group setup traces a small contended workload in this process (4 named
  * threads taking turns on one mutex) through the statically linked libctrace,
@@ -35,6 +37,7 @@
 #include <cmocka.h>
 
 #include "ctrace/trace.h"
+#include "pipeline.h"
 #include "reader.h"
 
 #define NWORKERS 4
@@ -622,6 +625,103 @@ static void test_regressions(void **state)
     print_message("regressions: %zu files read\n", n);
 }
 
+/* A digest of everything a pipeline run hands its consumers, in order. */
+struct digest {
+    const struct ctr_trace *t;
+    uint64_t h, events, intervals, gaps;
+};
+
+static void mix(struct digest *d, uint64_t v)
+{
+    d->h = (d->h ^ v) * 0x100000001b3ull;
+}
+
+static void digest_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
+                         const struct ctr_trace_event *e)
+{
+    struct digest *d = ctx;
+    mix(d, t->threads[thread].id);
+    mix(d, e->ns);
+    mix(d, e->type);
+    for (int i = 0; i < CTR_MAX_ARGS - 1; i++)
+        mix(d, e->args[i]);
+    d->events++;
+}
+
+static void digest_interval(void *ctx, const struct ctr_interval *iv)
+{
+    struct digest *d = ctx;
+    mix(d, iv->thread->id);
+    mix(d, iv->state);
+    mix(d, iv->start_ns);
+    mix(d, iv->end_ns);
+    mix(d, iv->reason);
+    mix(d, iv->release ? iv->release->ns : 0);
+    d->intervals++;
+}
+
+static void digest_gap(void *ctx, const struct ctr_trace *t, uint64_t from, uint64_t to)
+{
+    struct digest *d = ctx;
+    (void)t;
+    mix(d, from);
+    mix(d, to);
+    d->gaps++;
+}
+
+static struct digest digest_run(const uint8_t *data, size_t len, int jobs, char *damage,
+                                size_t damage_len)
+{
+    struct ctr_source *src;
+    struct ctr_trace t = {0};
+    struct digest d = {&t, 0xcbf29ce484222325ull, 0, 0, 0};
+    struct ctr_consumer c = {&d, digest_event, digest_interval, digest_gap};
+    struct ctr_pipeline_opts o = {.jobs = jobs};
+    char err[256];
+    assert_int_equal(ctr_source_open_mem(data, len, &src, err, sizeof(err)), 0);
+    assert_int_equal(ctr_analyze(src, &t, &c, 1, &o, err, sizeof(err)), 0);
+    snprintf(damage, damage_len, "%s", t.damage);
+    mix(&d, t.nevents);
+    mix(&d, t.odd);
+    mix(&d, t.end_ns);
+    ctr_trace_free(&t);
+    ctr_source_close(src);
+    return d;
+}
+
+/* Workers only decode: what the consumers get is the same for any number of
+ * them, on the trace and on damaged copies of it (where frames are skipped). */
+static void test_jobs(void **state)
+{
+    (void)state;
+    uint8_t *copy = malloc(T.len);
+    assert_non_null(copy);
+    uint64_t seed = 12345;
+    for (int round = 0; round < 6; round++) {
+        memcpy(copy, T.data, T.len);
+        for (int flips = 0; round > 0 && flips < round; flips++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            size_t at = CTR_FILE_HEADER_LEN + (size_t)(seed >> 33) % (T.len - CTR_FILE_HEADER_LEN);
+            copy[at] ^= (uint8_t)(seed >> 13) | 1;
+        }
+        char d1[384], dn[384];
+        struct digest one = digest_run(copy, T.len, 1, d1, sizeof(d1));
+        if (round == 0)
+            assert_int_equal(one.events, T.intact.nevents);
+        for (int jobs = 2; jobs <= 8; jobs *= 2) {
+            struct digest many = digest_run(copy, T.len, jobs, dn, sizeof(dn));
+            if (many.h != one.h || many.events != one.events || many.intervals != one.intervals ||
+                strcmp(d1, dn) != 0)
+                fail_msg("round %d, -j %d: %llu events, %llu intervals, damage '%s'; -j 1: %llu, "
+                         "%llu, '%s'",
+                         round, jobs, (unsigned long long)many.events,
+                         (unsigned long long)many.intervals, dn, (unsigned long long)one.events,
+                         (unsigned long long)one.intervals, d1);
+        }
+    }
+    free(copy);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -632,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_damage_names_offset),
         cmocka_unit_test(test_hostile_streams),
         cmocka_unit_test(test_stream_fills_buffer),
+        cmocka_unit_test(test_jobs),
         cmocka_unit_test(test_regressions),
     };
     return cmocka_run_group_tests(tests, setup_trace, teardown_trace);
