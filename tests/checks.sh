@@ -1,6 +1,7 @@
 # checks.sh - sourced by the shell tests: a temporary directory ($tmp,
-# removed at exit), and counting checks with the "N passed, N failed" line
-# at the end that test runners read.
+# removed at exit), and counting checks (a command's success, or its exit
+# status and output) with the "N passed, N failed" line at the end that test
+# runners read.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -13,6 +14,19 @@ check() {
     local name=$1
     shift
     if "$@"; then ok "$name"; else bad "$name"; fi
+}
+
+# expect NAME STATUS PATTERN -- command...: the command exits STATUS and its
+# stdout+stderr match PATTERN (grep -E).
+expect() {
+    local name=$1 want=$2 pattern=$3; shift 4
+    local out status
+    out=$("$@" 2>&1); status=$?
+    if [ "$status" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
+        ok "$name"
+    else
+        bad "$name: exit $status (want $want), output:"; echo "$out" | head -20
+    fi
 }
 
 # finish: the closing line; its status is whether every check passed.

@@ -8,19 +8,6 @@ set -uo pipefail
 ctrace=$1 prog=$2
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-# expect NAME STATUS PATTERN -- command...: the command exits STATUS and its
-# stdout+stderr match PATTERN (grep -E).
-expect() {
-    local name=$1 want=$2 pattern=$3; shift 4
-    local out status
-    out=$("$@" 2>&1); status=$?
-    if [ "$status" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
-        ok "$name"
-    else
-        bad "$name: exit $status (want $want), output:"; echo "$out" | head -20
-    fi
-}
-
 "$prog" stop "$tmp/t.bin" || { echo "prog-contend failed"; exit 1; }
 "$prog" exit "$tmp/exit.bin" || { echo "prog-contend exit failed"; exit 1; }
 "$prog" _exit "$tmp/_exit.bin" || { echo "prog-contend _exit failed"; exit 1; }

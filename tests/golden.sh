@@ -99,37 +99,36 @@ jobs_run() {
     [[ -n ${task:-} ]] && out tasks -n 3 -j "$j" "$f"
 }
 
+# same NAME WANT GOT: WANT and GOT are the same file, else the diff and a
+# failure counted.
+same() {
+    if diff -u "$2" "$3" >"$tmp/diff"; then
+        echo "ok   $1"
+    else
+        echo "FAIL $1 differs:"
+        cat "$tmp/diff"
+        fail=$((fail + 1))
+    fi
+}
+
 fail=0 n=0
 for f in *.bin; do
     name=${f%.bin}
     n=$((n + 1))
     cli "$name" >"$tmp/$name.cli"
     golden_dump "$name" 1 >"$tmp/$name.dump"
-    golden_dump "$name" 4 >"$tmp/$name.dump4"
-    if [[ $write -eq 0 ]]; then
-        jobs_run "$name" 1 | sed 's/ -j 1 / /' >"$tmp/$name.j1"
-        jobs_run "$name" 4 | sed 's/ -j 4 / /' >"$tmp/$name.j4"
-        if diff -u "$tmp/$name.j1" "$tmp/$name.j4" >"$tmp/diff"; then
-            echo "ok   $name: -j 1 and -j 4 give the same profiles, top, threads"
-        else
-            echo "FAIL $name: -j 1 and -j 4 differ:"
-            cat "$tmp/diff"
-            fail=$((fail + 1))
-        fi
-        cp "$tmp/$name.dump4" "$tmp/$name.dump-j4"
+    golden_dump "$name" 4 >"$tmp/$name.dump-j4"
+    if [[ $write -eq 1 ]]; then
+        cp "$tmp/$name.cli" "$name.cli.expected"
+        cp "$tmp/$name.dump" "$name.dump.expected"
+        continue
     fi
-    for kind in cli dump $([[ $write -eq 0 ]] && echo dump-j4); do
-        expected=$name.${kind%-j4}.expected
-        if [[ $write -eq 1 ]]; then
-            cp "$tmp/$name.$kind" "$expected"
-        elif diff -u "$expected" "$tmp/$name.$kind" >"$tmp/diff"; then
-            echo "ok   $name.$kind"
-        else
-            echo "FAIL $name.$kind differs:"
-            cat "$tmp/diff"
-            fail=$((fail + 1))
-        fi
-    done
+    jobs_run "$name" 1 | sed 's/ -j 1 / /' >"$tmp/$name.j1"
+    jobs_run "$name" 4 | sed 's/ -j 4 / /' >"$tmp/$name.j4"
+    same "$name: profiles, top, threads of -j 1 and -j 4" "$tmp/$name.j1" "$tmp/$name.j4"
+    same "$name.cli" "$name.cli.expected" "$tmp/$name.cli"
+    same "$name.dump" "$name.dump.expected" "$tmp/$name.dump"
+    same "$name.dump -j 4" "$name.dump.expected" "$tmp/$name.dump-j4"
 done
 [[ $n -gt 0 ]] || { echo "$0: no trace in $dir" >&2; exit 1; }
 [[ $write -eq 1 ]] && { echo "wrote the expected files of $n traces in $dir"; exit 0; }

@@ -11,19 +11,6 @@ set -uo pipefail
 ctrace=$1 golden=$2
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-# expect NAME STATUS PATTERN -- command...: the command exits STATUS and its
-# stdout+stderr match PATTERN (grep -E).
-expect() {
-    local name=$1 want=$2 pattern=$3; shift 4
-    local out status
-    out=$("$@" 2>&1); status=$?
-    if [ "$status" -eq "$want" ] && grep -qE -- "$pattern" <<<"$out"; then
-        ok "$name"
-    else
-        bad "$name: exit $status (want $want), output:"; echo "$out" | head -20
-    fi
-}
-
 # events FILE: the event count `ctrace stats` gives.
 events() {
     "$ctrace" stats "$1" 2>/dev/null | sed -n 's/^events: *//p'
