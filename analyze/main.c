@@ -88,6 +88,20 @@ static int jobs_flag(const char *verb, const char *v, int *jobs)
     return 1;
 }
 
+/* -j N among a verb's flags: 1 when argv[*i] is it (taken), 0 when it is
+ * not, -1 after a usage error said. */
+static int jobs_arg(int argc, char **argv, int *i, const char *verb, int *jobs)
+{
+    const char *v;
+    int r = ctr_cli_flag(argc, argv, i, "j", &v);
+    if (r < 0) {
+        fprintf(stderr, "ctrace: %s: flag %s needs a value (ctrace %s -h for help)\n", verb,
+                argv[*i], verb);
+        return -1;
+    }
+    return r == 0 ? 0 : jobs_flag(verb, v, jobs) ? 1 : -1;
+}
+
 /* The pipeline's options for -j (0: the cores available); progress on a
  * terminal's stderr. */
 static struct ctr_pipeline_opts pipeline_opts(int jobs)
@@ -97,7 +111,7 @@ static struct ctr_pipeline_opts pipeline_opts(int jobs)
 
 static int cmd_stats(int argc, char **argv)
 {
-    const char *path = NULL, *v;
+    const char *path = NULL;
     int jobs = 0, r;
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
@@ -110,10 +124,8 @@ static int cmd_stats(int argc, char **argv)
                   stdout);
             return 0;
         }
-        if ((r = ctr_cli_flag(argc, argv, &i, "j", &v)) != 0) {
+        if ((r = jobs_arg(argc, argv, &i, "stats", &jobs)) != 0) {
             if (r < 0)
-                return ctr_cli_usage_error(NULL, "stats: flag %s needs a value", argv[i]);
-            if (!jobs_flag("stats", v, &jobs))
                 return CTR_EXIT_USAGE;
             continue;
         }
@@ -335,10 +347,8 @@ static int cmd_tasks(int argc, char **argv)
                 return CTR_EXIT_USAGE;
             continue;
         }
-        if ((r = ctr_cli_flag(argc, argv, &i, "j", &v)) != 0) {
+        if ((r = jobs_arg(argc, argv, &i, "tasks", &jobs)) != 0) {
             if (r < 0)
-                return ctr_cli_usage_error(NULL, "tasks: flag %s needs a value", argv[i]);
-            if (!jobs_flag("tasks", v, &jobs))
                 return CTR_EXIT_USAGE;
             continue;
         }
@@ -407,17 +417,15 @@ static const char threads_usage[] =
 
 static int cmd_threads(int argc, char **argv)
 {
-    const char *path = NULL, *v;
+    const char *path = NULL;
     int tsv = 0, jobs = 0, r;
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
             fputs(threads_usage, stdout);
             return 0;
         }
-        if ((r = ctr_cli_flag(argc, argv, &i, "j", &v)) != 0) {
+        if ((r = jobs_arg(argc, argv, &i, "threads", &jobs)) != 0) {
             if (r < 0)
-                return ctr_cli_usage_error(NULL, "threads: flag %s needs a value", argv[i]);
-            if (!jobs_flag("threads", v, &jobs))
                 return CTR_EXIT_USAGE;
             continue;
         }
