@@ -38,6 +38,8 @@
  * workers pause (two frames are always allowed). */
 #define MEM_BUDGET ((size_t)32 << 20)
 #define MAX_JOBS 64
+/* Columns the progress line may take (it is cleared with as many). */
+#define PROGRESS_WIDTH 72
 
 int ctr_cores_available(void)
 {
@@ -169,6 +171,11 @@ static void show_progress(struct run *r, int last)
         return;
     if (!last && s < 2.0)
         return;
+    if (last) { /* the line goes: what follows is the answer */
+        fprintf(r->progress, "\r%*s\r", PROGRESS_WIDTH, "");
+        fflush(r->progress);
+        return;
+    }
     uint64_t pos = ctr_source_pos(r->src), size = ctr_source_size(r->src);
     double ev = (double)r->t->nevents / (s > 0 ? s : 1);
     if (size)
@@ -176,10 +183,8 @@ static void show_progress(struct run *r, int last)
                 (unsigned long long)(pos >> 20), (unsigned long long)(size >> 20),
                 100.0 * (double)pos / (double)size, ev / 1e6);
     else
-        fprintf(r->progress, "\rctrace: %llu MB, %.1f M events/s   ",
+        fprintf(r->progress, "\rctrace: %llu MB read, %.1f M events/s   ",
                 (unsigned long long)(pos >> 20), ev / 1e6);
-    if (last)
-        fputs("\n", r->progress);
     fflush(r->progress);
     r->shown = 1;
 }

@@ -5,7 +5,8 @@
 # said (exit 3); bytes between frames that are no frame are skipped to the
 # next one; a FIFO is refused at once, not waited on; "-" reads standard
 # input, for one reading or two (a filter, the tasks' breakdowns); the
-# header is checked before anything else is read.
+# header is checked before anything else is read; progress shows on a
+# terminal only.
 # usage: streaming.sh CTRACE GOLDEN_DIR
 set -uo pipefail
 ctrace=$1 golden=$2
@@ -88,6 +89,15 @@ expect "1 GiB of zeros: refused on its header" 1 "bad magic" -- "$ctrace" stats 
 { head -c 16 "$gens"; head -c $((64 << 20)) /dev/zero; } >"$tmp/headed.bin"
 expect "a header, then 64 MiB of zeros: damage" 3 "not a zstd frame" -- \
     "$ctrace" stats "$tmp/headed.bin"
+
+# Progress: on a terminal's stderr, for an analysis over 2 s (here a pipe
+# that pauses), as "N MB read, M events/s"; never when stderr is no
+# terminal. script(1) (util-linux, essential in Debian) gives the terminal.
+slow="(head -c 2000 '$gens'; sleep 2.5; tail -c +2001 '$gens') | '$ctrace' stats - >/dev/null"
+script -qc "$slow" "$tmp/tty.log" >/dev/null 2>&1
+check "progress on a terminal" grep -q "MB read, [0-9.]* M events/s" "$tmp/tty.log"
+bash -c "$slow" 2>"$tmp/notty.err"
+check "no progress when stderr is no terminal" test ! -s "$tmp/notty.err"
 
 # -j: a bad value is a usage error.
 expect "-j 0 refused" 2 "-j wants a number of threads" -- "$ctrace" stats -j 0 "$gens"
