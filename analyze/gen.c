@@ -13,6 +13,7 @@
 #include "gen.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,8 +327,24 @@ static int note_foreign_stack(struct dec *r, uint64_t id)
     return ctr_idmap_put(&r->g->foreign_stacks, id, 1);
 }
 
+/* Per event type, the index of its STACK argument (0: none), filled once
+ * from the specs, so that the decode loop need not walk every argument's
+ * kind. An event has one stack at most (test-format.c holds the table to
+ * it). */
+static uint8_t stack_arg[CTR_EV_LIMIT];
+static pthread_once_t stack_arg_once = PTHREAD_ONCE_INIT;
+
+static void find_stack_args(void)
+{
+    for (int t = 0; t < CTR_EV_LIMIT; t++)
+        for (int i = 1; ctr_event_specs[t].name && i < ctr_event_specs[t].nargs; i++)
+            if (ctr_event_specs[t].args[i] == CTR_ARG_STACK)
+                stack_arg[t] = (uint8_t)i;
+}
+
 static int decode_batch(struct dec *r, const struct batch_ref *b)
 {
+    pthread_once(&stack_arg_once, find_stack_args);
     struct ctr_gen *g = r->g;
     struct ctr_gen_stream *s = stream_for(r, b->thread_id, b->switches);
     if (!s)
@@ -348,10 +365,8 @@ static int decode_batch(struct dec *r, const struct batch_ref *b)
             return -1;
         }
         p += used;
-        for (int i = 1; i < ev.nargs; i++)
-            if (ctr_event_specs[ev.type].args[i] == CTR_ARG_STACK &&
-                note_foreign_stack(r, ev.args[i]) != 0)
-                return -ENOMEM;
+        if (stack_arg[ev.type] && note_foreign_stack(r, ev.args[stack_arg[ev.type]]) != 0)
+            return -ENOMEM;
         struct ctr_trace_event *e = PUSH(s->ev, s->n, s->cap);
         if (!e)
             return -ENOMEM;

@@ -21,7 +21,8 @@
 #include "reader.h"
 
 /* Go's TestSpecs, for our table: every event is timed first, names exist,
- * argument kinds are known, and the worst case fits CTR_MAX_EVENT_BYTES. */
+ * argument kinds are known, an event has one stack at most, and the worst
+ * case fits CTR_MAX_EVENT_BYTES. */
 static void test_event_specs(void **state)
 {
     (void)state;
@@ -34,11 +35,16 @@ static void test_event_specs(void **state)
         assert_true(ty > 0);
         assert_true(s->nargs >= 1 && s->nargs <= CTR_MAX_ARGS);
         assert_int_equal(s->args[0], CTR_ARG_TIME);
+        int stacks = 0;
         for (int i = 1; i < s->nargs; i++) {
             assert_true(s->args[i] > CTR_ARG_TIME && s->args[i] <= CTR_ARG_LENGTH);
             /* Raw bytes follow the last argument only. */
             assert_true(s->args[i] != CTR_ARG_LENGTH || i == s->nargs - 1);
+            stacks += s->args[i] == CTR_ARG_STACK;
         }
+        /* One stack an event at most: the analyzer's decoder looks at one
+         * (analyze/gen.c, stack_arg). */
+        assert_true(stacks <= 1);
         assert_true(1 + s->nargs * CTR_VARINT_MAX <= CTR_MAX_EVENT_BYTES);
     }
     assert_int_equal(defined, CTR_EV_LIMIT - 1); /* ids are dense: no holes yet */

@@ -499,6 +499,8 @@ static inline size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, stru
     ev->nargs = (uint8_t)n;
     ev->payload = NULL;
     ev->payload_len = 0;
+    for (unsigned i = 0; i < CTR_MAX_ARGS; i++) /* a constant count: stores, no call */
+        ev->args[i] = 0;
     for (unsigned i = 0; i < n; i++) {
         /* Most arguments (deltas, reasons, ids) take one byte: no loop for
          * them. This loop is the analyzer's and the collector's inner one. */
@@ -513,8 +515,6 @@ static inline size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, stru
         if (!ctr_arg_in_range(s->args[i], ev->args[i]))
             return 0;
     }
-    for (unsigned i = n; i < CTR_MAX_ARGS; i++)
-        ev->args[i] = 0;
     /* §4: a LENGTH is the last argument, and its bytes follow the event. */
     if (s->args[n - 1] == CTR_ARG_LENGTH) {
         uint64_t len = ev->args[n - 1];
