@@ -261,8 +261,12 @@ static int pop(struct ctr_engine *e)
         st->count--;
     }
     if (st->count) {
-        key_from_head(st, &e->heap[0]);
-        sift_down(e, 0);
+        struct heap_entry *top = &e->heap[0];
+        key_from_head(st, top);
+        /* Most often the same stream is still first: no need to sift. */
+        if ((e->nheap > 1 && !before(top, &e->heap[1])) ||
+            (e->nheap > 2 && !before(top, &e->heap[2])))
+            sift_down(e, 0);
     } else {
         st->queued = 0;
         if (--e->nheap) {

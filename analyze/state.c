@@ -186,7 +186,9 @@ static void transition(struct ctr_states *s, struct walker *w, uint32_t thread, 
 {
     struct ctr_interval *c = &w->cur;
     c->thread = &s->t->threads[thread]; /* the table may have moved since */
-    if (c->state == CTR_STATE_BLOCKED) {
+    if (!s->fn) {
+        /* No taker of intervals: only the states matter (the odd events). */
+    } else if (c->state == CTR_STATE_BLOCKED) {
         end_wait(s, w, ns, open);
     } else if (c->state) {
         c->end_ns = ns;
