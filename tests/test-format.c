@@ -82,6 +82,33 @@ static void test_varints(void **state)
     uint8_t padded[3] = {0x85, 0x80, 0x00};
     assert_int_equal(ctr_get_uvarint(padded, padded + 3, &v), 3);
     assert_true(v == 5);
+    /* Against the format's rule byte by byte, on random bytes (every
+     * length, continuation bits in every place, the word-at-a-time path
+     * and the bytewise one): the same length and value, or the same 0. */
+    uint64_t seed = 42;
+    for (int round = 0; round < 200000; round++) {
+        uint8_t bytes[12];
+        for (size_t k = 0; k < sizeof(bytes); k++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            bytes[k] = (uint8_t)(seed >> 56);
+            if ((seed >> 20) % 4 == 0) /* more continuation bytes than chance gives */
+                bytes[k] |= 0x80;
+        }
+        size_t len = (size_t)(seed >> 8) % (sizeof(bytes) + 1);
+        uint64_t want = 0, got = 0;
+        size_t want_n = 0;
+        for (size_t k = 0; k < len && k < CTR_VARINT_MAX; k++) {
+            want |= (uint64_t)(bytes[k] & 0x7f) << (7 * k);
+            if (!(bytes[k] & 0x80)) {
+                want_n = k == CTR_VARINT_MAX - 1 && bytes[k] > 1 ? 0 : k + 1;
+                break;
+            }
+        }
+        size_t n = ctr_get_uvarint(bytes, bytes + len, &got);
+        assert_int_equal(n, want_n);
+        if (n)
+            assert_true(got == want);
+    }
 }
 
 /* A value of the given kind that the reader will accept, and that takes
