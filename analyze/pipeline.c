@@ -1,17 +1,10 @@
 /* pipeline.c - the streaming analyzer's driver (see pipeline.h).
  *
- * Frames go through a ring of slots: the main thread reads a frame into a
- * free slot, a worker decodes it (gen.c), and the main thread takes the
- * slots back in file order. `jobs` counts the main thread: jobs - 1
- * workers decode ahead of it, and with one job the main thread decodes
- * each frame itself. At most jobs frames are out at once, and fewer when
- * the decoded ones already hold MEM_BUDGET bytes, so memory stays bounded
- * whatever the trace's length.
- *
- * Taking frame k in: its tables join the trace's; its batches' ticks become
- * nanoseconds by the clock points read so far (each frame brings the clock
- * of its start and end, so every event's segment is known) and are kept
- * monotonic per thread; the first generation's WAITING records open the
+ * Frames come decoded, in file order, from decoders.c (jobs - 1 worker
+ * threads decode ahead of this one). Taking frame k in: its tables join the
+ * trace's; the ticks its own clock points could not turn into nanoseconds
+ * (events buffered before its first point) are turned by the trace's, and
+ * each thread's events are kept monotonic; the first generation's WAITING records open the
  * waits going on as the trace begins; its streams join the engine, tagged
  * k; then the engine drains frame k-1, whose events were waiting for frame
  * k's, since a thread's events buffered across a generation's end may sit
@@ -21,23 +14,17 @@
 #include "pipeline.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <zstd.h>
-
 #include "bufpool.h"
 #include "ctrace_grow.h"
+#include "decoders.h"
 #include "gen.h"
 
-/* Decoded frames waiting for the main thread may hold this much before the
- * workers pause (two frames are always allowed). */
-#define MEM_BUDGET ((size_t)32 << 20)
-#define MAX_JOBS 64
 /* Columns the progress line may take (it is cleared with as many). */
 #define PROGRESS_WIDTH 72
 
@@ -48,70 +35,6 @@ int ctr_cores_available(void)
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
-}
-
-/* ---------------------------------------------------------------------------
- * The workers
- * ------------------------------------------------------------------------- */
-
-enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_DECODING, SLOT_DONE };
-
-struct slot {
-    enum slot_state state;
-    uint64_t seq;
-    struct ctr_frame frame;
-    struct ctr_gen gen;
-    int rc;
-};
-
-struct pool {
-    pthread_mutex_t lock;
-    pthread_cond_t work;         /* a slot was queued, or stop */
-    pthread_cond_t done;         /* a slot was decoded */
-    struct slot *slots;
-    size_t nslots;
-    struct ctr_bufpool *buffers;  /* shared by the decoders and the main thread */
-    uint64_t next_decode;        /* the lowest seq not yet taken by a worker */
-    size_t done_mem;
-    int stop;
-    pthread_t threads[MAX_JOBS];
-    int nthreads;
-};
-
-static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, struct ctr_bufpool *buffers)
-{
-    s->rc = ctr_gen_decode(&s->gen, s->frame.data, s->frame.len, s->frame.file_off, s->frame.cut,
-                           dctx, buffers);
-    free(s->frame.data);
-    s->frame.data = NULL;
-}
-
-static void *worker(void *arg)
-{
-    struct pool *p = arg;
-    ZSTD_DCtx *dctx = ZSTD_createDCtx(); /* NULL: one per frame, then */
-    pthread_mutex_lock(&p->lock);
-    for (;;) {
-        struct slot *s = &p->slots[p->next_decode % p->nslots];
-        if (p->stop)
-            break;
-        if (s->state != SLOT_QUEUED || s->seq != p->next_decode) {
-            pthread_cond_wait(&p->work, &p->lock);
-            continue;
-        }
-        s->state = SLOT_DECODING;
-        p->next_decode++;
-        pthread_mutex_unlock(&p->lock);
-        decode_slot(s, dctx, p->buffers);
-        pthread_mutex_lock(&p->lock);
-        s->state = SLOT_DONE;
-        p->done_mem += s->gen.mem;
-        pthread_cond_broadcast(&p->done);
-        pthread_cond_broadcast(&p->work); /* the next slot may be queued already */
-    }
-    pthread_mutex_unlock(&p->lock);
-    ZSTD_freeDCtx(dctx);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -514,17 +437,18 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
     return 0;
 }
 
-/* Bytes that were not a frame: damage, and a gap once a frame follows. */
-static void take_skipped(struct run *r, const struct ctr_frame *f)
+/* Bytes from skipped_off to file_off that were not a frame: damage, and a
+ * gap once a frame follows. */
+static void take_skipped(struct run *r, const char *what, uint64_t skipped_off, uint64_t file_off)
 {
     char why[300];
-    snprintf(why, sizeof(why), "%s; skipped %llu bytes", f->skipped,
-             (unsigned long long)(f->file_off > f->skipped_off ? f->file_off - f->skipped_off : 0));
-    note_damage(r->t, f->skipped_off, "", why);
+    snprintf(why, sizeof(why), "%s; skipped %llu bytes", what,
+             (unsigned long long)(file_off > skipped_off ? file_off - skipped_off : 0));
+    note_damage(r->t, skipped_off, "", why);
     if (!r->gap_open && r->seq > 0) {
         r->gap_open = 1;
         r->gap_from = r->max_ns;
-        r->gap_off = f->skipped_off;
+        r->gap_off = skipped_off;
     }
 }
 
@@ -580,111 +504,32 @@ static int finish(struct run *r)
  * The run
  * ------------------------------------------------------------------------- */
 
-static void stop_pool(struct pool *p)
-{
-    pthread_mutex_lock(&p->lock);
-    p->stop = 1;
-    pthread_cond_broadcast(&p->work);
-    pthread_mutex_unlock(&p->lock);
-    for (int i = 0; i < p->nthreads; i++)
-        pthread_join(p->threads[i], NULL);
-    for (size_t i = 0; i < p->nslots; i++) {
-        free(p->slots[i].frame.data);
-        ctr_gen_free(&p->slots[i].gen, p->buffers);
-    }
-    free(p->slots);
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->work);
-    pthread_cond_destroy(&p->done);
-}
-
 int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c,
                 size_t n, const struct ctr_pipeline_opts *opts, char *err, size_t errlen)
 {
     int jobs = opts && opts->jobs > 0 ? opts->jobs : ctr_cores_available();
-    if (jobs > MAX_JOBS)
-        jobs = MAX_JOBS;
     struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL};
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     r.eng = ctr_engine_new(t, c, n);
-    /* Freed frames' buffers are kept for the next ones: a frame or two
-     * per job's worth. */
-    struct pool p = {.nslots = (size_t)jobs, .buffers = ctr_bufpool_new((size_t)(jobs + 1) * MEM_BUDGET / 2)};
-    r.buffers = p.buffers;
-    p.slots = calloc(p.nslots, sizeof(*p.slots));
-    pthread_mutex_init(&p.lock, NULL);
-    pthread_cond_init(&p.work, NULL);
-    pthread_cond_init(&p.done, NULL);
-    ZSTD_DCtx *dctx = ZSTD_createDCtx(); /* the main thread's, with one job */
-    int rc = r.eng && p.slots ? 0 : -ENOMEM;
-    for (int i = 0; rc == 0 && i < jobs - 1; i++) {
-        if (pthread_create(&p.threads[i], NULL, worker, &p) != 0)
-            break; /* fewer workers, still correct */
-        p.nthreads++;
-    }
-    uint64_t next_read = 0, next_take = 0, gens_before = 0;
-    struct ctr_frame tail = {0};
-    int at_end = 0;
-    while (rc == 0) {
-        /* Read frames into free slots while the budget allows. */
-        pthread_mutex_lock(&p.lock);
-        while (!at_end && next_read - next_take < p.nslots &&
-               (next_read == next_take || p.done_mem < MEM_BUDGET)) {
-            struct slot *s = &p.slots[next_read % p.nslots];
-            pthread_mutex_unlock(&p.lock);
-            struct ctr_frame f;
-            int got = ctr_source_next(src, &f);
-            pthread_mutex_lock(&p.lock);
-            if (got < 0) {
-                note_damage(t, ctr_source_pos(src), "", f.skipped);
-                at_end = 1;
-            } else if (got == 0) {
-                tail = f; /* bytes skipped at the end, taken after the frames */
-                at_end = 1;
-            } else {
-                s->frame = f;
-                s->seq = next_read++;
-                s->state = SLOT_QUEUED;
-                pthread_cond_broadcast(&p.work);
-            }
-        }
-        if (next_take == next_read) {
-            pthread_mutex_unlock(&p.lock);
-            break;
-        }
-        struct slot *s = &p.slots[next_take % p.nslots];
-        if (p.nthreads == 0 && s->state == SLOT_QUEUED) {
-            s->state = SLOT_DECODING;
-            p.next_decode++;
-            pthread_mutex_unlock(&p.lock);
-            decode_slot(s, dctx, p.buffers);
-            pthread_mutex_lock(&p.lock);
-            s->state = SLOT_DONE;
-            p.done_mem += s->gen.mem;
-        }
-        while (s->state != SLOT_DONE)
-            pthread_cond_wait(&p.done, &p.lock);
-        p.done_mem -= s->gen.mem;
-        pthread_mutex_unlock(&p.lock);
-        uint64_t begins = s->gen.begins;
-        if (s->frame.skipped[0]) /* bytes before the frame were not one */
-            take_skipped(&r, &s->frame);
-        rc = s->rc == -ENOMEM ? -ENOMEM : take_frame(&r, &s->gen, gens_before);
+    struct ctr_decoders *d = ctr_decoders_new(src, jobs);
+    int rc = r.eng && d ? 0 : -ENOMEM, got = 0;
+    r.buffers = d ? ctr_decoders_buffers(d) : NULL;
+    uint64_t gens_before = 0;
+    struct ctr_decoded f;
+    while (rc == 0 && (got = ctr_decoders_next(d, &f)) > 0) {
+        uint64_t begins = f.gen.begins;
+        if (f.skipped[0]) /* bytes before the frame were not one */
+            take_skipped(&r, f.skipped, f.skipped_off, f.file_off);
+        rc = f.rc == -ENOMEM ? -ENOMEM : take_frame(&r, &f.gen, gens_before);
         gens_before += begins;
-        ctr_gen_free(&s->gen, p.buffers);
-        pthread_mutex_lock(&p.lock);
-        s->state = SLOT_FREE;
-        next_take++;
-        pthread_mutex_unlock(&p.lock);
+        ctr_gen_free(&f.gen, r.buffers);
         show_progress(&r, 0);
     }
-    stop_pool(&p);
-    ZSTD_freeDCtx(dctx);
     t->file_bytes = ctr_source_pos(src);
-    if (rc == 0 && tail.skipped[0]) {
-        tail.file_off = t->file_bytes;
-        take_skipped(&r, &tail);
-    }
+    if (rc == 0 && got < 0)
+        note_damage(t, f.file_off, "", f.skipped); /* reading failed */
+    else if (rc == 0 && f.skipped[0])
+        take_skipped(&r, f.skipped, f.skipped_off, f.file_off); /* trailing bytes */
     if (rc == 0)
         rc = finish(&r);
     show_progress(&r, 1);
@@ -695,7 +540,7 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
     free(r.pending);
     ctr_idmap_free(&r.foreign_stacks);
     ctr_engine_free(r.eng);
-    ctr_bufpool_free(p.buffers);
+    ctr_decoders_free(d);
     if (rc != 0)
         snprintf(err, errlen, "out of memory analysing the trace");
     return rc;
