@@ -184,8 +184,9 @@ static int absorb_tables(struct run *r, const struct ctr_gen *g)
         if (ctr_trace_add_string(t, g->strings[i].id, g->stream + g->strings[i].off,
                                  g->strings[i].len) != 0)
             return -ENOMEM;
-    for (size_t i = 0; i < g->nstacks; i++)
-        if (ctr_trace_add_stack(t, g->stacks[i].id, g->pcs + g->stacks[i].pc0, g->stacks[i].n) != 0)
+    for (size_t i = 0; i < g->nstacks; i++) /* (no pcs at all when every stack is empty) */
+        if (ctr_trace_add_stack(t, g->stacks[i].id, g->pcs ? g->pcs + g->stacks[i].pc0 : NULL,
+                                g->stacks[i].n) != 0)
             return -ENOMEM;
     for (size_t i = 0; i < g->nmappings; i++)
         if (ctr_trace_add_mapping(t, &g->mappings[i], (uint64_t)(uintptr_t)g->mappings[i].path) != 0)
