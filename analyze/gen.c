@@ -410,28 +410,6 @@ static void order_switches(struct ctr_gen_stream *s)
     }
 }
 
-/* The frame's clock points as a reader of the whole would keep them: in
- * tick order, each later in both clocks than the one before. */
-static size_t own_clocks(const struct ctr_gen *g, struct ctr_clock_point *pts, size_t max)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < g->nclocks && n < max; i++) {
-        struct ctr_clock_point p = g->clocks[i];
-        size_t at = n;
-        while (at > 0 && pts[at - 1].ticks > p.ticks) {
-            pts[at] = pts[at - 1];
-            at--;
-        }
-        pts[at] = p;
-        n++;
-    }
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++)
-        if (w == 0 || (pts[i].ticks > pts[w - 1].ticks && pts[i].mono_ns > pts[w - 1].mono_ns))
-            pts[w++] = pts[i];
-    return w;
-}
-
 /* Turns a batch stream's ticks into nanoseconds where the frame's own clock
  * points give the same answer as the whole trace's would (ticks between its
  * first and last point: the points between are the trace's, and a segment
@@ -441,8 +419,10 @@ static size_t own_clocks(const struct ctr_gen *g, struct ctr_clock_point *pts, s
  * in ticks for the main thread (s->in_ticks); a stream with anything else
  * out of range is left whole (s->in_ticks = s->n). */
 static void convert_stream(const struct ctr_gen *g, struct ctr_gen_stream *s,
-                           const struct ctr_clock_point *pts, size_t npts)
+                           const struct ctr_trace *own)
 {
+    const struct ctr_clock_point *pts = own->clocks;
+    size_t npts = own->nclocks;
     s->in_ticks = s->n;
     if (!g->has_info || s->n == 0)
         return;
@@ -457,11 +437,9 @@ static void convert_stream(const struct ctr_gen *g, struct ctr_gen_stream *s,
         for (size_t k = lead; k < s->n; k++)
             if (s->ev[k].ns > pts[npts - 1].ticks)
                 return;
-        struct ctr_trace local = {.tick_source = g->tick_source,
-                                  .clocks = (struct ctr_clock_point *)pts, .nclocks = npts};
         struct ctr_clock_cursor cur = {0};
         for (size_t k = lead; k < s->n; k++)
-            s->ev[k].ns = ctr_clock_convert(&local, &cur, s->ev[k].ns);
+            s->ev[k].ns = ctr_clock_convert(own, &cur, s->ev[k].ns);
         s->in_ticks = lead;
     }
     for (size_t k = s->in_ticks + 1; k < s->n; k++)
@@ -503,16 +481,24 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     }
     if (rc == -ENOMEM)
         damage(g, g->stream_len, "out of memory");
-    struct ctr_clock_point pts[64];
-    size_t npts = own_clocks(g, pts, sizeof(pts) / sizeof(pts[0]));
+    /* The frame's clock points, kept by the rule the whole trace's are
+     * (ctr_trace_add_clock); none if memory runs out: the main thread then
+     * converts every tick. */
+    struct ctr_trace own = {.tick_source = g->tick_source};
+    for (size_t i = 0; i < g->nclocks; i++)
+        if (ctr_trace_add_clock(&own, &g->clocks[i]) != 0) {
+            own.nclocks = 0;
+            break;
+        }
     for (size_t i = 0; i < g->nstreams; i++) {
         struct ctr_gen_stream *st = &g->streams[i];
         if (st->switches)
             order_switches(st);
         else
-            convert_stream(g, st, pts, npts);
+            convert_stream(g, st, &own);
         g->mem += st->cap * sizeof(struct ctr_trace_event);
     }
+    free(own.clocks);
     g->mem += g->pcs_cap * sizeof(*g->pcs) + sizeof(*g);
     free(r.batches);
     ctr_idmap_free(&r.own_stacks);
