@@ -47,7 +47,6 @@ struct ctr_engine {
     const struct ctr_trace *t;
     struct ctr_consumer *cons;
     size_t ncons;
-    ctr_interval_fn interval_fn;
     struct ctr_states *states;
     struct stream *streams;   /* thread * 2 + switches */
     size_t nstreams, streams_cap;
@@ -56,7 +55,6 @@ struct ctr_engine {
     struct tag_count *tags;   /* tags[tag_first .. ntags-1] live */
     size_t tag_first, ntags, tags_cap, tag_base;
     uint64_t *thread_last;    /* per thread: the time of its last event out */
-    uint64_t last_ns;
 };
 
 /* The state machine's intervals go to every consumer that wants them. */
@@ -240,11 +238,6 @@ uint64_t ctr_engine_first_ns(const struct ctr_engine *e)
     return e->nheap ? e->heap[0].ns : UINT64_MAX;
 }
 
-uint64_t ctr_engine_last_ns(const struct ctr_engine *e)
-{
-    return e->last_ns;
-}
-
 /* ---------------------------------------------------------------------------
  * Consuming
  * ------------------------------------------------------------------------- */
@@ -284,7 +277,6 @@ static int pop(struct ctr_engine *e)
         ev = &late;
     }
     e->thread_last[st->thread] = ev->ns;
-    e->last_ns = ev->ns;
     if (ctr_states_event(e->states, st->thread, ev) != 0)
         return -1;
     for (size_t i = 0; i < e->ncons; i++)

@@ -74,9 +74,6 @@ void ctr_engine_gap(struct ctr_engine *e, uint64_t from_ns, uint64_t to_ns);
  * UINT64_MAX if out of memory. */
 uint64_t ctr_engine_finish(struct ctr_engine *e);
 
-/* ctr_engine_last_ns() : the time of the last event consumed (0: none). */
-uint64_t ctr_engine_last_ns(const struct ctr_engine *e);
-
 /* ctr_trace_replay() : runs the engine over a trace read whole
  * (ctr_trace_read()), feeding the n consumers c[]; *odd (may be NULL) gets
  * the events that did not fit the state machine. @return 0 or -ENOMEM. */
