@@ -16,8 +16,9 @@
 #include "ctrace_grow.h"
 #include "idmap.h"
 
+/* An object's last release (the object is its key in by_object). */
 struct release_entry {
-    uint64_t object, ns, stack_id;
+    uint64_t ns, stack_id;
     uint32_t thread;
 };
 
@@ -118,7 +119,7 @@ static int note_release(struct ctr_states *s, uint64_t object, uint64_t ns, uint
 {
     uint64_t *at = ctr_idmap_get(&s->by_object, object);
     if (at) {
-        s->rel[*at] = (struct release_entry){object, ns, stack, thread};
+        s->rel[*at] = (struct release_entry){ns, stack, thread};
         return 0;
     }
     if (s->nrel >= s->prune_at && prune_releases(s) != 0)
@@ -126,7 +127,7 @@ static int note_release(struct ctr_states *s, uint64_t object, uint64_t ns, uint
     if (ctr_grow(&s->rel, &s->relcap, s->nrel + 1, sizeof(*s->rel)) != 0 ||
         ctr_idmap_put(&s->by_object, object, s->nrel) != 0)
         return -1;
-    s->rel[s->nrel++] = (struct release_entry){object, ns, stack, thread};
+    s->rel[s->nrel++] = (struct release_entry){ns, stack, thread};
     return 0;
 }
 
@@ -160,7 +161,7 @@ static void end_wait(struct ctr_states *s, struct walker *w, uint64_t ns, int op
     struct ctr_release rel;
     c->release = NULL;
     if (r && r->ns >= c->start_ns && r->ns <= resume) {
-        rel = (struct ctr_release){r->object, r->ns, r->stack_id, &s->t->threads[r->thread]};
+        rel = (struct ctr_release){c->object, r->ns, r->stack_id, &s->t->threads[r->thread]};
         c->release = &rel;
     }
     c->open = open;
