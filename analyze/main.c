@@ -162,24 +162,11 @@ static int filter_pass(struct ctr_reading *rd, const struct ctr_profile_filter *
     if (!ctr_profile_filter_is_set(filter))
         return 0;
     struct ctr_tasks ts;
-    struct ctr_tasks_builder *b = ctr_tasks_builder_new(&ts);
     struct ctr_trace *t;
-    if (!b) {
-        fprintf(stderr, "ctrace: out of memory\n");
+    if (ctr_reading_tasks(rd, &ts, &t))
         return 1;
-    }
-    struct ctr_consumer c = ctr_tasks_consumer(b);
-    int failed = ctr_reading_pass(rd, &c, 1, &t);
-    int rc = ctr_tasks_builder_end(b, failed ? ctr_reading_trace(rd) : t);
-    if (failed || rc != 0) {
-        if (rc == 0)
-            ctr_tasks_free(&ts);
-        if (!failed)
-            fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
-        return 1;
-    }
     size_t ntasks = 0, nregions = 0;
-    rc = ctr_profile_filter_windows(t, &ts, filter, keep, &ntasks, &nregions);
+    int rc = ctr_profile_filter_windows(t, &ts, filter, keep, &ntasks, &nregions);
     ctr_tasks_free(&ts);
     if (rc != 0) {
         fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
@@ -375,31 +362,15 @@ static int cmd_tasks(int argc, char **argv)
     struct ctr_pipeline_opts po = pipeline_opts(jobs);
     struct ctr_tasks ts;
     struct ctr_trace *t;
-    if (ctr_reading_open(&rd, path, o.tsv || !o.n ? 1 : 2, &po))
-        return 1;
-    struct ctr_tasks_builder *b = ctr_tasks_builder_new(&ts);
-    if (!b) {
-        fprintf(stderr, "ctrace: out of memory\n");
+    if (ctr_reading_open(&rd, path, o.tsv || !o.n ? 1 : 2, &po) ||
+        ctr_reading_tasks(&rd, &ts, &t)) {
         ctr_reading_close(&rd);
         return 1;
     }
-    struct ctr_consumer c = ctr_tasks_consumer(b);
-    int failed = ctr_reading_pass(&rd, &c, 1, &t);
     char err[256];
-    int rc = ctr_tasks_builder_end(b, failed ? ctr_reading_trace(&rd) : t);
-    if (failed) {
-        if (rc == 0)
-            ctr_tasks_free(&ts);
-        ctr_reading_close(&rd);
-        return 1;
-    }
-    if (rc == 0) {
-        struct second_reading second = {&rd, t, &ts};
-        rc = ctr_tasks_report(t, &ts, &o, breakdown_pass, &second, stdout, err, sizeof(err));
-        ctr_tasks_free(&ts);
-    } else {
-        snprintf(err, sizeof(err), "reading the tasks: %s", strerror(-rc));
-    }
+    struct second_reading second = {&rd, t, &ts};
+    int rc = ctr_tasks_report(t, &ts, &o, breakdown_pass, &second, stdout, err, sizeof(err));
+    ctr_tasks_free(&ts);
     int status = report_status(rc, err, &rd);
     ctr_reading_close(&rd);
     return status;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "tasks.h"
 
 int ctr_reading_open(struct ctr_reading *r, const char *path, int passes,
                      const struct ctr_pipeline_opts *opts)
@@ -43,6 +44,27 @@ int ctr_reading_pass(struct ctr_reading *r, const struct ctr_consumer *c, size_t
         return 1;
     }
     *t = pt;
+    return 0;
+}
+
+int ctr_reading_tasks(struct ctr_reading *r, struct ctr_tasks *ts, struct ctr_trace **t)
+{
+    struct ctr_tasks_builder *b = ctr_tasks_builder_new(ts);
+    if (!b) {
+        fprintf(stderr, "ctrace: out of memory\n");
+        return 1;
+    }
+    struct ctr_trace *filled = ctr_reading_trace(r);
+    struct ctr_consumer c = ctr_tasks_consumer(b);
+    int failed = ctr_reading_pass(r, &c, 1, t);
+    int rc = ctr_tasks_builder_end(b, filled); /* frees b, and ts on failure */
+    if (failed || rc != 0) {
+        if (rc == 0)
+            ctr_tasks_free(ts);
+        else if (!failed)
+            fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
+        return 1;
+    }
     return 0;
 }
 

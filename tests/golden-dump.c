@@ -15,8 +15,9 @@
  *
  * The profiles and states are computed twice: from the trace read whole
  * (ctr_trace_read, as tests read it) and streamed through the pipeline
- * with `-j JOBS` threads (as the CLI reads it); a line says where the two
- * differ, so the expected file holds both paths to the old answers.
+ * with `-j JOBS` threads, the profiles as the CLI reads them (passes.h);
+ * a line says where the two differ, so the expected file holds both paths
+ * to the old answers.
  * usage: golden-dump TRACE [-task TYPE] [-region NAME] [-latmin NS] [-j JOBS]
  * Exit status: 0, 1 when the trace cannot be read or memory runs out. */
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "ctrace_grow.h"
+#include "passes.h"
 #include "pipeline.h"
 #include "profile.h"
 #include "reader.h"
@@ -88,45 +90,40 @@ static size_t merge_aggs(struct aggs *as)
     return stacks;
 }
 
-/* Profile `type` under filter f as the CLI makes it: streamed, the waits
- * summed per stack, a first reading for the filter's windows. */
+/* Profile `type` under filter f as the CLI makes it (passes.h): streamed,
+ * the waits summed per stack, a first reading for the filter's windows. */
 static int stream_profile(enum ctr_profile_type type, const struct ctr_profile_filter *f,
                           struct aggs *as)
 {
-    char err[256];
-    struct ctr_source *src;
-    struct ctr_trace first = {0}, second = {0};
+    struct ctr_reading rd;
     struct ctr_windows keep = {0};
     struct ctr_pipeline_opts o = {.jobs = jobs};
-    int set = ctr_profile_filter_is_set(f), rc;
-    if ((rc = ctr_source_open(trace_path, 0, &src, err, sizeof(err))) != 0)
-        return rc;
+    struct ctr_trace *t;
+    int set = ctr_profile_filter_is_set(f);
+    if (ctr_reading_open(&rd, trace_path, set ? 2 : 1, &o))
+        return -1;
+    int rc = 0;
     if (set) {
         struct ctr_tasks ts;
-        struct ctr_tasks_builder *b = ctr_tasks_builder_new(&ts);
-        struct ctr_consumer c = ctr_tasks_consumer(b);
-        rc = ctr_analyze(src, &first, &c, 1, &o, err, sizeof(err));
-        int end = ctr_tasks_builder_end(b, &first);
-        if (rc == 0 && end == 0)
-            rc = ctr_profile_filter_windows(&first, &ts, f, &keep, NULL, NULL);
-        if (end == 0)
+        rc = ctr_reading_tasks(&rd, &ts, &t) ? -1 : 0;
+        if (rc == 0) {
+            rc = ctr_profile_filter_windows(t, &ts, f, &keep, NULL, NULL);
             ctr_tasks_free(&ts);
-        rc = rc ? rc : end ? end : ctr_source_rewind(src);
+        }
     }
     struct ctr_profile_collect *c = NULL;
-    if (rc == 0 && !(c = ctr_profile_collect_new(&second, type, set ? &keep : NULL, NULL, NULL)))
+    if (rc == 0 && !(c = ctr_profile_collect_new(ctr_reading_trace(&rd), type, set ? &keep : NULL,
+                                                 NULL, NULL)))
         rc = -1;
     if (rc == 0) {
         struct ctr_consumer cons = ctr_profile_consumer(c);
-        rc = ctr_analyze(src, &second, &cons, 1, &o, err, sizeof(err));
+        rc = ctr_reading_pass(&rd, &cons, 1, &t) ? -1 : 0;
     }
     if (rc == 0)
         rc = ctr_profile_collect_end(c, on_sample, as);
     ctr_profile_collect_free(c);
     ctr_windows_free(&keep);
-    ctr_trace_free(&first);
-    ctr_trace_free(&second);
-    ctr_source_close(src);
+    ctr_reading_close(&rd);
     return rc;
 }
 
