@@ -49,10 +49,10 @@ struct injected {                /* events the pipeline adds: WAITING, PENDING *
 struct run {
     struct ctr_trace *t;
     struct ctr_engine *eng;
-    struct ctr_gen held[1];      /* the frame taken last, whose events the engine
-                                    points at until the next one is in */
+    struct ctr_gen held;         /* the frame taken last, whose events the engine
+                                    points at until the next one is in (zeroed:
+                                    none, which frees as nothing) */
     struct ctr_bufpool *buffers; /* where freed frames' buffers go */
-    int nheld;
     uint64_t seq;                /* frames taken in */
     int started;                 /* t->start_ns is set (the first drain) */
     /* The PENDING records after the last GEN_END so far. */
@@ -171,12 +171,6 @@ static void free_injected(struct run *r, uint64_t drained)
  * Taking a frame in
  * ------------------------------------------------------------------------- */
 
-static const char *string_or(const struct ctr_trace *t, uint64_t id, const char *dflt)
-{
-    const char *s = id ? ctr_trace_string(t, id) : NULL;
-    return s ? s : dflt;
-}
-
 static int absorb_tables(struct run *r, const struct ctr_gen *g)
 {
     struct ctr_trace *t = r->t;
@@ -196,7 +190,7 @@ static int absorb_tables(struct run *r, const struct ctr_gen *g)
         t->tick_source = g->tick_source;
         t->flags = g->flags;
         t->io_min_ns = g->io_min_ns;
-        t->exe = string_or(t, g->exe_id, "");
+        t->exe = ctr_trace_name(t, g->exe_id);
     }
     for (size_t i = 0; i < g->nthreads; i++) {
         const struct ctr_gen_thread *gt = &g->threads[i];
@@ -210,7 +204,7 @@ static int absorb_tables(struct run *r, const struct ctr_gen *g)
         th->os_tid = (int64_t)gt->os_tid;
         th->parent_id = gt->parent;
         th->handle = gt->handle;
-        th->name = string_or(t, gt->name_id, "");
+        th->name = ctr_trace_name(t, gt->name_id);
     }
     for (size_t i = 0; i < g->ndrops; i++) {
         uint32_t ix;
@@ -391,8 +385,7 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
          * gap runs to this frame's first moment. */
         if (drain(r, UINT64_MAX) != 0)
             return -ENOMEM;
-        while (r->nheld)
-            ctr_gen_free(&r->held[--r->nheld], r->buffers);
+        ctr_gen_free(&r->held, r->buffers);
         uint64_t to = g->nclocks ? g->clocks[0].mono_ns : r->gap_from;
         for (size_t i = 0; i < g->nstreams && !g->nclocks; i++)
             if (g->streams[i].switches && g->streams[i].n && g->streams[i].ev[0].ns > to)
@@ -430,9 +423,8 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
     /* Frame k is in: frame k-1 can be drained, and then freed. */
     if (r->seq > 0 && drain(r, r->seq - 1) != 0)
         return -ENOMEM;
-    while (r->nheld)
-        ctr_gen_free(&r->held[--r->nheld], r->buffers);
-    r->held[r->nheld++] = *g;
+    ctr_gen_free(&r->held, r->buffers);
+    r->held = *g;
     memset(g, 0, sizeof(*g));
     r->seq++;
     return 0;
@@ -534,8 +526,7 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
     if (rc == 0)
         rc = finish(&r);
     show_progress(&r, 1);
-    while (r.nheld)
-        ctr_gen_free(&r.held[--r.nheld], r.buffers);
+    ctr_gen_free(&r.held, r.buffers);
     free_injected(&r, UINT64_MAX);
     free(r.inj);
     free(r.pending);

@@ -33,6 +33,12 @@ const char *ctr_trace_string(const struct ctr_trace *t, uint64_t id)
     return at ? t->strings[*at].s : NULL;
 }
 
+const char *ctr_trace_name(const struct ctr_trace *t, uint64_t id)
+{
+    const char *s = id ? ctr_trace_string(t, id) : NULL;
+    return s ? s : "";
+}
+
 struct ctr_thread_info *ctr_trace_thread(const struct ctr_trace *t, uint64_t id)
 {
     const uint64_t *at = ctr_idmap_get(&t->thread_ix, id);
@@ -115,8 +121,7 @@ int ctr_trace_add_mapping(struct ctr_trace *t, const struct ctr_mapping_info *m,
         return -ENOMEM;
     struct ctr_mapping_info *dst = &t->mappings[t->nmappings++];
     *dst = *m;
-    const char *path = path_id ? ctr_trace_string(t, path_id) : NULL;
-    dst->path = path ? path : "";
+    dst->path = ctr_trace_name(t, path_id);
     return 0;
 }
 

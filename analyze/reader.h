@@ -140,6 +140,8 @@ const char *ctr_event_payload(const struct ctr_trace *t, const struct ctr_trace_
 /* Lookups by id; NULL when absent. */
 const struct ctr_stack_info *ctr_trace_stack(const struct ctr_trace *t, uint64_t id);
 const char *ctr_trace_string(const struct ctr_trace *t, uint64_t id);
+/* The string `id` names, or "" for id 0 or a string the trace lacks. */
+const char *ctr_trace_name(const struct ctr_trace *t, uint64_t id);
 struct ctr_thread_info *ctr_trace_thread(const struct ctr_trace *t, uint64_t id);
 
 /* ---------------------------------------------------------------------------

@@ -19,12 +19,6 @@
 #include "state.h"
 #include "ctrace_grow.h"
 
-static const char *str(const struct ctr_trace *t, uint64_t id)
-{
-    const char *s = id ? ctr_trace_string(t, id) : NULL;
-    return s ? s : "";
-}
-
 /* ================================================================ the model */
 
 static int by_id(const void *pa, const void *pb)
@@ -126,7 +120,7 @@ static int add_region(struct ctr_tasks_builder *b, uint32_t thread, const struct
 static int end_region(struct ctr_tasks_builder *b, uint32_t thread, const struct ctr_trace_event *e)
 {
     struct open_regions *o = &b->open[thread];
-    const char *name = str(b->t, e->args[1]);
+    const char *name = ctr_trace_name(b->t, e->args[1]);
     size_t found = SIZE_MAX;
     for (size_t pass = 0; pass < 2 && found == SIZE_MAX; pass++)
         for (size_t k = o->n; k-- > 0;) {
@@ -174,7 +168,7 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
         if (ctr_grow(&ts->tasks, &b->tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))
             return -ENOMEM;
         ts->tasks[ts->ntasks++] = (struct ctr_task){
-            .id = e->args[0], .parent = e->args[1], .type = str(t, e->args[2]),
+            .id = e->args[0], .parent = e->args[1], .type = ctr_trace_name(t, e->args[2]),
             .begin_ns = e->ns, .begin_thread = i, .end_thread = UINT32_MAX};
         break;
     case CTR_EV_TASK_END:
@@ -187,7 +181,7 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
         struct open_regions *o = &b->open[i];
         if (ctr_grow(&o->r, &o->cap, o->n + 1, sizeof(*o->r)))
             return -ENOMEM;
-        o->r[o->n++] = (struct open_region){e->args[0], e->args[1], e->ns, str(t, e->args[1])};
+        o->r[o->n++] = (struct open_region){e->args[0], e->args[1], e->ns, ctr_trace_name(t, e->args[1])};
         break;
     }
     case CTR_EV_REGION_END:
@@ -205,7 +199,7 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
         if (msg && len)
             memcpy(copy, msg, len);
         ts->logs[ts->nlogs++] = (struct ctr_task_log){e->args[0], e->ns, i, t->threads[i].id,
-                                                      str(t, e->args[1]), copy, msg ? len : 0};
+                                                      ctr_trace_name(t, e->args[1]), copy, msg ? len : 0};
         break;
     }
     default:
