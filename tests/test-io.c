@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,6 +412,66 @@ static void test_calls_that_cannot_block(void **state)
         close(fds[i]);
 }
 
+/* A thread inside an I/O call (marked as the wrappers mark one) on fd
+ * under `rules`, until released. It spins: a wrapped wait inside the mark
+ * would be a call of its own. */
+struct in_call {
+    int fd, rules;
+    atomic_int marked, release;
+};
+
+static void *stay_in_call(void *arg)
+{
+    struct in_call *c = arg;
+    struct ctr_thread *t = ctr__self;
+    int marked = ctr__io_begin(t, ctr__ticks(), CTR_REASON_RECV, c->rules, c->fd,
+                               (uintptr_t)__builtin_frame_address(0));
+    atomic_store(&c->marked, 1 + marked);
+    while (!atomic_load(&c->release))
+        sched_yield();
+    if (marked)
+        ctr__io_end(t);
+    return NULL;
+}
+
+/* A call in progress as the trace ends (its trailer; PENDING records take
+ * the same path) follows the rule of one that returned: on a descriptor
+ * that cannot block it is no wait, on one that can it is a wait still open.
+ * (prog-epoll's server, killed mid-sendmsg by its exit, showed one.) */
+static void test_call_in_progress_at_the_end(void **state)
+{
+    (void)state;
+    int nb[2], bl[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, nb), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, bl), 0);
+    start(1);
+    struct in_call calls[2] = {{.fd = nb[0], .rules = CTR_IO_NB_FD},
+                               {.fd = bl[0], .rules = CTR_IO_NB_FD}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, stay_in_call, &calls[i]), 0);
+    for (int i = 0; i < 2; i++) {
+        while (!atomic_load(&calls[i].marked))
+            sched_yield();
+        assert_int_equal(atomic_load(&calls[i].marked), 2); /* the mark was set */
+    }
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL); /* past io_min_ns, whatever the clock's grain */
+    struct ctr_trace tr;
+    ctr_test_stop_and_read(path, &tr);
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&calls[i].release, 1);
+        pthread_join(th[i], NULL);
+    }
+    assert_int_equal(blocks_on(&tr, nb[0], 0).n, 0);
+    assert_int_equal(blocks_on(&tr, bl[0], CTR_REASON_RECV).n, 1);
+    ctr_trace_free(&tr);
+    for (int i = 0; i < 2; i++) {
+        close(nb[i]);
+        close(bl[i]);
+    }
+}
+
 /* Each call's reason: NET_ variants on a socket, the plain ones elsewhere. */
 static void test_reasons_by_call(void **state)
 {
@@ -750,6 +811,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_collector_not_traced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reasons_by_call, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_that_cannot_block, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_in_progress_at_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errno_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles_split_net_and_syscall, setup, teardown),
     };

@@ -203,7 +203,7 @@ struct ctr_thread {
     _Atomic uint64_t io_start;  /* ticks; 0: none */
     _Atomic uintptr_t io_pc;    /* the call site */
     _Atomic int32_t io_fd;
-    _Atomic uint8_t io_reason, io_by_fd;
+    _Atomic uint8_t io_reason, io_rules; /* io_rules: CTR_IO_BY_FD, CTR_IO_NB_FD */
 
     struct ctr_lfnode node;     /* free-slot list; fields above are zeroed at registration */
 
@@ -739,11 +739,16 @@ void ctr__wait_end(struct ctr_thread *t, int token);
 void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj, uint64_t start);
 /* Release(obj, stack) now: t let go of obj while other threads waited on it. */
 void ctr__release(struct ctr_thread *t, const void *obj);
-/* Marks t as inside I/O call `reason` on fd (by_fd: its NET_ variant on a
- * socket) since `start`, in the wrapper whose frame is `frame`, unless t's
- * mark is already set (a signal handler's call inside another). @return 1
- * if marked: end with ctr__io_end. */
-int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason, int by_fd, int fd,
+/* How an I/O call's descriptor decides its wait (ctr__io_begin's `rules`,
+ * ctr__io_waited): */
+#define CTR_IO_BY_FD 1 /* on a socket, the reason's NET_ variant */
+#define CTR_IO_NB_FD 2 /* on a descriptor that cannot block, no wait at all */
+
+/* Marks t as inside I/O call `reason` on fd, under `rules`, since `start`,
+ * in the wrapper whose frame is `frame`, unless t's mark is already set (a
+ * signal handler's call inside another). @return 1 if marked: end with
+ * ctr__io_end. */
+int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason, int rules, int fd,
                   uintptr_t frame);
 
 /* ctr__io_end() : the marked I/O call returned. */
@@ -818,6 +823,17 @@ int ctr__fd_is_socket(int fd);
  * device). Two or three syscalls: for the slow path of a recorded call only;
  * may change errno. */
 int ctr__fd_cannot_block(int fd);
+
+/* ctr__io_waited() : whether an I/O call under `rules` (CTR_IO_*) on fd,
+ * long enough to record, waited: not when its descriptor's O_NONBLOCK
+ * decides and the descriptor cannot block (it spent its time working in
+ * the kernel; the thread was running). The one rule for a call that
+ * returned, one that did not (ctr__call_jump) and one in progress (PENDING,
+ * a trace's trailer). May change errno. */
+static inline int ctr__io_waited(int rules, int fd)
+{
+    return !((rules & CTR_IO_NB_FD) && ctr__fd_cannot_block(fd));
+}
 
 /* ctr__fd_note() : fd (if >= 0) now has class c. Once the table exists this
  * is a relaxed store whether tracing or not, so that it follows every

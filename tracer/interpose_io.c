@@ -63,21 +63,21 @@ _Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
                "each I/O reason's NET_ variant follows it");
 
 /* The end of a traced I/O call that returned: its mark cleared, and the
- * call recorded if it lasted (errno kept). Inline: most calls are short. */
+ * call recorded if it lasted and waited (ctr__io_waited; errno kept).
+ * Inline: most calls are short. */
 static inline __attribute__((always_inline)) void io_returned(struct ctr_thread *t,
                                                               struct ctr_call_guard *g,
                                                               uint64_t start,
-                                                              enum ctr_reason reason, int by_fd,
-                                                              int nb_fd, int fd)
+                                                              enum ctr_reason reason, int rules,
+                                                              int fd)
 {
     if (g->marked)
         ctr__io_end(t);
     if (CTR_UNLIKELY(long_enough(start))) {
         int saved = errno;
-        /* A long call on a non-blocking descriptor spent its time working in
-         * the kernel, not waiting: the thread was running. */
-        if (!(nb_fd && ctr__fd_cannot_block(fd)))
-            ctr__wait_span(t, by_fd ? reason_by_fd(reason, fd) : reason, FD_OBJ(fd), start);
+        if (ctr__io_waited(rules, fd))
+            ctr__wait_span(t, (rules & CTR_IO_BY_FD) ? reason_by_fd(reason, fd) : reason,
+                           FD_OBJ(fd), start);
         errno = saved;
     }
 }
@@ -104,8 +104,9 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
  * A call that cannot block is no wait, however long the kernel works on it
  * (README, "What counts as a wait"): `instant` says so from the arguments
  * alone (MSG_DONTWAIT, a zero timeout), and such a call goes straight to the
- * real function; when nb_fd is 1, a call long enough to record is first asked
- * whether its descriptor is non-blocking (ctr__fd_cannot_block). */
+ * real function; when nb_fd is 1, a call long enough to record, or in
+ * progress when a trace ends, is first asked whether its descriptor is
+ * non-blocking (ctr__io_waited). */
 #define CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse, instant, nb_fd) \
     static CTR_WRAPPER_TEXT ret name##_traced params                                          \
     {                                                                                         \
@@ -118,11 +119,12 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
         }                                                                                     \
         uint64_t start = ctr__ticks();                                                        \
         CTR_CALL_GUARD(g, t);                                                                 \
-        g.marked = ctr__io_begin(t, start, reason, by_fd, (int)(object),                     \
+        int rules = ((by_fd) ? CTR_IO_BY_FD : 0) | ((nb_fd) ? CTR_IO_NB_FD : 0);               \
+        g.marked = ctr__io_begin(t, start, reason, rules, (int)(object),                      \
                                  (uintptr_t)__builtin_frame_address(0));                      \
         rc = ctr__real.name args;                                                             \
         after;                                                                                \
-        io_returned(t, &g, start, reason, by_fd, nb_fd, (int)(object));                       \
+        io_returned(t, &g, start, reason, rules, (int)(object));                              \
         return rc;                                                                            \
     }                                                                                         \
     CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                               \
@@ -266,7 +268,7 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
     CTR_CALL_GUARD(g, t);
     g.marked = ctr__io_begin(t, start, reason, 0, -1, (uintptr_t)__builtin_frame_address(0));
     int fd = open_real(k, dirfd, path, flags, mode);
-    io_returned(t, &g, start, reason, 0, ANY_FD, fd);
+    io_returned(t, &g, start, reason, 0, fd);
     return fd;
 }
 

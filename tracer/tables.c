@@ -118,7 +118,7 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
         uint64_t reason = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
         uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
         int fd = atomic_load_explicit(&t->io_fd, memory_order_relaxed);
-        int by_fd = atomic_load_explicit(&t->io_by_fd, memory_order_relaxed);
+        int rules = atomic_load_explicit(&t->io_rules, memory_order_relaxed);
         /* acquire fence: if a field load above read a store of the owner's
          * next call, which the owner made after its release fence in
          * ctr__io_begin, then its clearing of io_start (before that fence)
@@ -127,7 +127,11 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&t->io_start, memory_order_relaxed) != start)
             continue;
-        if (by_fd && ctr__fd_is_socket(fd))
+        /* The rule of a call that returned: a call on a descriptor that
+         * cannot block is working, not waiting, however long it takes. */
+        if (!ctr__io_waited(rules, fd))
+            continue;
+        if ((rules & CTR_IO_BY_FD) && ctr__fd_is_socket(fd))
             reason++; /* the NET_ variant (see interpose_io.c) */
         struct pending_call c = {s, t->id, start, reason, (uint64_t)(int64_t)fd, pc};
         emit(ctx, &c);

@@ -88,7 +88,7 @@ CTR_WRAPPER_TEXT void ctr__release(struct ctr_thread *t, const void *obj)
 }
 
 CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason,
-                                   int by_fd, int fd, uintptr_t frame)
+                                   int rules, int fd, uintptr_t frame)
 {
     if (t->call_kind != CTR_CALL_NONE)
         return 0; /* a handler's call inside a marked one: the outer keeps it */
@@ -101,7 +101,7 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
      * in struct ctr_thread (internal.h). */
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&t->io_reason, (uint8_t)reason, memory_order_relaxed);
-    atomic_store_explicit(&t->io_by_fd, (uint8_t)by_fd, memory_order_relaxed);
+    atomic_store_explicit(&t->io_rules, (uint8_t)rules, memory_order_relaxed);
     atomic_store_explicit(&t->io_fd, fd, memory_order_relaxed);
     atomic_store_explicit(&t->io_pc, ctr__caller_pc(), memory_order_relaxed);
     t->call_obj = (uintptr_t)fd;
@@ -118,7 +118,7 @@ static enum ctr_reason io_reason(struct ctr_thread *t)
 {
     /* relaxed: the owner reads the fields it wrote itself. */
     enum ctr_reason r = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
-    if (atomic_load_explicit(&t->io_by_fd, memory_order_relaxed) &&
+    if ((atomic_load_explicit(&t->io_rules, memory_order_relaxed) & CTR_IO_BY_FD) &&
         ctr__fd_is_socket((int)t->call_obj))
         r = (enum ctr_reason)(r + 1);
     return r;
@@ -141,7 +141,9 @@ static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
     if (kind != CTR_CALL_IO || !start || !long_enough(start))
         return;
     int saved = errno;
-    if (ctr__write_begin_n(t, 2)) {
+    /* relaxed: the owner's own field. */
+    int rules = atomic_load_explicit(&t->io_rules, memory_order_relaxed);
+    if (ctr__io_waited(rules, (int)t->call_obj) && ctr__write_begin_n(t, 2)) {
         uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
         uint32_t stack = frame_ok ? ctr__stack_at(t, t->call_frame)
                          : pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
