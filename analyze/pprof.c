@@ -18,6 +18,7 @@
  */
 #define ZLIB_CONST
 #include "pprof.h"
+#include "pbwrite.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -360,162 +361,72 @@ int ctr_pprof_add(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, siz
  * Protobuf encoder
  * ------------------------------------------------------------------------- */
 
-/* Output buffer; err is sticky, so encoders check it once at the end. */
-struct pb { uint8_t *b; size_t len, cap; int err; };
-
-enum { WT_VARINT = 0, WT_LEN = 2 };
-
-static void pb_bytes(struct pb *w, const void *s, size_t n)
+static void encode_vtype(struct ctr_pb *w, int field, struct vtype t)
 {
-    if (w->err)
-        return;
-    void *q = grow(w->b, &w->cap, w->len + n, 1);
-    if (!q) {
-        w->err = -ENOMEM;
-        return;
-    }
-    w->b = q;
-    memcpy(w->b + w->len, s, n);
-    w->len += n;
-}
-
-static size_t varint(uint8_t t[10], uint64_t v)
-{
-    size_t n = 0;
-    for (; v >= 0x80; v >>= 7)
-        t[n++] = (uint8_t)(v | 0x80);
-    t[n++] = (uint8_t)v;
-    return n;
-}
-
-static void pb_varint(struct pb *w, uint64_t v)
-{
-    uint8_t t[10];
-    pb_bytes(w, t, varint(t, v));
-}
-
-/* A varint field. Zero is proto3's default, which readers assume when the
- * field is absent, so it is left out. int64 fields are encoded as their two's
- * complement (10 bytes when negative), as proto3 does. */
-static void pb_uint(struct pb *w, int field, uint64_t v)
-{
-    if (v) {
-        pb_varint(w, (uint64_t)field << 3 | WT_VARINT);
-        pb_varint(w, v);
-    }
-}
-
-static void pb_string(struct pb *w, int field, const char *s)
-{
-    size_t n = strlen(s);
-    pb_varint(w, (uint64_t)field << 3 | WT_LEN);
-    pb_varint(w, n);
-    pb_bytes(w, s, n);
-}
-
-/* Opens a length-delimited field whose length is not known yet: reserves one
- * length byte and returns where the body starts, for pb_close(). */
-static size_t pb_open(struct pb *w, int field)
-{
-    pb_varint(w, (uint64_t)field << 3 | WT_LEN);
-    pb_bytes(w, "", 1);
-    return w->len;
-}
-
-/* Writes the length of the field whose body starts at `body`, sliding the
- * body when the length takes more than the one byte reserved. */
-static void pb_close(struct pb *w, size_t body)
-{
-    uint8_t t[10];
-    if (w->err)
-        return;
-    size_t n = w->len - body, k = varint(t, n);
-    if (k > 1) {
-        pb_bytes(w, t, k - 1);   /* only to make room; overwritten below */
-        if (w->err)
-            return;
-        memmove(w->b + body + k - 1, w->b + body, n);
-    }
-    memcpy(w->b + body - 1, t, k);
-}
-
-/* A packed repeated varint field (int64 values as their two's complement). */
-static void pb_packed(struct pb *w, int field, const uint64_t *v, size_t n)
-{
-    if (n == 0)
-        return;
-    size_t m = pb_open(w, field);
-    for (size_t i = 0; i < n; i++)
-        pb_varint(w, v[i]);
-    pb_close(w, m);
-}
-
-static void encode_vtype(struct pb *w, int field, struct vtype t)
-{
-    size_t m = pb_open(w, field);
-    pb_uint(w, 1, (uint64_t)t.type);
-    pb_uint(w, 2, (uint64_t)t.unit);
-    pb_close(w, m);
+    size_t m = ctr_pb_open(w, field);
+    ctr_pb_uint(w, 1, (uint64_t)t.type);
+    ctr_pb_uint(w, 2, (uint64_t)t.unit);
+    ctr_pb_close(w, m);
 }
 
 /* Field numbers are profile.proto's; see tests/proto/profile.proto. */
-static void encode(const struct ctr_pprof *p, struct pb *w)
+static void encode(const struct ctr_pprof *p, struct ctr_pb *w)
 {
     for (size_t i = 0; i < p->ntypes; i++)
         encode_vtype(w, 1, p->types[i]);
     for (size_t i = 0; i < p->nsamples; i++) {
         const struct sample *s = &p->samples[i];
-        size_t m = pb_open(w, 2);
-        pb_packed(w, 1, p->stack_ids + s->first_id, s->nids);
-        pb_packed(w, 2, p->values + i * p->ntypes, p->ntypes);
-        pb_close(w, m);
+        size_t m = ctr_pb_open(w, 2);
+        ctr_pb_packed(w, 1, p->stack_ids + s->first_id, s->nids);
+        ctr_pb_packed(w, 2, p->values + i * p->ntypes, p->ntypes);
+        ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nmaps; i++) {
         const struct mapping *mp = &p->maps[i];
-        size_t m = pb_open(w, 3);
-        pb_uint(w, 1, i + 1);
-        pb_uint(w, 2, mp->start);
-        pb_uint(w, 3, mp->limit);
-        pb_uint(w, 4, mp->offset);
-        pb_uint(w, 5, (uint64_t)mp->filename);
-        pb_uint(w, 6, (uint64_t)mp->build_id);
-        pb_uint(w, 7, mp->has_functions);
-        pb_uint(w, 8, mp->has_filenames);
-        pb_uint(w, 9, mp->has_lines);
-        pb_uint(w, 10, mp->has_functions);   /* ctr_symbolize gives whole inline chains */
-        pb_close(w, m);
+        size_t m = ctr_pb_open(w, 3);
+        ctr_pb_uint(w, 1, i + 1);
+        ctr_pb_uint(w, 2, mp->start);
+        ctr_pb_uint(w, 3, mp->limit);
+        ctr_pb_uint(w, 4, mp->offset);
+        ctr_pb_uint(w, 5, (uint64_t)mp->filename);
+        ctr_pb_uint(w, 6, (uint64_t)mp->build_id);
+        ctr_pb_uint(w, 7, mp->has_functions);
+        ctr_pb_uint(w, 8, mp->has_filenames);
+        ctr_pb_uint(w, 9, mp->has_lines);
+        ctr_pb_uint(w, 10, mp->has_functions);   /* ctr_symbolize gives whole inline chains */
+        ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nlocs; i++) {
         const struct location *l = &p->locs[i];
-        size_t m = pb_open(w, 4);
-        pb_uint(w, 1, i + 1);
-        pb_uint(w, 2, l->mapping_id);
-        pb_uint(w, 3, l->synthetic ? 0 : l->key);
+        size_t m = ctr_pb_open(w, 4);
+        ctr_pb_uint(w, 1, i + 1);
+        ctr_pb_uint(w, 2, l->mapping_id);
+        ctr_pb_uint(w, 3, l->synthetic ? 0 : l->key);
         for (size_t j = 0; j < l->nlines; j++) {
             const struct line *ln = &p->lines[l->first_line + j];
-            size_t lm = pb_open(w, 4);
-            pb_uint(w, 1, ln->function_id);
-            pb_uint(w, 2, (uint64_t)ln->line);
-            pb_close(w, lm);
+            size_t lm = ctr_pb_open(w, 4);
+            ctr_pb_uint(w, 1, ln->function_id);
+            ctr_pb_uint(w, 2, (uint64_t)ln->line);
+            ctr_pb_close(w, lm);
         }
-        pb_close(w, m);
+        ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nfuncs; i++) {
         const struct function *f = &p->funcs[i];
-        size_t m = pb_open(w, 5);
-        pb_uint(w, 1, i + 1);
-        pb_uint(w, 2, (uint64_t)f->name);
-        pb_uint(w, 3, (uint64_t)f->name);   /* system_name: we have no other */
-        pb_uint(w, 4, (uint64_t)f->filename);
-        pb_uint(w, 5, (uint64_t)f->start_line);
-        pb_close(w, m);
+        size_t m = ctr_pb_open(w, 5);
+        ctr_pb_uint(w, 1, i + 1);
+        ctr_pb_uint(w, 2, (uint64_t)f->name);
+        ctr_pb_uint(w, 3, (uint64_t)f->name);   /* system_name: we have no other */
+        ctr_pb_uint(w, 4, (uint64_t)f->filename);
+        ctr_pb_uint(w, 5, (uint64_t)f->start_line);
+        ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nstrings; i++)
-        pb_string(w, 6, p->strings[i]);   /* written even when empty: [0] is "" */
-    pb_uint(w, 9, (uint64_t)p->time_nanos);
-    pb_uint(w, 10, (uint64_t)p->duration_nanos);
+        ctr_pb_string(w, 6, p->strings[i]);   /* written even when empty: [0] is "" */
+    ctr_pb_uint(w, 9, (uint64_t)p->time_nanos);
+    ctr_pb_uint(w, 10, (uint64_t)p->duration_nanos);
     encode_vtype(w, 11, p->period_type);
-    pb_uint(w, 12, (uint64_t)p->period);
+    ctr_pb_uint(w, 12, (uint64_t)p->period);
 }
 
 /* ---------------------------------------------------------------------------
@@ -556,11 +467,11 @@ static int write_gzip(const uint8_t *buf, size_t len, FILE *f)
 
 int ctr_pprof_write(struct ctr_pprof *p, FILE *f)
 {
-    struct pb w = { 0 };
+    struct ctr_pb w = { 0 };
     encode(p, &w);
     errno = 0;
     int err = w.err ? w.err : write_gzip(w.b, w.len, f);
-    free(w.b);
+    ctr_pb_free(&w);
     return err;
 }
 
