@@ -1,8 +1,12 @@
 /* cli.c - the command-line helpers that main.c and run.c share (see cli.h). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "text.h"
 
 int ctr_cli_flag(int argc, char **argv, int *i, const char *name, const char **value)
 {
@@ -36,4 +40,31 @@ int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (ctrace %s%s-h for help)\n", verb ? verb : "", verb ? " " : "");
     return CTR_EXIT_USAGE;
+}
+
+int ctr_cli_jobs(const char *verb, const char *v, int *jobs)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > 1024) {
+        fprintf(stderr, "ctrace: %s%s-j wants a number of threads from 1 to 1024, not '%s' "
+                        "(ctrace %s%s-h for help)\n",
+                verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
+        return 0;
+    }
+    *jobs = (int)n;
+    return 1;
+}
+
+int ctr_cli_duration(const char *verb, const char *name, const char *v, uint64_t *ns)
+{
+    int rc = ctr_parse_duration(v, ns);
+    if (rc == 0)
+        return 1;
+    fprintf(stderr, "ctrace: %s%s-%s wants a duration such as 500us, 30ms or 1.5s, not '%s'%s "
+                    "(ctrace %s%s-h for help)\n",
+            verb, verb[0] ? ": " : "", name, v, rc == -ERANGE ? " (too long)" : "", verb,
+            verb[0] ? " " : "");
+    return 0;
 }

@@ -4,6 +4,8 @@
 #ifndef CTR_CLI_H
 #define CTR_CLI_H
 
+#include <stdint.h>
+
 /* The exit status of a usage error (the others are main.c's and run.c's). */
 #define CTR_EXIT_USAGE 2
 
@@ -23,5 +25,15 @@ int ctr_cli_is_help(const char *a);
  * NULL "ctrace: MESSAGE (ctrace -h for help)".
  * @return CTR_EXIT_USAGE. */
 int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg);
+
+/* ctr_cli_jobs() : -j's value v, a number of threads from 1 to 1024, into
+ * *jobs. @return 1, or 0 after printing a usage error (verb "" for the
+ * profile flags). */
+int ctr_cli_jobs(const char *verb, const char *v, int *jobs);
+
+/* ctr_cli_duration() : the value v of flag -name, a Go-style duration
+ * (200ns, 500us, 30ms, 1.5s, 1m30s), into *ns. @return 1, or 0 after
+ * printing a usage error (verb "" for the profile flags). */
+int ctr_cli_duration(const char *verb, const char *name, const char *v, uint64_t *ns);
 
 #endif

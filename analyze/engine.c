@@ -55,6 +55,9 @@ struct ctr_engine {
     struct tag_count *tags;   /* tags[tag_first .. ntags-1] live */
     size_t tag_first, ntags, tags_cap, tag_base;
     uint64_t *thread_last;    /* per thread: the time of its last event out */
+    int want_settle;          /* a consumer has a settle callback */
+    uint64_t hold;            /* settle stays before it (ctr_engine_hold) */
+    unsigned since_settle;    /* events out since the last one */
 };
 
 /* The state machine's intervals go to every consumer that wants them. */
@@ -66,6 +69,24 @@ static void fan_out_interval(void *ctx, const struct ctr_interval *iv)
             e->cons[i].interval(e->cons[i].ctx, iv);
 }
 
+static void fan_out_begin(void *ctx, const struct ctr_interval *iv)
+{
+    struct ctr_engine *e = ctx;
+    for (size_t i = 0; i < e->ncons; i++)
+        if (e->cons[i].begin)
+            e->cons[i].begin(e->cons[i].ctx, iv);
+}
+
+static void settle(struct ctr_engine *e, uint64_t ns)
+{
+    e->since_settle = 0;
+    if (ns > e->hold)
+        ns = e->hold;
+    for (size_t i = 0; i < e->ncons; i++)
+        if (e->cons[i].settle)
+            e->cons[i].settle(e->cons[i].ctx, ns);
+}
+
 struct ctr_engine *ctr_engine_new(const struct ctr_trace *t, const struct ctr_consumer *c,
                                   size_t n)
 {
@@ -73,11 +94,16 @@ struct ctr_engine *ctr_engine_new(const struct ctr_trace *t, const struct ctr_co
     if (!e)
         return NULL;
     e->t = t;
+    e->hold = UINT64_MAX;
     e->cons = calloc(n ? n : 1, sizeof(*c));
-    int want_intervals = 0;
-    for (size_t i = 0; i < n; i++)
-        want_intervals |= c[i].interval != NULL;
-    e->states = ctr_states_new(t, want_intervals ? fan_out_interval : NULL, e);
+    int want_intervals = 0, want_begins = 0;
+    for (size_t i = 0; i < n; i++) {
+        want_intervals |= c[i].interval != NULL || c[i].begin != NULL;
+        want_begins |= c[i].begin != NULL;
+        e->want_settle |= c[i].settle != NULL;
+    }
+    e->states = ctr_states_new(t, want_intervals ? fan_out_interval : NULL,
+                               want_begins ? fan_out_begin : NULL, e);
     if (!e->cons || !e->states) {
         ctr_engine_free(e);
         return NULL;
@@ -233,6 +259,11 @@ int ctr_engine_add(struct ctr_engine *e, uint32_t thread, int switches,
     return 0;
 }
 
+void ctr_engine_hold(struct ctr_engine *e, uint64_t ns)
+{
+    e->hold = ns;
+}
+
 uint64_t ctr_engine_first_ns(const struct ctr_engine *e)
 {
     return e->nheap ? e->heap[0].ns : UINT64_MAX;
@@ -282,6 +313,9 @@ static int pop(struct ctr_engine *e)
     for (size_t i = 0; i < e->ncons; i++)
         if (e->cons[i].event)
             e->cons[i].event(e->cons[i].ctx, e->t, st->thread, ev);
+    /* The bound costs a look at every thread: not at every event. */
+    if (e->want_settle && ++e->since_settle == 4096)
+        settle(e, ctr_states_settled(e->states));
     return 0;
 }
 
@@ -290,8 +324,11 @@ int ctr_engine_drain(struct ctr_engine *e, uint64_t tag)
     for (;;) {
         while (e->tag_first < e->ntags && e->tags[e->tag_first].left == 0)
             e->tag_first++;
-        if (e->tag_first == e->ntags || e->tags[e->tag_first].tag > tag)
+        if (e->tag_first == e->ntags || e->tags[e->tag_first].tag > tag) {
+            if (e->want_settle)
+                settle(e, ctr_states_settled(e->states));
             return 0;
+        }
         if (pop(e) != 0)
             return -1;
     }
@@ -303,13 +340,19 @@ void ctr_engine_gap(struct ctr_engine *e, uint64_t from_ns, uint64_t to_ns)
     for (size_t i = 0; i < e->ncons; i++)
         if (e->cons[i].gap)
             e->cons[i].gap(e->cons[i].ctx, e->t, from_ns, to_ns);
+    if (e->want_settle)
+        settle(e, ctr_states_settled(e->states));
 }
 
 uint64_t ctr_engine_finish(struct ctr_engine *e)
 {
     if (ctr_engine_drain(e, UINT64_MAX) != 0)
         return UINT64_MAX;
-    return ctr_states_finish(e->states);
+    uint64_t odd = ctr_states_finish(e->states);
+    e->hold = UINT64_MAX;
+    if (e->want_settle)
+        settle(e, UINT64_MAX);
+    return odd;
 }
 
 /* ---------------------------------------------------------------------------

@@ -37,6 +37,12 @@ struct ctr_consumer {
                   const struct ctr_trace_event *e);
     /* Every interval of the state machine, as it ends. */
     ctr_interval_fn interval;
+    /* Every interval as it begins (state.h, ctr_states_new()). */
+    ctr_interval_fn begin;
+    /* Now and then (every few thousand events, and when the trace ends):
+     * intervals before ns are final (ctr_states_settled()); UINT64_MAX
+     * once every interval is out. */
+    void (*settle)(void *ctx, uint64_t ns);
     /* A missing part of the trace (a damaged generation was skipped). */
     void (*gap)(void *ctx, const struct ctr_trace *t, uint64_t from_ns, uint64_t to_ns);
 };
@@ -59,6 +65,13 @@ int ctr_engine_add(struct ctr_engine *e, uint32_t thread, int switches,
 /* ctr_engine_first_ns() : the time of the earliest event queued, or
  * UINT64_MAX when none is. */
 uint64_t ctr_engine_first_ns(const struct ctr_engine *e);
+
+/* ctr_engine_hold() : events dated from ns on may still be added, after
+ * later ones were consumed (an I/O call's Block is written when it returns,
+ * dated when it began: FORMAT.md §3.1's PENDING records name the calls in
+ * progress); the consumers' settle time stays before ns until the next
+ * hold. UINT64_MAX: none. */
+void ctr_engine_hold(struct ctr_engine *e, uint64_t ns);
 
 /* ctr_engine_drain() : consumes events in time order until none of a
  * segment tagged `tag` or lower is left (UINT64_MAX: all).

@@ -160,6 +160,8 @@ static int load_record(struct dec *r, uint8_t kind, const struct ctr_record_fiel
         g->io_min_ns = v[4];
         return 0;
     case CTR_REC_GEN_BEGIN:
+        if (!g->begins)
+            g->first_gen = v[0];
         g->begins++;
         return 0;
     case CTR_REC_GEN_END:

@@ -73,6 +73,7 @@ struct ctr_gen {
     uint64_t pid, tick_source, flags, exe_id, io_min_ns;
     /* Generation markers */
     uint32_t begins, ends;
+    uint64_t first_gen;           /* the number of its first GEN_BEGIN */
     /* END */
     int has_end;
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;

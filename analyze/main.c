@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "passes.h"
+#include "perfetto_cmd.h"
 #include "profile.h"
 #include "reader.h"
 #include "run.h"
@@ -46,6 +47,8 @@ static const char usage_text[] =
     "       ctrace -pprof=TYPE -top [-n N] [FILTERS] [-o FILE] TRACE\n"
     "                                             that profile's N (default 10) heaviest\n"
     "                                             stacks, as text\n"
+    "       ctrace -perfetto [-o FILE] [-from D] [-to D] [FILTERS] TRACE\n"
+    "                                             TRACE as a timeline for the Perfetto UI\n"
     "       ctrace tasks [-type T] [-latmin DURATION] [-n N] [-tsv] TRACE\n"
     "                                             task latencies by type, the N slowest\n"
     "                                             tasks in detail\n"
@@ -72,22 +75,6 @@ static const char usage_text[] =
     "4 (stats) an unfinished trace without threads or events;\n"
     "ctrace run exits with CMD's own status.\n";
 
-/* -j N: how many threads decode the trace (1: none besides the main one). */
-static int jobs_flag(const char *verb, const char *v, int *jobs)
-{
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > 1024) {
-        fprintf(stderr, "ctrace: %s%s-j wants a number of threads from 1 to 1024, not '%s' "
-                        "(ctrace %s%s-h for help)\n",
-                verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
-        return 0;
-    }
-    *jobs = (int)n;
-    return 1;
-}
-
 /* -j N among a verb's flags: 1 when argv[*i] is it (taken), 0 when it is
  * not, -1 after a usage error said. */
 static int jobs_arg(int argc, char **argv, int *i, const char *verb, int *jobs)
@@ -99,7 +86,7 @@ static int jobs_arg(int argc, char **argv, int *i, const char *verb, int *jobs)
                 argv[*i], verb);
         return -1;
     }
-    return r == 0 ? 0 : jobs_flag(verb, v, jobs) ? 1 : -1;
+    return r == 0 ? 0 : ctr_cli_jobs(verb, v, jobs) ? 1 : -1;
 }
 
 /* The pipeline's options for -j (0: the cores available); progress on a
@@ -163,7 +150,7 @@ static int filter_pass(struct ctr_reading *rd, const struct ctr_profile_filter *
         return 0;
     struct ctr_tasks ts;
     struct ctr_trace *t;
-    if (ctr_reading_tasks(rd, &ts, &t))
+    if (ctr_reading_tasks(rd, &ts, NULL, 0, &t))
         return 1;
     size_t ntasks = 0, nregions = 0;
     int rc = ctr_profile_filter_windows(t, &ts, filter, keep, &ntasks, &nregions);
@@ -237,20 +224,6 @@ done:
     ctr_windows_free(&keep);
     ctr_reading_close(&rd);
     return status;
-}
-
-/* -latmin and the like: a Go-style duration into *ns (returns 1), or a
- * usage error printed (returns 0). verb is "" for the profile flags. */
-static int duration_flag(const char *verb, const char *name, const char *v, uint64_t *ns)
-{
-    int rc = ctr_parse_duration(v, ns);
-    if (rc == 0)
-        return 1;
-    fprintf(stderr, "ctrace: %s%s-%s wants a duration such as 500us, 30ms or 1.5s, not '%s'%s "
-                    "(ctrace %s%s-h for help)\n",
-            verb, verb[0] ? ": " : "", name, v, rc == -ERANGE ? " (too long)" : "", verb,
-            verb[0] ? " " : "");
-    return 0;
 }
 
 /* After a text report to stdout: the exit status of a verb. */
@@ -330,7 +303,7 @@ static int cmd_tasks(int argc, char **argv)
         if ((r = ctr_cli_flag(argc, argv, &i, "latmin", &v)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "tasks: flag %s needs a value", argv[i]);
-            if (!duration_flag("tasks", "latmin", v, &o.latmin_ns))
+            if (!ctr_cli_duration("tasks", "latmin", v, &o.latmin_ns))
                 return CTR_EXIT_USAGE;
             continue;
         }
@@ -363,7 +336,7 @@ static int cmd_tasks(int argc, char **argv)
     struct ctr_tasks ts;
     struct ctr_trace *t;
     if (ctr_reading_open(&rd, path, o.tsv || !o.n ? 1 : 2, &po) ||
-        ctr_reading_tasks(&rd, &ts, &t)) {
+        ctr_reading_tasks(&rd, &ts, NULL, 0, &t)) {
         ctr_reading_close(&rd);
         return 1;
     }
@@ -452,6 +425,9 @@ int main(int argc, char **argv)
         return cmd_tasks(argc - 1, argv + 1);
     if (strcmp(argv[1], "threads") == 0)
         return cmd_threads(argc - 1, argv + 1);
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-perfetto") == 0 || strcmp(argv[i], "--perfetto") == 0)
+            return ctr_cmd_perfetto(argc, argv);
 
     const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL, *j = NULL;
     struct ctr_profile_filter filter = {0};
@@ -489,9 +465,9 @@ int main(int argc, char **argv)
             NULL, "nothing to do: give -pprof=TYPE or a verb such as stats%s", "");
     if (!path)
         return ctr_cli_usage_error(NULL, "no trace file given%s", "");
-    if (latmin && !duration_flag("", "latmin", latmin, &filter.latmin_ns))
+    if (latmin && !ctr_cli_duration("", "latmin", latmin, &filter.latmin_ns))
         return CTR_EXIT_USAGE;
-    if (j && !jobs_flag("", j, &jobs))
+    if (j && !ctr_cli_jobs("", j, &jobs))
         return CTR_EXIT_USAGE;
     if ((filter.task && !*filter.task) || (filter.region && !*filter.region))
         return ctr_cli_usage_error(NULL, "-%s needs a name",

@@ -2,6 +2,7 @@
 #include "passes.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
@@ -47,16 +48,24 @@ int ctr_reading_pass(struct ctr_reading *r, const struct ctr_consumer *c, size_t
     return 0;
 }
 
-int ctr_reading_tasks(struct ctr_reading *r, struct ctr_tasks *ts, struct ctr_trace **t)
+int ctr_reading_tasks(struct ctr_reading *r, struct ctr_tasks *ts, const struct ctr_consumer *also,
+                      size_t nalso, struct ctr_trace **t)
 {
     struct ctr_tasks_builder *b = ctr_tasks_builder_new(ts);
-    if (!b) {
+    struct ctr_consumer *c = calloc(nalso + 1, sizeof(*c));
+    if (!b || !c) {
+        free(c);
+        if (b)
+            ctr_tasks_builder_end(b, ctr_reading_trace(r)), ctr_tasks_free(ts);
         fprintf(stderr, "ctrace: out of memory\n");
         return 1;
     }
     struct ctr_trace *filled = ctr_reading_trace(r);
-    struct ctr_consumer c = ctr_tasks_consumer(b);
-    int failed = ctr_reading_pass(r, &c, 1, t);
+    c[0] = ctr_tasks_consumer(b);
+    for (size_t i = 0; i < nalso; i++)
+        c[i + 1] = also[i];
+    int failed = ctr_reading_pass(r, c, nalso + 1, t);
+    free(c);
     int rc = ctr_tasks_builder_end(b, filled); /* frees b, and ts on failure */
     if (failed || rc != 0) {
         if (rc == 0)

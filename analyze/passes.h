@@ -37,11 +37,13 @@ int ctr_reading_pass(struct ctr_reading *r, const struct ctr_consumer *c, size_t
                      struct ctr_trace **t);
 
 /* ctr_reading_tasks() : a pass that builds the task model of the trace
- * into *ts (tasks.h), which points into the pass's trace *t.
+ * into *ts (tasks.h), which points into the pass's trace *t, and feeds the
+ * nalso consumers also[] (may be NULL) as well.
  * @return 0 (free ts with ctr_tasks_free()), or 1 after saying why on
  *         stderr (then ts holds nothing to free). */
 struct ctr_tasks;
-int ctr_reading_tasks(struct ctr_reading *r, struct ctr_tasks *ts, struct ctr_trace **t);
+int ctr_reading_tasks(struct ctr_reading *r, struct ctr_tasks *ts, const struct ctr_consumer *also,
+                      size_t nalso, struct ctr_trace **t);
 
 /* ctr_reading_say() : says on stderr what is wrong with the trace as the
  * last pass read it: its damage and missing spans, or that it is empty. */

@@ -55,6 +55,8 @@ struct run {
     struct ctr_bufpool *buffers; /* where freed frames' buffers go */
     uint64_t seq;                /* frames taken in */
     int started;                 /* t->start_ns is set (the first drain) */
+    /* The earliest start of a call in progress as the last frame ended. */
+    uint64_t pending_from;
     /* The PENDING records after the last GEN_END so far. */
     struct ctr_gen_wait *pending;
     size_t npending, pending_cap;
@@ -407,6 +409,8 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         rc = absorb_waiting(r, g, gens_before);
     if (rc == 0)
         rc = absorb_streams(r, g);
+    if (!t->generations && g->begins)
+        t->first_gen = g->first_gen;
     t->generations += g->begins;
     r->after_gap = 0;
     if (rc != 0)
@@ -420,7 +424,17 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         r->gap_from = r->max_ns;
         r->gap_off = g->file_off;
     }
-    /* Frame k is in: frame k-1 can be drained, and then freed. */
+    /* Frame k is in: frame k-1 can be drained, and then freed. The Blocks
+     * of calls in progress as frame k-1 or k ended come when the calls
+     * return, dated when they began (in frame k+1 at the earliest): the
+     * consumers must not take what comes before as settled. */
+    uint64_t from = UINT64_MAX;
+    for (size_t i = 0; i < g->npending; i++) {
+        uint64_t ns = ctr_trace_ticks_to_ns(t, g->pending[i].ticks);
+        from = ns < from ? ns : from;
+    }
+    ctr_engine_hold(r->eng, from < r->pending_from ? from : r->pending_from);
+    r->pending_from = from;
     if (r->seq > 0 && drain(r, r->seq - 1) != 0)
         return -ENOMEM;
     ctr_gen_free(&r->held, r->buffers);
@@ -501,7 +515,8 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
                 size_t n, const struct ctr_pipeline_opts *opts, char *err, size_t errlen)
 {
     int jobs = opts && opts->jobs > 0 ? opts->jobs : ctr_cores_available();
-    struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL};
+    struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL,
+                    .pending_from = UINT64_MAX};
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     r.eng = ctr_engine_new(t, c, n);
     struct ctr_decoders *d = ctr_decoders_new(src, jobs);

@@ -99,6 +99,9 @@ struct ctr_trace {
     uint64_t start_ns, end_ns;   /* first and last event or clock point */
     uint64_t start_real_ns;      /* wall clock at start_ns, 0 if unknown */
     uint64_t generations;
+    uint64_t first_gen;          /* the number of the first generation read: above 0,
+                                    the earlier ones are not in the file (a flight
+                                    recorder's window) */
     uint64_t file_bytes, stream_bytes, batch_bytes;
     uint64_t nevents, events_by_type[CTR_EV_LIMIT];
     uint64_t odd;                /* events that did not fit the state machine */

@@ -32,7 +32,7 @@ struct walker {
 
 struct ctr_states {
     const struct ctr_trace *t;
-    ctr_interval_fn fn;
+    ctr_interval_fn fn, begin;
     void *ctx;
     struct walker *w;
     size_t nw, wcap;
@@ -45,13 +45,15 @@ struct ctr_states {
     uint64_t odd;
 };
 
-struct ctr_states *ctr_states_new(const struct ctr_trace *t, ctr_interval_fn fn, void *ctx)
+struct ctr_states *ctr_states_new(const struct ctr_trace *t, ctr_interval_fn fn,
+                                  ctr_interval_fn begin, void *ctx)
 {
     struct ctr_states *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
     s->t = t;
     s->fn = fn;
+    s->begin = begin;
     s->ctx = ctx;
     s->prune_at = 4096;
     s->restart_ns = UINT64_MAX; /* t->start_ns, read when first needed */
@@ -199,6 +201,8 @@ static void transition(struct ctr_states *s, struct walker *w, uint32_t thread, 
         *c = *next;
         c->thread = &s->t->threads[thread];
         c->start_ns = ns;
+        if (s->begin)
+            s->begin(s->ctx, c);
     } else {
         c->state = 0;
     }
@@ -297,6 +301,31 @@ void ctr_states_gap(struct ctr_states *s, uint64_t from_ns, uint64_t to_ns)
     s->nrel = 0;
     ctr_idmap_free(&s->by_object);
     s->restart_ns = to_ns;
+}
+
+uint64_t ctr_states_settled(const struct ctr_states *s)
+{
+    uint64_t settled = s->now_ns;
+    for (size_t i = 0; i < s->nw; i++) {
+        const struct walker *w = &s->w[i];
+        const struct ctr_interval *c = &w->cur;
+        if (c->state != CTR_STATE_BLOCKED)
+            continue; /* its boundaries to come are at or after now */
+        /* end_wait's rule: switched in, the wait takes the release copied
+         * then; else the last release of its object when it ends, which is
+         * the one now or a later one. */
+        const struct release_entry *r = NULL;
+        if (w->resume_ns >= c->start_ns && w->resume_ns) {
+            if (w->resume_ns < settled)
+                settled = w->resume_ns;
+            r = w->has_snap ? &w->snap : NULL;
+        } else if (s->fn) {
+            r = last_release(s, c->object);
+        }
+        if (r && r->ns >= c->start_ns && r->ns < settled)
+            settled = r->ns;
+    }
+    return settled;
 }
 
 uint64_t ctr_states_finish(struct ctr_states *s)

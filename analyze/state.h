@@ -58,9 +58,18 @@ struct ctr_states;
 
 /* ctr_states_new() : a machine over the threads of t (t->threads may grow
  * between calls; t must outlive the machine), calling fn(ctx, ...) for
- * every interval (fn may be NULL: only the odd events are counted).
+ * every interval (fn may be NULL: only the odd events are counted), and
+ * begin(ctx, ...) (may be NULL) as the thread enters each state: the
+ * interval's thread, state, start_ns and, blocked, its reason, object and
+ * stack; its end, release and open flag are not known yet. A state is
+ * entered at the time of the event fed, but for the running state of a
+ * thread whose first event is not its start (running since the trace's
+ * start, or the end of a gap). The parts of a wait (blocked, then runnable
+ * from its release, then running from its switch-in before the Unblock)
+ * are decided as it ends: begin sees its blocked part only.
  * @return NULL if out of memory. Not thread-safe: one caller. */
-struct ctr_states *ctr_states_new(const struct ctr_trace *t, ctr_interval_fn fn, void *ctx);
+struct ctr_states *ctr_states_new(const struct ctr_trace *t, ctr_interval_fn fn,
+                                  ctr_interval_fn begin, void *ctx);
 void ctr_states_free(struct ctr_states *s);
 
 /* ctr_states_event() : feeds event e of thread index `thread` (in
@@ -75,6 +84,13 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
  * each thread starts again with its next event (running from to_ns if that
  * is not its start). No release reaches across the gap. */
 void ctr_states_gap(struct ctr_states *s, uint64_t from_ns, uint64_t to_ns);
+
+/* ctr_states_settled() : a time before which no interval that ends from
+ * now on can start or end: every boundary still to come is at or after
+ * it (the time of the last event fed, or earlier while a wait may still
+ * end at a release already seen, or resume at a switch-in already seen).
+ * What a consumer derives from intervals before it is final. */
+uint64_t ctr_states_settled(const struct ctr_states *s);
 
 /* ctr_states_finish() : closes every thread's interval at t->end_ns (a wait
  * as still open). @return the number of events that did not fit the

@@ -105,7 +105,7 @@ static int stream_profile(enum ctr_profile_type type, const struct ctr_profile_f
     int rc = 0;
     if (set) {
         struct ctr_tasks ts;
-        rc = ctr_reading_tasks(&rd, &ts, &t) ? -1 : 0;
+        rc = ctr_reading_tasks(&rd, &ts, NULL, 0, &t) ? -1 : 0;
         if (rc == 0) {
             rc = ctr_profile_filter_windows(t, &ts, f, &keep, NULL, NULL);
             ctr_tasks_free(&ts);

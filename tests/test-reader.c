@@ -675,7 +675,8 @@ static struct digest digest_run(const uint8_t *data, size_t len, int jobs, char 
     struct ctr_source *src;
     struct ctr_trace t = {0};
     struct digest d = {&t, 0xcbf29ce484222325ull, 0, 0, 0};
-    struct ctr_consumer c = {&d, digest_event, digest_interval, digest_gap};
+    struct ctr_consumer c = {.ctx = &d, .event = digest_event, .interval = digest_interval,
+                             .gap = digest_gap};
     struct ctr_pipeline_opts o = {.jobs = jobs};
     char err[256];
     assert_int_equal(ctr_source_open_mem(data, len, &src, err, sizeof(err)), 0);

@@ -1,0 +1,41 @@
+/* perfetto_enc.h - the Perfetto export's encoder: timeline items (perfetto_out.h)
+ * as TracePackets of Perfetto's trace format, one sequence, with the
+ * tracks declared before their first event and names, categories,
+ * argument names and stacks interned (InternedData, incremental state).
+ * Field numbers are those of Perfetto's perfetto_trace.proto; the subset
+ * written is tests/proto/perfetto.proto, which the tests decode every
+ * output with.
+ *
+ * Not thread-safe: one owner.
+ */
+#ifndef CTR_PERFETTO_ENC_H
+#define CTR_PERFETTO_ENC_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "perfetto_out.h"
+
+struct pf_enc;
+
+/* pf_enc_new() : an encoder writing to out; writes the first packets (the
+ * sequence's start, the root and process descriptors) into its buffer.
+ * @return NULL if out of memory. */
+struct pf_enc *pf_enc_new(const struct ctr_perfetto_opts *o, FILE *out);
+
+/* pf_enc_item() : writes a BEGIN, END or INSTANT item on its track (tr: the
+ * track's state, whose `declared` the encoder keeps), declaring the track
+ * first if it is new. @return 0 or a negative errno. */
+int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr);
+
+/* pf_enc_counter() : writes counter track's value v at ts. @return as above. */
+int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v,
+                   struct pf_track *tr);
+
+/* pf_enc_finish() : writes what is buffered and flushes the output; adds the
+ * figures to *st. @return 0 or a negative errno (the output's, e.g. -ENOSPC). */
+int pf_enc_finish(struct pf_enc *e, struct ctr_perfetto_stats *st);
+
+void pf_enc_free(struct pf_enc *e);
+
+#endif

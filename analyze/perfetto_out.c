@@ -1,0 +1,482 @@
+/* perfetto_out.c - the Perfetto export's back half (see perfetto_out.h): the
+ * time-order buffer and the cut to the time kept. The packets themselves
+ * are encoded in perfetto_enc.c.
+ *
+ * The buffer is two queues: a FIFO for items that come in time order (most:
+ * they happen at the event at hand) and a heap for those that come late (a
+ * wait's end at its release); settling pops the least of their heads while
+ * it is before the settled time. Ties keep the order items came in, so a
+ * slice's END and the next BEGIN at the same time stay in that order.
+ *
+ * The cut: each track has windows (the time kept, and on a thread's tracks
+ * the filter's windows within it). A slice open when its track leaves a
+ * window is ended there and begun again where the next window starts;
+ * items outside are dropped. Flows are only made (perfetto.c) between
+ * items pf_out_kept() says are written, so both ends always are.
+ */
+#include "perfetto_out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrace_grow.h"
+#include "perfetto_enc.h"
+
+struct qitem {
+    struct pf_item it;
+    uint64_t seq;                /* order of arrival: the tie-break */
+};
+
+/* A thread's releases still queued: FIFO positions, oldest first. */
+struct pending {
+    uint64_t *pos;
+    size_t head, n, cap;
+};
+
+struct pf_out {
+    struct ctr_perfetto_opts o;
+    struct pf_enc *enc;
+    /* The FIFO: a ring of power-of-two size, positions counted from 0. */
+    struct qitem *fifo;
+    size_t fcap;
+    uint64_t fhead, ftail;       /* live: positions [fhead, ftail) */
+    uint64_t flast_ts;           /* the time of the FIFO's last item */
+    struct qitem *heap;
+    size_t nheap, hcap;
+    uint64_t seq;
+    size_t ext_bytes;            /* held by queued items' ext */
+    uint64_t written_ts;         /* the time of the last item out */
+    /* Per thread index: its two tracks, and its queued releases. */
+    struct pf_track *tracks;     /* [2 * thread + (notes track)] */
+    struct pending *rel;
+    size_t nthreads;
+    struct pf_track fixed[3];    /* ctrace, threads blocked, threads runnable */
+    int64_t counter[2];
+    struct pf_task tasks;        /* the list head of the live tasks */
+    struct ctr_window range;     /* the time kept, for every track */
+    uint64_t late;
+};
+
+static int is_thread_track(uint64_t track)
+{
+    return (track >> 56) == PF_TR_THREAD || (track >> 56) == PF_TR_NOTES;
+}
+
+static void task_free(struct pf_task *task);
+
+struct pf_out *pf_out_new(const struct ctr_perfetto_opts *o, FILE *out)
+{
+    struct pf_out *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->o = *o;
+    if (!p->o.budget)
+        p->o.budget = (size_t)32 << 20;
+    p->range = (struct ctr_window){0, o->from_ns, o->to_ns};
+    p->tasks.next = p->tasks.prev = &p->tasks;
+    p->nthreads = o->model->nthreads;
+    p->fcap = 1024;
+    p->fifo = malloc(p->fcap * sizeof(*p->fifo));
+    p->tracks = calloc(2 * p->nthreads + 1, sizeof(*p->tracks));
+    p->rel = calloc(p->nthreads + 1, sizeof(*p->rel));
+    p->enc = p->fifo && p->tracks && p->rel ? pf_enc_new(o, out) : NULL;
+    if (!p->enc) {
+        pf_out_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void pf_out_free(struct pf_out *p)
+{
+    if (!p)
+        return;
+    for (uint64_t i = p->fhead; i < p->ftail; i++) {
+        struct pf_item *it = &p->fifo[i & (p->fcap - 1)].it;
+        if (it->what == PF_LOG)
+            free(it->ext);
+    }
+    for (size_t i = 0; i < p->nheap; i++)
+        if (p->heap[i].it.what == PF_LOG)
+            free(p->heap[i].it.ext);
+    for (size_t i = 0; p->tracks && i < 2 * p->nthreads; i++)
+        free(p->tracks[i].open);
+    for (size_t i = 0; p->rel && i < p->nthreads; i++)
+        free(p->rel[i].pos);
+    for (int i = 0; i < 3; i++)
+        free(p->fixed[i].open);
+    while (p->tasks.next && p->tasks.next != &p->tasks)
+        task_free(p->tasks.next);
+    pf_enc_free(p->enc);
+    free(p->fifo);
+    free(p->heap);
+    free(p->tracks);
+    free(p->rel);
+    free(p);
+}
+
+static void task_free(struct pf_task *task)
+{
+    task->prev->next = task->next;
+    task->next->prev = task->prev;
+    free(task->track.open);
+    free(task);
+}
+
+struct pf_task *pf_out_task(struct pf_out *p, uint64_t seq)
+{
+    struct pf_task *task = calloc(1, sizeof(*task));
+    if (task) {
+        task->seq = seq;
+        task->next = &p->tasks;
+        task->prev = p->tasks.prev;
+        task->prev->next = task;
+        p->tasks.prev = task;
+    }
+    return task;
+}
+
+/* ---------------------------------------------------------------------------
+ * Tracks and their windows
+ * ------------------------------------------------------------------------- */
+
+static struct pf_track *track_of(struct pf_out *p, const struct pf_item *it)
+{
+    uint64_t kind = it->track >> 56, index = it->track & ((UINT64_C(1) << 56) - 1);
+    switch (kind) {
+    case PF_TR_THREAD:
+    case PF_TR_NOTES:
+        return index < p->nthreads ? &p->tracks[2 * index + (kind == PF_TR_NOTES)] : NULL;
+    case PF_TR_TASK: {
+        struct pf_task *task = it->what == PF_TASK ? it->ext : NULL;
+        return task ? &task->track : NULL;
+    }
+    default:
+        return kind >= PF_TR_CTRACE && kind <= PF_TR_RUNNABLE ? &p->fixed[kind - PF_TR_CTRACE]
+                                                               : NULL;
+    }
+}
+
+/* The windows of a track: on a thread's tracks under a filter, the
+ * filter's windows of that thread (each cut to the time kept); else one,
+ * the time kept. */
+static void windows_of(const struct pf_out *p, uint64_t track, const struct ctr_window **w,
+                       size_t *n)
+{
+    const struct ctr_windows *ws = p->o.keep;
+    uint64_t index = track & ((UINT64_C(1) << 56) - 1);
+    if (ws && is_thread_track(track)) {
+        if (index >= ws->nthreads) {
+            *w = NULL, *n = 0;
+        } else {
+            *w = ws->w + ws->first[index];
+            *n = ws->first[index + 1] - ws->first[index];
+        }
+    } else {
+        *w = &p->range, *n = 1;
+    }
+}
+
+static uint64_t win_start(const struct pf_out *p, const struct ctr_window *w)
+{
+    return w->start_ns > p->range.start_ns ? w->start_ns : p->range.start_ns;
+}
+
+static uint64_t win_end(const struct pf_out *p, const struct ctr_window *w)
+{
+    return w->end_ns < p->range.end_ns ? w->end_ns : p->range.end_ns;
+}
+
+int pf_out_kept(const struct pf_out *p, uint64_t track, uint64_t ns)
+{
+    const struct ctr_window *w;
+    size_t n;
+    if (ns < p->range.start_ns || ns >= p->range.end_ns)
+        return 0;
+    windows_of(p, track, &w, &n);
+    size_t lo = 0, hi = n; /* the first window ending after ns */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w[mid].end_ns <= ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && w[lo].start_ns <= ns;
+}
+
+/* Moves the track to time ts: ends its open slices where it leaves a
+ * window, begins them again where it enters one. */
+static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *it, uint64_t ts)
+{
+    const struct ctr_window *w;
+    size_t n;
+    windows_of(p, it->track, &w, &n);
+    for (;;) {
+        if (tr->wi >= n)
+            return 0;
+        uint64_t start = win_start(p, &w[tr->wi]), end = win_end(p, &w[tr->wi]);
+        if (tr->inside) {
+            if (ts < end)
+                return 0;
+            for (uint32_t k = tr->nopen; k-- > 0;) {
+                struct pf_item e = tr->open[k];
+                e.kind = PF_END, e.ts = end, e.thread = UINT32_MAX, e.nflows = 0;
+                if (e.what == PF_TASK) { /* the task's last END written: its flows */
+                    struct pf_task *task = e.ext;
+                    e.flow = PF_FLOW_TASK(task->seq), e.nflows = task->nflows;
+                    task->flows_written = 1;
+                }
+                int rc = pf_enc_item(p->enc, &e, tr);
+                if (rc)
+                    return rc;
+            }
+            tr->inside = 0;
+            tr->wi++;
+        } else {
+            if (ts < start || start >= end) {
+                if (start >= end)
+                    tr->wi++; /* empty once cut to the time kept */
+                else
+                    return 0;
+                continue;
+            }
+            tr->inside = 1;
+            for (uint32_t k = 0; k < tr->nopen; k++) {
+                struct pf_item b = tr->open[k];
+                b.ts = start, b.nflows = 0; /* its flows went with the first part */
+                int rc = pf_enc_item(p->enc, &b, tr);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+}
+
+/* Writes one item through its track's cut. */
+static int write_item(struct pf_out *p, struct pf_item *it)
+{
+    struct pf_track *tr = track_of(p, it);
+    int rc = 0;
+    if (!tr)
+        goto done;
+    if ((rc = advance(p, tr, it, it->ts)) != 0)
+        goto done;
+    switch (it->kind) {
+    case PF_BEGIN:
+        if (ctr_grow(&tr->open, &tr->capopen, tr->nopen + 1, sizeof(*tr->open)) != 0) {
+            rc = -ENOMEM;
+            goto done;
+        }
+        tr->open[tr->nopen++] = *it;
+        if (tr->inside)
+            rc = pf_enc_item(p->enc, it, tr);
+        return rc; /* a task's ext lives on in the open slice */
+    case PF_END: {
+        if (!tr->nopen)
+            break; /* the front never ends what it did not begin */
+        struct pf_item *b = &tr->open[--tr->nopen];
+        if (b->what == PF_TASK) {
+            struct pf_task *task = b->ext;
+            it->flow = PF_FLOW_TASK(task->seq);
+            it->nflows = task->flows_written ? 0 : task->nflows;
+            if (tr->inside)
+                rc = pf_enc_item(p->enc, it, tr);
+            task_free(task); /* its track with it */
+            return rc;
+        }
+        it->what = b->what;
+        if (tr->inside)
+            rc = pf_enc_item(p->enc, it, tr);
+        break;
+    }
+    case PF_COUNTER: {
+        int64_t *v = &p->counter[(it->track >> 56) == PF_TR_RUNNABLE];
+        *v += (int64_t)it->a;
+        if (tr->inside)
+            rc = pf_enc_counter(p->enc, it->track, it->ts, *v, tr);
+        break;
+    }
+    default:
+        if (tr->inside)
+            rc = pf_enc_item(p->enc, it, tr);
+        break;
+    }
+done:
+    if (it->what == PF_LOG)
+        free(it->ext);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * The time-order buffer
+ * ------------------------------------------------------------------------- */
+
+static int before(const struct qitem *a, const struct qitem *b)
+{
+    return a->it.ts != b->it.ts ? a->it.ts < b->it.ts : a->seq < b->seq;
+}
+
+static void heap_up(struct qitem *h, size_t i)
+{
+    struct qitem x = h[i];
+    while (i > 0 && before(&x, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static void heap_down(struct qitem *h, size_t n, size_t i)
+{
+    struct qitem x = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(&h[c + 1], &h[c]))
+            c++;
+        if (!before(&h[c], &x))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+static int fifo_push(struct pf_out *p, const struct qitem *q)
+{
+    if (p->ftail - p->fhead == p->fcap) {
+        struct qitem *f = malloc(2 * p->fcap * sizeof(*f));
+        if (!f)
+            return -ENOMEM;
+        for (uint64_t i = p->fhead; i < p->ftail; i++)
+            f[i & (2 * p->fcap - 1)] = p->fifo[i & (p->fcap - 1)];
+        free(p->fifo);
+        p->fifo = f;
+        p->fcap *= 2;
+    }
+    p->fifo[p->ftail++ & (p->fcap - 1)] = *q;
+    p->flast_ts = q->it.ts;
+    return 0;
+}
+
+static size_t held_bytes(const struct pf_out *p)
+{
+    return (size_t)(p->ftail - p->fhead + p->nheap) * sizeof(struct qitem) + p->ext_bytes;
+}
+
+/* Pops the least queued item into *q. @return 0 when there is none. */
+static int pop_least(struct pf_out *p, uint64_t below, struct qitem *q)
+{
+    const struct qitem *f = p->fhead < p->ftail ? &p->fifo[p->fhead & (p->fcap - 1)] : NULL;
+    const struct qitem *h = p->nheap ? &p->heap[0] : NULL;
+    const struct qitem *least = f && (!h || before(f, h)) ? f : h;
+    if (!least || least->it.ts >= below)
+        return 0;
+    *q = *least;
+    if (least == f) {
+        p->fhead++;
+        if (q->it.what == PF_RELEASE && q->it.kind == PF_INSTANT) {
+            struct pending *r = &p->rel[q->it.thread];
+            if (r->n) /* its thread's oldest queued release is this one */
+                r->head++, r->n--;
+        }
+    } else {
+        p->heap[0] = p->heap[--p->nheap];
+        if (p->nheap)
+            heap_down(p->heap, p->nheap, 0);
+    }
+    if (q->it.what == PF_LOG)
+        p->ext_bytes -= q->it.c;
+    return 1;
+}
+
+static int flush_below(struct pf_out *p, uint64_t below, size_t down_to)
+{
+    struct qitem q;
+    while (held_bytes(p) > down_to && pop_least(p, below, &q)) {
+        p->written_ts = q.it.ts;
+        int rc = write_item(p, &q.it);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int pf_out_add(struct pf_out *p, const struct pf_item *it)
+{
+    struct qitem q = {*it, p->seq++};
+    if (q.it.ts < p->written_ts) { /* the budget let it pass: as late as it may be */
+        if (getenv("PF_DEBUG"))
+            fprintf(stderr, "late: what %d kind %d ts %llu written %llu behind %llu\n", q.it.what, q.it.kind,
+                    (unsigned long long)q.it.ts, (unsigned long long)p->written_ts, (unsigned long long)(p->written_ts - q.it.ts));
+        q.it.ts = p->written_ts;
+        p->late++;
+    }
+    int rc;
+    if (q.it.ts >= p->flast_ts || p->fhead == p->ftail) {
+        if (q.it.what == PF_RELEASE && q.it.kind == PF_INSTANT && q.it.thread < p->nthreads) {
+            struct pending *r = &p->rel[q.it.thread];
+            if (r->head && r->head + r->n == r->cap) {
+                memmove(r->pos, r->pos + r->head, r->n * sizeof(*r->pos));
+                r->head = 0;
+            }
+            if (ctr_grow(&r->pos, &r->cap, r->head + r->n + 1, sizeof(*r->pos)) != 0)
+                return -ENOMEM;
+            r->pos[r->head + r->n++] = p->ftail;
+        }
+        rc = fifo_push(p, &q);
+    } else {
+        rc = ctr_grow(&p->heap, &p->hcap, p->nheap + 1, sizeof(*p->heap));
+        if (rc == 0) {
+            p->heap[p->nheap] = q;
+            heap_up(p->heap, p->nheap++);
+        }
+    }
+    if (rc)
+        return -ENOMEM;
+    if (it->what == PF_LOG)
+        p->ext_bytes += it->c;
+    if (held_bytes(p) > p->o.budget) /* the oldest go out, settled or not */
+        return flush_below(p, UINT64_MAX, p->o.budget / 4 * 3);
+    return 0;
+}
+
+struct pf_item *pf_out_release(struct pf_out *p, uint32_t thread, uint64_t ns, uint64_t object)
+{
+    if (thread >= p->nthreads)
+        return NULL;
+    const struct pending *r = &p->rel[thread];
+    for (size_t k = r->n; k-- > 0;) {
+        struct pf_item *it = &p->fifo[r->pos[r->head + k] & (p->fcap - 1)].it;
+        if (it->ts < ns)
+            break;
+        if (it->ts == ns && it->a == object)
+            return it;
+    }
+    return NULL;
+}
+
+int pf_out_settle(struct pf_out *p, uint64_t ns)
+{
+    return flush_below(p, ns, 0);
+}
+
+int pf_out_end(struct pf_out *p, struct ctr_perfetto_stats *st)
+{
+    int rc = flush_below(p, UINT64_MAX, 0);
+    /* Whatever is still open (nothing, from a front that ends all it
+     * begins) closes where its track stops. */
+    for (size_t i = 0; rc == 0 && i < 2 * p->nthreads; i++) {
+        struct pf_track *tr = &p->tracks[i];
+        struct pf_item e = {.kind = PF_END, .ts = p->written_ts, .thread = UINT32_MAX};
+        e.track = PF_TRACK(i % 2 ? PF_TR_NOTES : PF_TR_THREAD, i / 2);
+        while (rc == 0 && tr->nopen)
+            rc = write_item(p, &e);
+    }
+    st->late = p->late;
+    int rc2 = pf_enc_finish(p->enc, st);
+    return rc ? rc : rc2;
+}
