@@ -313,8 +313,9 @@ static int pop(struct ctr_engine *e)
     for (size_t i = 0; i < e->ncons; i++)
         if (e->cons[i].event)
             e->cons[i].event(e->cons[i].ctx, e->t, st->thread, ev);
-    /* The bound costs a look at every thread: not at every event. */
-    if (e->want_settle && ++e->since_settle == 4096)
+    /* The bound costs a look at every thread: not at every event; often
+     * enough that what a consumer holds stays in the cache. */
+    if (e->want_settle && ++e->since_settle == 512)
         settle(e, ctr_states_settled(e->states));
     return 0;
 }

@@ -16,8 +16,8 @@
  *    the regions inside it and begins them again, since Perfetto's slices
  *    must nest. A region of a task open in the export has a flow into the
  *    task's slice.
- *  - Counters change by one at each boundary; the back sums them in time
- *    order.
+ *  - Counters change by one at a wait's or a preemption's boundaries: the
+ *    items there carry the change, and the back sums them in time order.
  */
 #include "perfetto.h"
 
@@ -87,23 +87,18 @@ static struct thread_state *state_of(struct ctr_perfetto *p, uint32_t thread)
     return &p->th[thread];
 }
 
-static void count(struct ctr_perfetto *p, enum pf_track_kind counter, uint64_t ts, int64_t by)
-{
-    add(p, &(struct pf_item){.ts = ts, .track = PF_TRACK(counter, 0), .kind = PF_COUNTER,
-                             .what = PF_COUNT, .a = (uint64_t)by});
-}
-
 /* ---------------------------------------------------------------------------
  * Waits and releases
  * ------------------------------------------------------------------------- */
 
 /* Ends thread's pending wait at `end` (its resume), with a flow from its
- * release when both ends are in the export. */
-static void end_wait(struct ctr_perfetto *p, uint32_t thread, uint64_t end)
+ * release when both ends are in the export; `blocked`: its blocked part
+ * ends there too (it had no runnable part). */
+static void end_wait(struct ctr_perfetto *p, uint32_t thread, uint64_t end, int blocked)
 {
     struct thread_state *s = &p->th[thread];
     struct pf_item e = {.ts = end, .track = PF_TRACK(PF_TR_THREAD, thread), .kind = PF_END,
-                        .what = PF_WAIT, .thread = UINT32_MAX};
+                        .what = PF_WAIT, .thread = UINT32_MAX, .blocked = (int8_t)-blocked};
     if (s->pend_rel.thread) {
         e.thread = s->pend_releaser;
         if (pf_out_kept(p->out, e.track, end) &&
@@ -129,7 +124,7 @@ static void end_wait(struct ctr_perfetto *p, uint32_t thread, uint64_t end)
 static void settle_wait(struct ctr_perfetto *p, uint32_t thread)
 {
     if (thread < p->nth && p->th[thread].pending)
-        end_wait(p, thread, p->th[thread].pend_end);
+        end_wait(p, thread, p->th[thread].pend_end, 1);
 }
 
 static void on_begin(void *ctx, const struct ctr_interval *iv)
@@ -145,12 +140,12 @@ static void on_begin(void *ctx, const struct ctr_interval *iv)
     switch (iv->state) {
     case CTR_STATE_BLOCKED:
         b.what = PF_WAIT, b.reason = iv->reason, b.a = iv->object, b.b = iv->stack_id;
+        b.blocked = 1;
         s->in_wait = 1;
-        count(p, PF_TR_BLOCKED, iv->start_ns, 1);
         break;
     case CTR_STATE_RUNNABLE:
         b.what = PF_PREEMPTED;
-        count(p, PF_TR_RUNNABLE, iv->start_ns, 1);
+        b.runnable = 1;
         break;
     case CTR_STATE_RUNNING:
         if (!p->sched)
@@ -181,23 +176,22 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
         s->pend_rel = iv->release ? *iv->release : (struct ctr_release){0};
         s->pend_releaser =
             iv->release ? (uint32_t)(iv->release->thread - p->t->threads) : UINT32_MAX;
-        count(p, PF_TR_BLOCKED, iv->end_ns, -1);
         return;
     }
     if (iv->state == CTR_STATE_RUNNABLE && s->pending) {
         /* The runnable part of the pending wait, nested in its slice. */
         add(p, &(struct pf_item){.ts = iv->start_ns, .track = track, .kind = PF_BEGIN,
-                                 .what = PF_WAIT_RUNNABLE, .thread = thread});
+                                 .what = PF_WAIT_RUNNABLE, .thread = thread, .blocked = -1,
+                                 .runnable = 1});
         add(p, &(struct pf_item){.ts = iv->end_ns, .track = track, .kind = PF_END,
-                                 .what = PF_WAIT_RUNNABLE, .thread = thread});
-        count(p, PF_TR_RUNNABLE, iv->start_ns, 1);
-        count(p, PF_TR_RUNNABLE, iv->end_ns, -1);
-        end_wait(p, thread, iv->end_ns);
+                                 .what = PF_WAIT_RUNNABLE, .thread = thread, .runnable = -1});
+        end_wait(p, thread, iv->end_ns, 0);
         return;
     }
     settle_wait(p, thread);
+    int8_t runnable = 0;
     if (iv->state == CTR_STATE_RUNNABLE) {
-        count(p, PF_TR_RUNNABLE, iv->end_ns, -1);
+        runnable = -1;
     } else if (!p->sched) {
         return;
     } else if (s->in_state != PF_RUNNING) {
@@ -207,7 +201,8 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
                                  .what = PF_RUNNING, .thread = thread});
     }
     add(p, &(struct pf_item){.ts = iv->end_ns, .track = track, .kind = PF_END,
-                             .what = s->in_state ? s->in_state : PF_RUNNING, .thread = thread});
+                             .what = s->in_state ? s->in_state : PF_RUNNING, .thread = thread,
+                             .runnable = runnable});
     s->in_state = 0;
 }
 

@@ -32,11 +32,12 @@ enum {
     CD_UNIT = 3, UNIT_COUNT = 2,
     TE_CATEGORY_IIDS = 3, TE_ARGS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
     TE_NAME = 23, TE_COUNTER = 30, TE_FLOWS = 47, TE_TERMINATING_FLOWS = 48, TE_CALLSTACK = 56,
+    TE_EXTRA_COUNTER_VALUES = 12, TE_EXTRA_COUNTER_TRACKS = 31,
     TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-    DA_NAME_IID = 1, DA_UINT = 3, DA_STRING = 6, DA_POINTER = 7,
+    DA_NAME_IID = 1, DA_UINT = 3, DA_STRING = 6, DA_POINTER = 7, DA_STRING_IID = 17,
     ID_CATEGORIES = 1, ID_NAMES = 2, ID_ARG_NAMES = 3, ID_FUNCTIONS = 5, ID_FRAMES = 6,
     ID_CALLSTACKS = 7, ID_BUILD_IDS = 16, ID_MAPPING_PATHS = 17, ID_SOURCE_PATHS = 18,
-    ID_MAPPINGS = 19,
+    ID_MAPPINGS = 19, ID_STRING_VALUES = 29,
     FR_IID = 1, FR_FUNCTION = 2, FR_MAPPING = 3, FR_REL_PC = 4, FR_SOURCE = 5, FR_LINE = 6,
     CS_IID = 1, CS_FRAMES = 2,
     MP_IID = 1, MP_BUILD_ID = 2, MP_START_OFFSET = 3, MP_START = 4, MP_END = 5, MP_PATHS = 7,
@@ -52,6 +53,12 @@ enum {
 struct interner {
     int field;
     struct ctr_idmap by_hash;    /* content hash -> iid */
+    struct ctr_idmap by_ptr;     /* a string that lives as long as the export,
+                                    by its address -> iid (intern_stable) */
+    struct {
+        const char *s;
+        uint64_t iid;
+    } recent[64];                /* by_ptr's last finds, by address */
     char **s;                    /* s[iid - 1], len[iid - 1]: to tell collisions */
     size_t *len;
     size_t n, cap, lcap;
@@ -61,6 +68,7 @@ struct interner {
 struct stack_entry {
     uint64_t iid;
     char *top;                   /* "function file:line", or NULL */
+    uint64_t top_iid;            /* top as an interned argument value, 0: none */
 };
 
 struct pf_enc {
@@ -68,8 +76,9 @@ struct pf_enc {
     const struct ctr_trace *m;   /* the model */
     FILE *out;
     int err;                     /* sticky: the first error */
-    struct ctr_pb file, pkt, ev, intern;
-    struct interner names, categories, arg_names, functions, sources, paths, build_ids;
+    struct ctr_pb file, ev, intern;
+    struct interner names, categories, arg_names, functions, sources, paths, build_ids,
+        values;                  /* argument values: frames, thread labels */
     struct ctr_idmap frames;     /* pc -> first frame iid << 8 | frames */
     uint64_t nframes;
     struct ctr_idmap stacks;     /* stack id -> index in st[] */
@@ -79,6 +88,7 @@ struct pf_enc {
     struct ctr_profile_sym sym;
     int32_t *rank;               /* per thread index */
     uint8_t *declared;           /* per thread index: 1 its track, 2 its notes track */
+    char **labels;               /* per thread index: "NAME (tid N)", once made */
     uint8_t fixed_declared[3];
     struct ctr_perfetto_stats st_out;
 };
@@ -100,9 +110,9 @@ static int flush_file(struct pf_enc *e)
     return 0;
 }
 
-/* Ends the packet in e->pkt (after its event in e->ev and new interned
- * entries in e->intern) and appends it to the file. */
-static int end_packet(struct pf_enc *e, uint64_t ts, int has_ts, int flags)
+/* Writes a packet whose one message, field `field`, is in e->ev, with the
+ * interned entries its message is the first to use (in e->intern). */
+static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int flags)
 {
     struct ctr_pb *w = &e->file;
     size_t m = ctr_pb_open(w, TRACE_PACKET);
@@ -113,11 +123,11 @@ static int end_packet(struct pf_enc *e, uint64_t ts, int has_ts, int flags)
         ctr_pb_field(w, PKT_SEQ_FLAGS, (uint64_t)flags);
     if (e->intern.len)
         ctr_pb_bytes(w, PKT_INTERNED, e->intern.b, e->intern.len);
-    ctr_pb_append(w, e->pkt.b, e->pkt.len);
+    ctr_pb_bytes(w, field, e->ev.b, e->ev.len);
     ctr_pb_close(w, m);
-    e->intern.len = e->pkt.len = e->ev.len = 0;
+    e->intern.len = e->ev.len = 0;
     e->st_out.packets++;
-    if (e->intern.err || e->pkt.err || e->ev.err)
+    if (e->intern.err || e->ev.err)
         return e->err = -ENOMEM;
     return w->len >= FLUSH_AT ? flush_file(e) : w->err;
 }
@@ -168,6 +178,23 @@ static uint64_t intern_str(struct pf_enc *e, struct interner *in, const char *s)
     return intern(e, in, s, strlen(s));
 }
 
+/* The same for a string that neither moves nor changes while the export
+ * runs (a literal, a name in the model's tables): found by its address,
+ * without hashing it. */
+static uint64_t intern_stable(struct pf_enc *e, struct interner *in, const char *s)
+{
+    size_t slot = ((uintptr_t)s >> 3 ^ (uintptr_t)s >> 9) & 63;
+    if (in->recent[slot].s == s)
+        return in->recent[slot].iid; /* the few names of every event */
+    const uint64_t *v = ctr_idmap_get(&in->by_ptr, (uintptr_t)s);
+    uint64_t iid = v ? *v : intern_str(e, in, s);
+    if (!v && iid && ctr_idmap_put(&in->by_ptr, (uintptr_t)s, iid) != 0)
+        e->err = -ENOMEM;
+    if (iid)
+        in->recent[slot].s = s, in->recent[slot].iid = iid;
+    return iid;
+}
+
 static void interner_free(struct interner *in)
 {
     for (size_t i = 0; i < in->n; i++)
@@ -175,6 +202,7 @@ static void interner_free(struct interner *in)
     free(in->s);
     free(in->len);
     ctr_idmap_free(&in->by_hash);
+    ctr_idmap_free(&in->by_ptr);
 }
 
 /* The iid of model mapping i, defining it if new. A mapping always names
@@ -299,6 +327,7 @@ static const struct stack_entry *stack_of(struct pf_enc *e, uint64_t id)
             ids[nids++] = first + j;
     }
     se->iid = e->nst + 1;
+    se->top_iid = se->top ? intern_str(e, &e->values, se->top) : 0;
     size_t m = ctr_pb_open(&e->intern, ID_CALLSTACKS);
     ctr_pb_field(&e->intern, CS_IID, se->iid);
     for (size_t j = 0; j < nids; j++)
@@ -371,8 +400,7 @@ static int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
         return 0;
     if (flag)
         *flag |= bit;
-    struct ctr_pb *w = &e->pkt;
-    size_t m = ctr_pb_open(w, PKT_TRACK_DESCRIPTOR);
+    struct ctr_pb *w = &e->ev;
     ctr_pb_field(w, TD_UUID, track_uuid(track));
     if (kind == PF_TR_THREAD) {
         const struct ctr_thread_info *th = &e->m->threads[index];
@@ -399,8 +427,7 @@ static int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
             ctr_pb_close(w, c);
         }
     }
-    ctr_pb_close(w, m);
-    return end_packet(e, 0, 0, 0);
+    return end_packet(e, PKT_TRACK_DESCRIPTOR, 0, 0, 0);
 }
 
 /* ---------------------------------------------------------------------------
@@ -416,37 +443,51 @@ static const char *class_name(uint8_t reason)
     return c && c <= CTR_CLASS_SLEEP ? names[c] : "wait";
 }
 
+/* Arguments: name is a literal. */
 static void arg_uint(struct pf_enc *e, const char *name, uint64_t v, int field)
 {
-    uint64_t iid = intern_str(e, &e->arg_names, name);
+    uint64_t iid = intern_stable(e, &e->arg_names, name);
     size_t m = ctr_pb_open(&e->ev, TE_ARGS);
     ctr_pb_field(&e->ev, DA_NAME_IID, iid);
     ctr_pb_field(&e->ev, field, v);
     ctr_pb_close(&e->ev, m);
 }
 
+/* A string argument by its iid among the interned values (0: left out). */
+static void arg_value(struct pf_enc *e, const char *name, uint64_t value_iid)
+{
+    if (!value_iid)
+        return;
+    uint64_t iid = intern_stable(e, &e->arg_names, name);
+    size_t m = ctr_pb_open(&e->ev, TE_ARGS);
+    ctr_pb_field(&e->ev, DA_NAME_IID, iid);
+    ctr_pb_field(&e->ev, DA_STRING_IID, value_iid);
+    ctr_pb_close(&e->ev, m);
+}
+
 static void arg_string(struct pf_enc *e, const char *name, const char *s, size_t n)
 {
-    uint64_t iid = intern_str(e, &e->arg_names, name);
+    uint64_t iid = intern_stable(e, &e->arg_names, name);
     size_t m = ctr_pb_open(&e->ev, TE_ARGS);
     ctr_pb_field(&e->ev, DA_NAME_IID, iid);
     ctr_pb_bytes(&e->ev, DA_STRING, s, n);
     ctr_pb_close(&e->ev, m);
 }
 
-/* A name for the event: interned, or inline when it cannot be. */
-static void event_name(struct pf_enc *e, const char *s, size_t n)
+/* A name for the event (a literal or the model's): interned, or inline
+ * when it cannot be. */
+static void event_name(struct pf_enc *e, const char *s)
 {
-    uint64_t iid = intern(e, &e->names, s, n);
+    uint64_t iid = intern_stable(e, &e->names, s);
     if (iid)
         ctr_pb_field(&e->ev, TE_NAME_IID, iid);
     else
-        ctr_pb_bytes(&e->ev, TE_NAME, s, n);
+        ctr_pb_string(&e->ev, TE_NAME, s);
 }
 
 static void event_category(struct pf_enc *e, const char *s)
 {
-    uint64_t iid = intern_str(e, &e->categories, s[0] ? s : "log");
+    uint64_t iid = intern_stable(e, &e->categories, s[0] ? s : "log");
     if (iid)
         ctr_pb_field(&e->ev, TE_CATEGORY_IIDS, iid);
 }
@@ -484,36 +525,36 @@ static void describe(struct pf_enc *e, const struct pf_item *it)
     switch (it->what) {
     case PF_WAIT:
         s = it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].call : NULL;
-        event_name(e, s ? s : "wait", strlen(s ? s : "wait"));
+        event_name(e, s ? s : "wait");
         event_category(e, class_name(it->reason));
         arg_uint(e, "object", it->a, DA_POINTER);
-        if ((se = stack_of(e, it->b)) != NULL && se->top)
-            arg_string(e, "frame", se->top, strlen(se->top));
+        if ((se = stack_of(e, it->b)) != NULL)
+            arg_value(e, "frame", se->top_iid);
         break;
     case PF_WAIT_RUNNABLE:
     case PF_PREEMPTED:
     case PF_RUNNING:
         s = it->what == PF_RUNNING ? "running" : it->what == PF_PREEMPTED ? "preempted" : "runnable";
-        event_name(e, s, strlen(s));
+        event_name(e, s);
         event_category(e, "sched");
         break;
     case PF_RELEASE:
         s = it->nflows && it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].release : NULL;
         s = s ? s : "release";
-        event_name(e, s, strlen(s));
+        event_name(e, s);
         event_category(e, "sync");
         arg_uint(e, "object", it->a, DA_POINTER);
         arg_uint(e, "waiters", it->nflows, DA_UINT);
         se = stack_of(e, it->b);
         break;
     case PF_LOST:
-        event_name(e, "events lost", 11);
+        event_name(e, "events lost");
         event_category(e, "ctrace");
         arg_uint(e, "count", it->a, DA_UINT);
         break;
     case PF_REGION:
         s = ctr_trace_name(m, it->a);
-        event_name(e, s, strlen(s));
+        event_name(e, s);
         event_category(e, "region");
         if (it->b)
             arg_uint(e, "task", it->b, DA_UINT);
@@ -527,18 +568,18 @@ static void describe(struct pf_enc *e, const struct pf_item *it)
         break;
     case PF_TASK:
         s = ctr_trace_name(m, it->a);
-        event_name(e, s[0] ? s : "task", strlen(s[0] ? s : "task"));
+        event_name(e, s[0] ? s : "task");
         event_category(e, "task");
         arg_uint(e, "task", it->b, DA_UINT);
         if (it->c)
             arg_uint(e, "parent", it->c, DA_UINT);
         break;
     case PF_GAP:
-        event_name(e, "missing (damaged trace)", 23);
+        event_name(e, "missing (damaged trace)");
         event_category(e, "ctrace");
         break;
     case PF_WINDOW:
-        event_name(e, "flight recorder window", 22);
+        event_name(e, "flight recorder window");
         event_category(e, "ctrace");
         arg_uint(e, "earlier_generations", it->a, DA_UINT);
         break;
@@ -549,12 +590,42 @@ static void describe(struct pf_enc *e, const struct pf_item *it)
         ctr_pb_field(&e->ev, TE_CALLSTACK, se->iid);
 }
 
-int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr)
+/* "NAME (tid N)" of thread index i, made once. */
+static const char *thread_label(struct pf_enc *e, uint32_t i)
+{
+    if (!e->labels[i]) {
+        const struct ctr_thread_info *th = &e->m->threads[i];
+        char buf[300];
+        snprintf(buf, sizeof(buf), "%s (tid %lld)", thread_name(th), (long long)tid_of(th));
+        if (!(e->labels[i] = strdup(buf)))
+            e->err = -ENOMEM;
+    }
+    return e->labels[i] ? e->labels[i] : "";
+}
+
+/* Declares the counter tracks c names, and writes their values into the
+ * event being made. */
+static int counter_values(struct pf_enc *e, const struct pf_counters *c)
+{
+    for (int k = 0; k < c->n; k++) {
+        int rc = declare(e, c->track[k], NULL, NULL);
+        if (rc)
+            return rc;
+    }
+    for (int k = 0; k < c->n; k++)
+        ctr_pb_field(&e->ev, TE_EXTRA_COUNTER_TRACKS, track_uuid(c->track[k]));
+    for (int k = 0; k < c->n; k++)
+        ctr_pb_field(&e->ev, TE_EXTRA_COUNTER_VALUES, (uint64_t)c->value[k]);
+    return 0;
+}
+
+int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr,
+                const struct pf_counters *c)
 {
     if (e->err)
         return e->err;
     int rc = declare(e, it->track, it, tr);
-    if (rc)
+    if (rc || (c && (rc = counter_values(e, c)) != 0))
         return rc;
     int type = it->kind == PF_BEGIN ? TYPE_BEGIN : it->kind == PF_END ? TYPE_END : TYPE_INSTANT;
     ctr_pb_field(&e->ev, TE_TYPE, (uint64_t)type);
@@ -564,34 +635,28 @@ int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr)
         e->st_out.slices += it->kind == PF_BEGIN;
         e->st_out.instants += it->kind == PF_INSTANT;
     } else if (it->what == PF_WAIT && it->thread < e->m->nthreads) {
-        const struct ctr_thread_info *th = &e->m->threads[it->thread];
-        char buf[300];
-        int n = snprintf(buf, sizeof(buf), "%s (tid %lld)", thread_name(th),
-                         (long long)tid_of(th));
-        arg_string(e, "released_by", buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+        arg_value(e, "released_by", intern_stable(e, &e->values, thread_label(e, it->thread)));
     }
     int field = it->kind == PF_END ? TE_TERMINATING_FLOWS : TE_FLOWS;
     for (uint32_t k = 0; k < it->nflows; k++)
         ctr_pb_fixed64(&e->ev, field, it->flow + k);
     e->st_out.flows += it->kind == PF_END ? it->nflows : 0;
-    ctr_pb_bytes(&e->pkt, PKT_TRACK_EVENT, e->ev.b, e->ev.len);
-    return end_packet(e, it->ts, 1, SEQ_NEEDS_INCREMENTAL_STATE);
+    e->st_out.counters += c ? (uint64_t)c->n : 0;
+    return end_packet(e, PKT_TRACK_EVENT, it->ts, 1, SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
-int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v,
-                   struct pf_track *tr)
+int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v)
 {
     if (e->err)
         return e->err;
-    int rc = declare(e, track, NULL, tr);
+    int rc = declare(e, track, NULL, NULL);
     if (rc)
         return rc;
     ctr_pb_field(&e->ev, TE_TYPE, TYPE_COUNTER);
     ctr_pb_field(&e->ev, TE_TRACK, track_uuid(track));
     ctr_pb_field(&e->ev, TE_COUNTER, (uint64_t)v);
-    ctr_pb_bytes(&e->pkt, PKT_TRACK_EVENT, e->ev.b, e->ev.len);
     e->st_out.counters++;
-    return end_packet(e, ts, 1, SEQ_NEEDS_INCREMENTAL_STATE);
+    return end_packet(e, PKT_TRACK_EVENT, ts, 1, SEQ_NEEDS_INCREMENTAL_STATE);
 }
 
 /* ---------------------------------------------------------------------------
@@ -628,12 +693,14 @@ struct pf_enc *pf_enc_new(const struct ctr_perfetto_opts *o, FILE *out)
     e->sources.field = ID_SOURCE_PATHS;
     e->paths.field = ID_MAPPING_PATHS;
     e->build_ids.field = ID_BUILD_IDS;
+    e->values.field = ID_STRING_VALUES;
     size_t n = m->nthreads ? m->nthreads : 1;
     e->rank = calloc(n, sizeof(*e->rank));
     e->declared = calloc(n, 1);
+    e->labels = calloc(n, sizeof(*e->labels));
     e->mapping_done = calloc(m->nmappings ? m->nmappings : 1, 1);
     struct ranked *order = calloc(n, sizeof(*order));
-    if (!e->rank || !e->declared || !e->mapping_done || !order ||
+    if (!e->rank || !e->declared || !e->labels || !e->mapping_done || !order ||
         ctr_profile_sym_open(m, &e->sym) != 0) {
         free(order);
         pf_enc_free(e);
@@ -647,13 +714,10 @@ struct pf_enc *pf_enc_new(const struct ctr_perfetto_opts *o, FILE *out)
     free(order);
     /* The sequence starts clean; the root descriptor orders threads by the
      * rank each one's descriptor carries; then the process. */
-    struct ctr_pb *w = &e->pkt;
-    size_t d = ctr_pb_open(w, PKT_TRACK_DESCRIPTOR);
+    struct ctr_pb *w = &e->ev;
     ctr_pb_field(w, TD_UUID, 0);
     ctr_pb_field(w, TD_THREAD_ORDERING, 1); /* THREAD_ORDERING_EXPLICIT */
-    ctr_pb_close(w, d);
-    end_packet(e, 0, 0, SEQ_INCREMENTAL_STATE_CLEARED);
-    d = ctr_pb_open(w, PKT_TRACK_DESCRIPTOR);
+    end_packet(e, PKT_TRACK_DESCRIPTOR, 0, 0, SEQ_INCREMENTAL_STATE_CLEARED);
     ctr_pb_field(w, TD_UUID, UUID_PROCESS);
     size_t p = ctr_pb_open(w, TD_PROCESS);
     ctr_pb_field(w, PD_PID, (uint64_t)(int64_t)(int32_t)m->pid);
@@ -661,8 +725,7 @@ struct pf_enc *pf_enc_new(const struct ctr_perfetto_opts *o, FILE *out)
     const char *base = strrchr(exe, '/');
     ctr_pb_string(w, PD_NAME, base && base[1] ? base + 1 : exe);
     ctr_pb_close(w, p);
-    ctr_pb_close(w, d);
-    end_packet(e, 0, 0, 0);
+    end_packet(e, PKT_TRACK_DESCRIPTOR, 0, 0, 0);
     if (e->err) {
         pf_enc_free(e);
         return NULL;
@@ -689,11 +752,10 @@ void pf_enc_free(struct pf_enc *e)
     if (!e)
         return;
     ctr_pb_free(&e->file);
-    ctr_pb_free(&e->pkt);
     ctr_pb_free(&e->ev);
     ctr_pb_free(&e->intern);
     struct interner *all[] = {&e->names, &e->categories, &e->arg_names, &e->functions,
-                              &e->sources, &e->paths, &e->build_ids};
+                              &e->sources, &e->paths, &e->build_ids, &e->values};
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
         interner_free(all[i]);
     ctr_idmap_free(&e->frames);
@@ -705,5 +767,8 @@ void pf_enc_free(struct pf_enc *e)
     ctr_profile_sym_close(&e->sym, stderr);
     free(e->rank);
     free(e->declared);
+    for (size_t i = 0; e->labels && i < e->m->nthreads; i++)
+        free(e->labels[i]);
+    free(e->labels);
     free(e);
 }

@@ -23,14 +23,23 @@ struct pf_enc;
  * @return NULL if out of memory. */
 struct pf_enc *pf_enc_new(const struct ctr_perfetto_opts *o, FILE *out);
 
-/* pf_enc_item() : writes a BEGIN, END or INSTANT item on its track (tr: the
- * track's state, whose `declared` the encoder keeps), declaring the track
- * first if it is new. @return 0 or a negative errno. */
-int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr);
+/* Counter values that change with an item, written on its event
+ * (TrackEvent's extra counters) rather than as packets of their own. */
+struct pf_counters {
+    int n;
+    uint64_t track[2];
+    int64_t value[2];
+};
+
+/* pf_enc_item() : writes a BEGIN, END or INSTANT item on its track (tr: a
+ * task track's state, whose `declared` the encoder sets), declaring the
+ * track first if it is new, with the counter values c (may be NULL).
+ * @return 0 or a negative errno. */
+int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr,
+                const struct pf_counters *c);
 
 /* pf_enc_counter() : writes counter track's value v at ts. @return as above. */
-int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v,
-                   struct pf_track *tr);
+int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v);
 
 /* pf_enc_finish() : writes what is buffered and flushes the output; adds the
  * figures to *st. @return 0 or a negative errno (the output's, e.g. -ENOSPC). */

@@ -52,7 +52,7 @@ struct pf_out {
     struct pending *rel;
     size_t nthreads;
     struct pf_track fixed[3];    /* ctrace, threads blocked, threads runnable */
-    int64_t counter[2];
+    int64_t counter[2];          /* threads blocked, runnable */
     struct pf_task tasks;        /* the list head of the live tasks */
     struct ctr_window range;     /* the time kept, for every track */
     uint64_t late;
@@ -228,7 +228,7 @@ static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *
                     e.flow = PF_FLOW_TASK(task->seq), e.nflows = task->nflows;
                     task->flows_written = 1;
                 }
-                int rc = pf_enc_item(p->enc, &e, tr);
+                int rc = pf_enc_item(p->enc, &e, tr, NULL);
                 if (rc)
                     return rc;
             }
@@ -246,7 +246,7 @@ static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *
             for (uint32_t k = 0; k < tr->nopen; k++) {
                 struct pf_item b = tr->open[k];
                 b.ts = start, b.nflows = 0; /* its flows went with the first part */
-                int rc = pf_enc_item(p->enc, &b, tr);
+                int rc = pf_enc_item(p->enc, &b, tr, NULL);
                 if (rc)
                     return rc;
             }
@@ -254,14 +254,43 @@ static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *
     }
 }
 
+/* The counters an item changes: summed in time order, cut like any track
+ * (their value is written where a window starts), and carried by the item
+ * when it is written, else written on their own. */
+static int count(struct pf_out *p, const struct pf_item *it, struct pf_counters *c)
+{
+    const int8_t delta[2] = {it->blocked, it->runnable};
+    c->n = 0;
+    for (int k = 0; k < 2; k++) {
+        if (!delta[k])
+            continue;
+        struct pf_track *tr = &p->fixed[1 + k];
+        uint64_t track = PF_TRACK(PF_TR_BLOCKED + k, 0);
+        int was = tr->inside;
+        struct pf_item probe = {.track = track};
+        int rc = advance(p, tr, &probe, it->ts);
+        if (rc == 0 && !was && tr->inside)
+            rc = pf_enc_counter(p->enc, track, win_start(p, &p->range), p->counter[k]);
+        if (rc)
+            return rc;
+        p->counter[k] += delta[k];
+        if (tr->inside) {
+            c->track[c->n] = track;
+            c->value[c->n++] = p->counter[k];
+        }
+    }
+    return 0;
+}
+
 /* Writes one item through its track's cut. */
 static int write_item(struct pf_out *p, struct pf_item *it)
 {
     struct pf_track *tr = track_of(p, it);
-    int rc = 0;
+    struct pf_counters c = {0};
+    int rc = 0, written = 0;
     if (!tr)
         goto done;
-    if ((rc = advance(p, tr, it, it->ts)) != 0)
+    if ((rc = advance(p, tr, it, it->ts)) != 0 || (rc = count(p, it, &c)) != 0)
         goto done;
     switch (it->kind) {
     case PF_BEGIN:
@@ -269,40 +298,36 @@ static int write_item(struct pf_out *p, struct pf_item *it)
             rc = -ENOMEM;
             goto done;
         }
-        tr->open[tr->nopen++] = *it;
-        if (tr->inside)
-            rc = pf_enc_item(p->enc, it, tr);
-        return rc; /* a task's ext lives on in the open slice */
+        tr->open[tr->nopen] = *it;
+        tr->open[tr->nopen].blocked = tr->open[tr->nopen].runnable = 0; /* counted once */
+        tr->nopen++;
+        break;
     case PF_END: {
         if (!tr->nopen)
-            break; /* the front never ends what it did not begin */
+            goto counters; /* the front never ends what it did not begin */
         struct pf_item *b = &tr->open[--tr->nopen];
         if (b->what == PF_TASK) {
             struct pf_task *task = b->ext;
             it->flow = PF_FLOW_TASK(task->seq);
             it->nflows = task->flows_written ? 0 : task->nflows;
             if (tr->inside)
-                rc = pf_enc_item(p->enc, it, tr);
+                rc = pf_enc_item(p->enc, it, tr, &c);
             task_free(task); /* its track with it */
             return rc;
         }
         it->what = b->what;
-        if (tr->inside)
-            rc = pf_enc_item(p->enc, it, tr);
-        break;
-    }
-    case PF_COUNTER: {
-        int64_t *v = &p->counter[(it->track >> 56) == PF_TR_RUNNABLE];
-        *v += (int64_t)it->a;
-        if (tr->inside)
-            rc = pf_enc_counter(p->enc, it->track, it->ts, *v, tr);
         break;
     }
     default:
-        if (tr->inside)
-            rc = pf_enc_item(p->enc, it, tr);
         break;
     }
+    if (tr->inside) {
+        rc = pf_enc_item(p->enc, it, tr, &c);
+        written = 1;
+    }
+counters:
+    for (int k = 0; rc == 0 && !written && k < c.n; k++)
+        rc = pf_enc_counter(p->enc, c.track[k], it->ts, c.value[k]);
 done:
     if (it->what == PF_LOG)
         free(it->ext);

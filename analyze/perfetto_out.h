@@ -15,7 +15,8 @@
  *
  * Tracks (uuids): the root descriptor (0: threads ordered by rank), the
  * process (1), "ctrace" (2: damage, the flight recorder's window), the
- * counters (3, 4), per thread its state track (a thread track) and its
+ * counters (3, 4: their changes ride on the slice events of the thread that
+ * changes them, as extra counter values), per thread its state track (a thread track) and its
  * annotation track (regions, logs), per task an async track named after its
  * type (Perfetto's UI merges tracks of one name). A track is declared just
  * before its first item that is written.
@@ -32,7 +33,7 @@
 #include "reader.h"
 #include "windows.h"
 
-enum pf_kind { PF_BEGIN = 1, PF_END, PF_INSTANT, PF_COUNTER };
+enum pf_kind { PF_BEGIN = 1, PF_END, PF_INSTANT };
 
 /* What an item is, which names it and shapes its fields. */
 enum pf_what {
@@ -50,7 +51,6 @@ enum pf_what {
     PF_GAP,             /* ctrace: a part of the trace is missing */
     PF_WINDOW,          /* ctrace: a flight recorder's window starts; a = earlier
                            generations not in it */
-    PF_COUNT,           /* counter track; a = the change (two's complement) */
 };
 
 /* A track by kind and index. */
@@ -88,6 +88,7 @@ struct pf_item {
                                     UINT32_MAX; others: the track's thread */
     uint32_t nflows;             /* BEGIN, INSTANT: flows from it; END: flows into it */
     uint8_t kind, what, reason;
+    int8_t blocked, runnable;    /* how the counters change with it */
 };
 
 struct pf_out;
