@@ -19,10 +19,12 @@
 #include "passes.h"
 #include "perfetto.h"
 #include "profile.h"
+#include "serve.h"
 #include "tasks.h"
 
 static const char usage[] =
     "usage: ctrace -perfetto [-o FILE] [-from D] [-to D] [FILTERS] [-j N] TRACE\n"
+    "       ctrace -perfetto -http [-port N] [-o FILE] [...] TRACE\n"
     "Writes TRACE as a timeline in Perfetto's trace format (open it at\n"
     "https://ui.perfetto.dev): per thread its waits (with their stacks and a\n"
     "flow from the release that ended each), runnable and running time, its\n"
@@ -34,6 +36,11 @@ static const char usage[] =
     "                   only the time threads worked for such tasks (as the profiles'\n"
     "                   filters), and those tasks\n"
     "  -j N             threads that read the trace (default: the cores available)\n"
+    "  -http            then serve it on 127.0.0.1 and print the link that opens it\n"
+    "                   in the Perfetto UI, until Ctrl-C (without -o, in a temporary\n"
+    "                   file, removed at the end)\n"
+    "  -port N          the port to serve on (default 9001, the only one the UI\n"
+    "                   fetches from)\n"
     "TRACE - reads a trace from standard input.\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (the output covers the\n"
     "rest; stderr names the damage).\n";
@@ -42,7 +49,7 @@ struct opts {
     const char *out, *path;
     struct ctr_profile_filter filter;
     uint64_t from_ns, to_ns;
-    int has_to, jobs;
+    int has_to, jobs, http, port;
 };
 
 /* ---------------------------------------------------------------------------
@@ -103,7 +110,7 @@ static int tasks_shown(const struct ctr_tasks *ts, const struct ctr_profile_filt
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL;
+    const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -112,13 +119,18 @@ static int parse(int argc, char **argv, struct opts *o)
         }
         if (ctr_cli_flag(argc, argv, &i, "perfetto", NULL) > 0)
             continue;
+        if (ctr_cli_flag(argc, argv, &i, "http", NULL) > 0) {
+            o->http = 1;
+            continue;
+        }
         if ((r = ctr_cli_flag(argc, argv, &i, "o", &o->out)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "from", &from)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "to", &to)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "task", &o->filter.task)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "region", &o->filter.region)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
-            (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0) {
+            (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "port", &port)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error("-perfetto", "flag %s needs a value", argv[i]);
             continue;
@@ -137,12 +149,23 @@ static int parse(int argc, char **argv, struct opts *o)
         (j && !ctr_cli_jobs("-perfetto", j, &o->jobs)))
         return CTR_EXIT_USAGE;
     o->has_to = to != NULL;
+    o->port = CTR_SERVE_PORT;
+    if (port) {
+        char *end;
+        long n = strtol(port, &end, 10);
+        if (*port < '0' || *port > '9' || *end || n < 1 || n > 65535)
+            return ctr_cli_usage_error("-perfetto", "-port wants a port from 1 to 65535, not '%s'",
+                                       port);
+        if (!o->http)
+            return ctr_cli_usage_error("-perfetto", "-port goes with -http%s", "");
+        o->port = (int)n;
+    }
     if (o->has_to && o->to_ns <= o->from_ns)
         return ctr_cli_usage_error("-perfetto", "-to must be after -from (%s)", to);
     if ((o->filter.task && !*o->filter.task) || (o->filter.region && !*o->filter.region))
         return ctr_cli_usage_error("-perfetto", "-%s needs a name",
                                    o->filter.task && !*o->filter.task ? "task" : "region");
-    if (!o->out && isatty(1))
+    if (!o->out && !o->http && isatty(1))
         return ctr_cli_usage_error("-perfetto", "not writing a binary trace to a terminal; use "
                                    "-o FILE or redirect%s", "");
     return -1;
@@ -234,6 +257,20 @@ int ctr_cmd_perfetto(int argc, char **argv)
         .to_ns = o.has_to ? t1->start_ns + o.to_ns : UINT64_MAX,
         .keep = filtered ? &keep : NULL, .tasks = filtered ? ids : NULL, .ntasks = nids,
         .window_gens = t1->first_gen};
+    char tmpdir[4096] = "", tmpfile[4200];
+    if (o.http && !o.out) { /* a file of our own, named after the trace */
+        const char *base = strrchr(o.path, '/');
+        base = base ? base + 1 : o.path;
+        const char *dir = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+        snprintf(tmpdir, sizeof(tmpdir), "%s/ctrace-perfetto-XXXXXX", dir);
+        if (!mkdtemp(tmpdir)) {
+            fprintf(stderr, "ctrace: %s: %s\n", tmpdir, strerror(errno));
+            goto done;
+        }
+        snprintf(tmpfile, sizeof(tmpfile), "%s/%s.pftrace", tmpdir,
+                 strcmp(base, "-") == 0 ? "stdin" : base);
+        o.out = tmpfile;
+    }
     struct stat st;
     int created = o.out && stat(o.out, &st) != 0;
     FILE *out = o.out ? fopen(o.out, "wb") : stdout;
@@ -252,7 +289,19 @@ int ctr_cmd_perfetto(int argc, char **argv)
         ctr_reading_say(&rd);
         status = ctr_reading_status(&rd);
     }
+    if (rc == 0 && o.http) {
+        char err[512];
+        fflush(stderr);
+        if (ctr_serve_file(o.out, NULL, o.port, stdout, err, sizeof(err)) != 0) {
+            fprintf(stderr, "ctrace: %s\n", err);
+            status = 1;
+        }
+    }
 done:
+    if (tmpdir[0]) {
+        unlink(tmpfile);
+        rmdir(tmpdir);
+    }
     free(busy.ns);
     free(ids);
     ctr_windows_free(&keep);
