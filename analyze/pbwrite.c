@@ -25,9 +25,16 @@ void ctr_pb_append_slow(struct ctr_pb *w, const void *s, size_t n)
         w->b = b;
         w->cap = cap;
     }
-    if (n)
+    if (n && s)
         memcpy(w->b + w->len, s, n);
     w->len += n;
+}
+
+void ctr_pb_reserve_slow(struct ctr_pb *w, size_t n)
+{
+    size_t len = w->len;
+    ctr_pb_append_slow(w, NULL, n); /* grows, and moves len past the room */
+    w->len = len;
 }
 
 /* One length byte is reserved: most nested messages are under 128 bytes. */

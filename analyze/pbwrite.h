@@ -85,6 +85,58 @@ static inline void ctr_pb_string(struct ctr_pb *w, int field, const char *s)
     ctr_pb_bytes(w, field, s, strlen(s));
 }
 
+/* Writing in place, for encoders that know how much room a message needs:
+ * ctr_pb_reserve() makes room for n more bytes and returns where they
+ * start (NULL when out of memory), the encoder writes through a cursor
+ * with the ctr_pb_put_* functions, and sets w->len to the cursor's end. */
+void ctr_pb_reserve_slow(struct ctr_pb *w, size_t n);
+
+static inline uint8_t *ctr_pb_reserve(struct ctr_pb *w, size_t n)
+{
+    if (w->len + n > w->cap)
+        ctr_pb_reserve_slow(w, n);
+    return w->err ? NULL : w->b + w->len;
+}
+
+static inline uint8_t *ctr_pb_put_varint(uint8_t *q, uint64_t v)
+{
+    while (v >= 0x80) {
+        *q++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *q++ = (uint8_t)v;
+    return q;
+}
+
+/* The bytes varint v takes. */
+static inline size_t ctr_pb_varint_len(uint64_t v)
+{
+    /* 7 bits a byte: (significant bits + 6) / 7, at least 1. */
+    return ((size_t)(64 - __builtin_clzll(v | 1)) * 9 + 64) / 64;
+}
+
+static inline uint8_t *ctr_pb_put_field(uint8_t *q, int field, uint64_t v)
+{
+    q = ctr_pb_put_varint(q, (uint64_t)field << 3 | CTR_PB_VARINT);
+    return ctr_pb_put_varint(q, v);
+}
+
+static inline uint8_t *ctr_pb_put_fixed64(uint8_t *q, int field, uint64_t v)
+{
+    q = ctr_pb_put_varint(q, (uint64_t)field << 3 | CTR_PB_FIXED64);
+    for (int i = 0; i < 8; i++)
+        *q++ = (uint8_t)(v >> (8 * i));
+    return q;
+}
+
+static inline uint8_t *ctr_pb_put_bytes(uint8_t *q, int field, const void *s, size_t n)
+{
+    q = ctr_pb_put_varint(q, (uint64_t)field << 3 | CTR_PB_LEN);
+    q = ctr_pb_put_varint(q, n);
+    memcpy(q, s, n);
+    return q + n;
+}
+
 /* ctr_pb_open() : opens a length-delimited field (a nested message) whose
  * length is not known yet. @return where its body starts, for
  * ctr_pb_close(). */

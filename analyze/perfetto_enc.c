@@ -47,6 +47,11 @@ enum {
 #define UUID_PROCESS 1
 #define FLUSH_AT (1u << 20)      /* bytes buffered before a write */
 #define INLINE_MAX 8             /* inlined frames kept per address */
+#define LOG_NAME_BYTES 256       /* of a log's message, shown as its name */
+#define NAME_MAX_BYTES 1024      /* of a name written inline */
+/* An event's fields but its flows and a log's text: type, track, name,
+ * category, four arguments, a callstack, two counters; with a margin. */
+#define EVENT_MAX_BYTES (512 + NAME_MAX_BYTES)
 
 /* Strings interned into one InternedData field (EventName, EventCategory,
  * DebugAnnotationName and InternedString all are {iid = 1, name = 2}). */
@@ -111,25 +116,33 @@ static int flush_file(struct pf_enc *e)
 }
 
 /* Writes a packet whose one message, field `field`, is in e->ev, with the
- * interned entries its message is the first to use (in e->intern). */
+ * interned entries its message is the first to use (in e->intern). Its
+ * length is known before it is written: no length to patch, no move. */
 static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int flags)
 {
-    struct ctr_pb *w = &e->file;
-    size_t m = ctr_pb_open(w, TRACE_PACKET);
+    size_t nev = e->ev.len, nin = e->intern.len;
+    if (e->ev.err || e->intern.err)
+        return e->err = -ENOMEM;
+    size_t body = (has_ts ? 1 + ctr_pb_varint_len(ts) : 0) + 2 + (flags ? 2 : 0) +
+                  (nin ? 1 + ctr_pb_varint_len(nin) + nin : 0) +
+                  ctr_pb_varint_len((uint64_t)field << 3) + ctr_pb_varint_len(nev) + nev;
+    uint8_t *q = ctr_pb_reserve(&e->file, 1 + 10 + body);
+    if (!q)
+        return e->err = -ENOMEM;
+    q = ctr_pb_put_varint(q, TRACE_PACKET << 3 | CTR_PB_LEN);
+    q = ctr_pb_put_varint(q, body);
     if (has_ts)
-        ctr_pb_field(w, PKT_TIMESTAMP, ts);
-    ctr_pb_field(w, PKT_SEQ_ID, SEQUENCE);
+        q = ctr_pb_put_field(q, PKT_TIMESTAMP, ts);
+    q = ctr_pb_put_field(q, PKT_SEQ_ID, SEQUENCE);
     if (flags)
-        ctr_pb_field(w, PKT_SEQ_FLAGS, (uint64_t)flags);
-    if (e->intern.len)
-        ctr_pb_bytes(w, PKT_INTERNED, e->intern.b, e->intern.len);
-    ctr_pb_bytes(w, field, e->ev.b, e->ev.len);
-    ctr_pb_close(w, m);
+        q = ctr_pb_put_field(q, PKT_SEQ_FLAGS, (uint64_t)flags);
+    if (nin)
+        q = ctr_pb_put_bytes(q, PKT_INTERNED, e->intern.b, nin);
+    q = ctr_pb_put_bytes(q, field, e->ev.b, nev);
+    e->file.len = (size_t)(q - e->file.b);
     e->intern.len = e->ev.len = 0;
     e->st_out.packets++;
-    if (e->intern.err || e->ev.err)
-        return e->err = -ENOMEM;
-    return w->len >= FLUSH_AT ? flush_file(e) : w->err;
+    return e->file.len >= FLUSH_AT ? flush_file(e) : 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -374,8 +387,26 @@ static int64_t tid_of(const struct ctr_thread_info *th)
     return th->os_tid ? th->os_tid : (int64_t)0x40000000 + (int64_t)th->id;
 }
 
-static int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
-                   struct pf_track *tr)
+static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it,
+                       struct pf_track *tr);
+
+/* Declares the track unless it is already: the check inline, the
+ * descriptor apart. */
+static inline int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
+                          struct pf_track *tr)
+{
+    uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
+    if (kind == PF_TR_THREAD || kind == PF_TR_NOTES) {
+        if (index < e->m->nthreads && (e->declared[index] & (kind == PF_TR_THREAD ? 1 : 2)))
+            return 0;
+    } else if (kind == PF_TR_TASK ? tr->declared : e->fixed_declared[kind - PF_TR_CTRACE]) {
+        return 0;
+    }
+    return declare_new(e, track, it, tr);
+}
+
+static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it,
+                       struct pf_track *tr)
 {
     uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
     uint8_t *flag = NULL, bit = 1;
@@ -443,60 +474,60 @@ static const char *class_name(uint8_t reason)
     return c && c <= CTR_CLASS_SLEEP ? names[c] : "wait";
 }
 
-/* Arguments: name is a literal. */
-static void arg_uint(struct pf_enc *e, const char *name, uint64_t v, int field)
+/* The event being made is written in place: q is the cursor into e->ev,
+ * which pf_enc_item() gave room enough for any event. */
+
+/* An argument whose value is a varint (name: a literal). A debug
+ * annotation this small has a one-byte length. */
+static uint8_t *arg_uint(struct pf_enc *e, uint8_t *q, const char *name, uint64_t v, int field)
 {
     uint64_t iid = intern_stable(e, &e->arg_names, name);
-    size_t m = ctr_pb_open(&e->ev, TE_ARGS);
-    ctr_pb_field(&e->ev, DA_NAME_IID, iid);
-    ctr_pb_field(&e->ev, field, v);
-    ctr_pb_close(&e->ev, m);
+    q = ctr_pb_put_varint(q, TE_ARGS << 3 | CTR_PB_LEN);
+    uint8_t *len = q++;
+    q = ctr_pb_put_field(q, DA_NAME_IID, iid);
+    q = ctr_pb_put_field(q, field, v);
+    *len = (uint8_t)(q - len - 1);
+    return q;
 }
 
 /* A string argument by its iid among the interned values (0: left out). */
-static void arg_value(struct pf_enc *e, const char *name, uint64_t value_iid)
+static uint8_t *arg_value(struct pf_enc *e, uint8_t *q, const char *name, uint64_t value_iid)
 {
-    if (!value_iid)
-        return;
-    uint64_t iid = intern_stable(e, &e->arg_names, name);
-    size_t m = ctr_pb_open(&e->ev, TE_ARGS);
-    ctr_pb_field(&e->ev, DA_NAME_IID, iid);
-    ctr_pb_field(&e->ev, DA_STRING_IID, value_iid);
-    ctr_pb_close(&e->ev, m);
+    return value_iid ? arg_uint(e, q, name, value_iid, DA_STRING_IID) : q;
 }
 
-static void arg_string(struct pf_enc *e, const char *name, const char *s, size_t n)
+static uint8_t *arg_string(struct pf_enc *e, uint8_t *q, const char *name, const char *s,
+                           size_t n)
 {
     uint64_t iid = intern_stable(e, &e->arg_names, name);
-    size_t m = ctr_pb_open(&e->ev, TE_ARGS);
-    ctr_pb_field(&e->ev, DA_NAME_IID, iid);
-    ctr_pb_bytes(&e->ev, DA_STRING, s, n);
-    ctr_pb_close(&e->ev, m);
+    size_t body = 1 + ctr_pb_varint_len(iid) + 1 + ctr_pb_varint_len(n) + n;
+    q = ctr_pb_put_varint(q, TE_ARGS << 3 | CTR_PB_LEN);
+    q = ctr_pb_put_varint(q, body);
+    q = ctr_pb_put_field(q, DA_NAME_IID, iid);
+    return ctr_pb_put_bytes(q, DA_STRING, s, n);
 }
 
 /* A name for the event (a literal or the model's): interned, or inline
  * when it cannot be. */
-static void event_name(struct pf_enc *e, const char *s)
+static uint8_t *event_name(struct pf_enc *e, uint8_t *q, const char *s)
 {
     uint64_t iid = intern_stable(e, &e->names, s);
     if (iid)
-        ctr_pb_field(&e->ev, TE_NAME_IID, iid);
-    else
-        ctr_pb_string(&e->ev, TE_NAME, s);
+        return ctr_pb_put_field(q, TE_NAME_IID, iid);
+    return ctr_pb_put_bytes(q, TE_NAME, s, strnlen(s, NAME_MAX_BYTES));
 }
 
-static void event_category(struct pf_enc *e, const char *s)
+static uint8_t *event_category(struct pf_enc *e, uint8_t *q, const char *s)
 {
     uint64_t iid = intern_stable(e, &e->categories, s[0] ? s : "log");
-    if (iid)
-        ctr_pb_field(&e->ev, TE_CATEGORY_IIDS, iid);
+    return iid ? ctr_pb_put_field(q, TE_CATEGORY_IIDS, iid) : q;
 }
 
 /* A log's message as a name: valid UTF-8 (what Perfetto shows), invalid
  * bytes as '?', cut to a length a timeline shows. */
-static void log_name(struct pf_enc *e, const uint8_t *s, size_t n)
+static uint8_t *log_name(uint8_t *q, const uint8_t *s, size_t n)
 {
-    char buf[256];
+    char buf[LOG_NAME_BYTES];
     size_t k = 0;
     for (size_t i = 0; i < n && k + 4 < sizeof(buf);) {
         uint8_t c = s[i];
@@ -513,11 +544,11 @@ static void log_name(struct pf_enc *e, const uint8_t *s, size_t n)
             i += len;
         }
     }
-    ctr_pb_bytes(&e->ev, TE_NAME, buf, k);
+    return ctr_pb_put_bytes(q, TE_NAME, buf, k);
 }
 
 /* The name, category and arguments of a BEGIN or INSTANT. */
-static void describe(struct pf_enc *e, const struct pf_item *it)
+static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
 {
     const struct ctr_trace *m = e->m;
     const struct stack_entry *se = NULL;
@@ -525,69 +556,66 @@ static void describe(struct pf_enc *e, const struct pf_item *it)
     switch (it->what) {
     case PF_WAIT:
         s = it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].call : NULL;
-        event_name(e, s ? s : "wait");
-        event_category(e, class_name(it->reason));
-        arg_uint(e, "object", it->a, DA_POINTER);
+        q = event_name(e, q, s ? s : "wait");
+        q = event_category(e, q, class_name(it->reason));
+        q = arg_uint(e, q, "object", it->a, DA_POINTER);
         if ((se = stack_of(e, it->b)) != NULL)
-            arg_value(e, "frame", se->top_iid);
+            q = arg_value(e, q, "frame", se->top_iid);
         break;
     case PF_WAIT_RUNNABLE:
     case PF_PREEMPTED:
     case PF_RUNNING:
         s = it->what == PF_RUNNING ? "running" : it->what == PF_PREEMPTED ? "preempted" : "runnable";
-        event_name(e, s);
-        event_category(e, "sched");
+        q = event_name(e, q, s);
+        q = event_category(e, q, "sched");
         break;
     case PF_RELEASE:
         s = it->nflows && it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].release : NULL;
-        s = s ? s : "release";
-        event_name(e, s);
-        event_category(e, "sync");
-        arg_uint(e, "object", it->a, DA_POINTER);
-        arg_uint(e, "waiters", it->nflows, DA_UINT);
+        q = event_name(e, q, s ? s : "release");
+        q = event_category(e, q, "sync");
+        q = arg_uint(e, q, "object", it->a, DA_POINTER);
+        q = arg_uint(e, q, "waiters", it->nflows, DA_UINT);
         se = stack_of(e, it->b);
         break;
     case PF_LOST:
-        event_name(e, "events lost");
-        event_category(e, "ctrace");
-        arg_uint(e, "count", it->a, DA_UINT);
+        q = event_name(e, q, "events lost");
+        q = event_category(e, q, "ctrace");
+        q = arg_uint(e, q, "count", it->a, DA_UINT);
         break;
     case PF_REGION:
-        s = ctr_trace_name(m, it->a);
-        event_name(e, s);
-        event_category(e, "region");
+        q = event_name(e, q, ctr_trace_name(m, it->a));
+        q = event_category(e, q, "region");
         if (it->b)
-            arg_uint(e, "task", it->b, DA_UINT);
+            q = arg_uint(e, q, "task", it->b, DA_UINT);
         break;
     case PF_LOG:
-        log_name(e, it->ext, (size_t)it->c);
-        event_category(e, ctr_trace_name(m, it->a));
-        arg_string(e, "message", it->ext, (size_t)it->c);
+        q = log_name(q, it->ext, (size_t)it->c);
+        q = event_category(e, q, ctr_trace_name(m, it->a));
+        q = arg_string(e, q, "message", it->ext, (size_t)it->c);
         if (it->b)
-            arg_uint(e, "task", it->b, DA_UINT);
+            q = arg_uint(e, q, "task", it->b, DA_UINT);
         break;
     case PF_TASK:
         s = ctr_trace_name(m, it->a);
-        event_name(e, s[0] ? s : "task");
-        event_category(e, "task");
-        arg_uint(e, "task", it->b, DA_UINT);
+        q = event_name(e, q, s[0] ? s : "task");
+        q = event_category(e, q, "task");
+        q = arg_uint(e, q, "task", it->b, DA_UINT);
         if (it->c)
-            arg_uint(e, "parent", it->c, DA_UINT);
+            q = arg_uint(e, q, "parent", it->c, DA_UINT);
         break;
     case PF_GAP:
-        event_name(e, "missing (damaged trace)");
-        event_category(e, "ctrace");
+        q = event_name(e, q, "missing (damaged trace)");
+        q = event_category(e, q, "ctrace");
         break;
     case PF_WINDOW:
-        event_name(e, "flight recorder window");
-        event_category(e, "ctrace");
-        arg_uint(e, "earlier_generations", it->a, DA_UINT);
+        q = event_name(e, q, "flight recorder window");
+        q = event_category(e, q, "ctrace");
+        q = arg_uint(e, q, "earlier_generations", it->a, DA_UINT);
         break;
     default:
         break;
     }
-    if (se)
-        ctr_pb_field(&e->ev, TE_CALLSTACK, se->iid);
+    return se ? ctr_pb_put_field(q, TE_CALLSTACK, se->iid) : q;
 }
 
 /* "NAME (tid N)" of thread index i, made once. */
@@ -603,43 +631,42 @@ static const char *thread_label(struct pf_enc *e, uint32_t i)
     return e->labels[i] ? e->labels[i] : "";
 }
 
-/* Declares the counter tracks c names, and writes their values into the
- * event being made. */
-static int counter_values(struct pf_enc *e, const struct pf_counters *c)
-{
-    for (int k = 0; k < c->n; k++) {
-        int rc = declare(e, c->track[k], NULL, NULL);
-        if (rc)
-            return rc;
-    }
-    for (int k = 0; k < c->n; k++)
-        ctr_pb_field(&e->ev, TE_EXTRA_COUNTER_TRACKS, track_uuid(c->track[k]));
-    for (int k = 0; k < c->n; k++)
-        ctr_pb_field(&e->ev, TE_EXTRA_COUNTER_VALUES, (uint64_t)c->value[k]);
-    return 0;
-}
-
 int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr,
                 const struct pf_counters *c)
 {
     if (e->err)
         return e->err;
     int rc = declare(e, it->track, it, tr);
-    if (rc || (c && (rc = counter_values(e, c)) != 0))
+    for (int k = 0; rc == 0 && c && k < c->n; k++)
+        rc = declare(e, c->track[k], NULL, NULL);
+    if (rc)
         return rc;
+    /* Room for the largest event: fixed fields, a log's name and message,
+     * the flows. */
+    size_t room = EVENT_MAX_BYTES + (size_t)it->nflows * 9 +
+                  (it->what == PF_LOG ? LOG_NAME_BYTES + (size_t)it->c + 16 : 0);
+    uint8_t *q = ctr_pb_reserve(&e->ev, room);
+    if (!q)
+        return e->err = -ENOMEM;
     int type = it->kind == PF_BEGIN ? TYPE_BEGIN : it->kind == PF_END ? TYPE_END : TYPE_INSTANT;
-    ctr_pb_field(&e->ev, TE_TYPE, (uint64_t)type);
-    ctr_pb_field(&e->ev, TE_TRACK, track_uuid(it->track));
+    q = ctr_pb_put_field(q, TE_TYPE, (uint64_t)type);
+    q = ctr_pb_put_field(q, TE_TRACK, track_uuid(it->track));
     if (it->kind != PF_END) {
-        describe(e, it);
+        q = describe(e, q, it);
         e->st_out.slices += it->kind == PF_BEGIN;
         e->st_out.instants += it->kind == PF_INSTANT;
     } else if (it->what == PF_WAIT && it->thread < e->m->nthreads) {
-        arg_value(e, "released_by", intern_stable(e, &e->values, thread_label(e, it->thread)));
+        q = arg_value(e, q, "released_by",
+                      intern_stable(e, &e->values, thread_label(e, it->thread)));
     }
     int field = it->kind == PF_END ? TE_TERMINATING_FLOWS : TE_FLOWS;
     for (uint32_t k = 0; k < it->nflows; k++)
-        ctr_pb_fixed64(&e->ev, field, it->flow + k);
+        q = ctr_pb_put_fixed64(q, field, it->flow + k);
+    for (int k = 0; c && k < c->n; k++)
+        q = ctr_pb_put_field(q, TE_EXTRA_COUNTER_TRACKS, track_uuid(c->track[k]));
+    for (int k = 0; c && k < c->n; k++)
+        q = ctr_pb_put_field(q, TE_EXTRA_COUNTER_VALUES, (uint64_t)c->value[k]);
+    e->ev.len = (size_t)(q - e->ev.b);
     e->st_out.flows += it->kind == PF_END ? it->nflows : 0;
     e->st_out.counters += c ? (uint64_t)c->n : 0;
     return end_packet(e, PKT_TRACK_EVENT, it->ts, 1, SEQ_NEEDS_INCREMENTAL_STATE);

@@ -38,6 +38,7 @@
 
 #include "ctrace/trace.h"
 #include "pipeline.h"
+#include "state.h"
 #include "reader.h"
 
 #define NWORKERS 4
@@ -723,6 +724,84 @@ static void test_jobs(void **state)
     free(copy);
 }
 
+/* The settled time (engine.h, state.h): what a consumer is told is settled
+ * stays so. After settle(W), no interval ends before W, no part of a wait
+ * decided as it ends (its runnable or running part) starts before W, and no
+ * state begins before W but a thread's running from the trace's start. */
+struct settled_check {
+    const struct ctr_trace *t;
+    uint64_t w, settles, checked;
+    uint64_t *begun;             /* per thread index: its last begin's start */
+    size_t nbegun;
+    const char *path;
+};
+
+static void settled_begin(void *ctx, const struct ctr_interval *iv)
+{
+    struct settled_check *c = ctx;
+    size_t i = (size_t)(iv->thread - c->t->threads);
+    assert_true(i < c->nbegun);
+    c->begun[i] = iv->start_ns;
+    if (iv->start_ns < c->w && iv->state != CTR_STATE_RUNNING)
+        fail_msg("%s: a state begins at %llu, before the settled %llu", c->path,
+                 (unsigned long long)iv->start_ns, (unsigned long long)c->w);
+}
+
+static void settled_interval(void *ctx, const struct ctr_interval *iv)
+{
+    struct settled_check *c = ctx;
+    size_t i = (size_t)(iv->thread - c->t->threads);
+    assert_true(i < c->nbegun);
+    c->checked++;
+    if (iv->end_ns < c->w)
+        fail_msg("%s: an interval (state %d) ends at %llu, before the settled %llu", c->path,
+                 iv->state, (unsigned long long)iv->end_ns, (unsigned long long)c->w);
+    if (iv->start_ns != c->begun[i] && iv->start_ns < c->w)
+        fail_msg("%s: a wait's part (state %d) starts at %llu, before the settled %llu", c->path,
+                 iv->state, (unsigned long long)iv->start_ns, (unsigned long long)c->w);
+}
+
+static void settled_settle(void *ctx, uint64_t ns)
+{
+    struct settled_check *c = ctx;
+    c->settles++;
+    if (ns != UINT64_MAX && ns > c->w)
+        c->w = ns;
+}
+
+static void test_settled(void **state)
+{
+    (void)state;
+    const char *dir = getenv("CTR_GOLDEN");
+    if (!dir)
+        fail_msg("CTR_GOLDEN is not set (the golden traces' folder)");
+    const char *names[] = {"epoll.bin", "gateway.bin", "gateway-cut.bin", "waits-sched.bin",
+                           "flight.bin", "gens.bin", "killed.bin", "flight-example.bin"};
+    for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
+        char path[4096], err[512];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
+        for (int jobs = 1; jobs <= 2; jobs++) {
+            struct ctr_trace t = {0};
+            struct settled_check c = {.t = &t, .path = path};
+            c.nbegun = 1 << 16;
+            c.begun = calloc(c.nbegun, sizeof(*c.begun));
+            assert_non_null(c.begun);
+            struct ctr_consumer cons = {.ctx = &c, .begin = settled_begin,
+                                        .interval = settled_interval, .settle = settled_settle};
+            struct ctr_source *src;
+            struct ctr_pipeline_opts o = {.jobs = jobs};
+            if (ctr_source_open(path, 0, &src, err, sizeof(err)) != 0)
+                fail_msg("%s", err);
+            assert_int_equal(ctr_analyze(src, &t, &cons, 1, &o, err, sizeof(err)), 0);
+            assert_true(t.nthreads < c.nbegun);
+            assert_true(c.settles > 0 && c.checked > 0);
+            ctr_trace_free(&t);
+            ctr_source_close(src);
+            free(c.begun);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -734,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_hostile_streams),
         cmocka_unit_test(test_stream_fills_buffer),
         cmocka_unit_test(test_jobs),
+        cmocka_unit_test(test_settled),
         cmocka_unit_test(test_regressions),
     };
     return cmocka_run_group_tests(tests, setup_trace, teardown_trace);
