@@ -159,7 +159,7 @@ static int filter_pass(struct ctr_reading *rd, const struct ctr_profile_filter *
         fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
         return 1;
     }
-    ctr_profile_filter_warn(filter, ntasks, nregions, stderr);
+    ctr_profile_filter_warn(filter, ntasks, nregions, "profile", stderr);
     return 0;
 }
 

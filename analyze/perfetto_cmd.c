@@ -240,7 +240,7 @@ int ctr_cmd_perfetto(int argc, char **argv)
             fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
             goto done;
         }
-        ctr_profile_filter_warn(&o.filter, ntasks, nregions, stderr);
+        ctr_profile_filter_warn(&o.filter, ntasks, nregions, "timeline", stderr);
     } else if (ctr_reading_pass(&rd, &bc, 1, &t1) != 0) {
         goto done;
     }

@@ -572,7 +572,7 @@ static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
     case PF_RELEASE:
         s = it->nflows && it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].release : NULL;
         q = event_name(e, q, s ? s : "release");
-        q = event_category(e, q, "sync");
+        q = event_category(e, q, "release");
         q = arg_uint(e, q, "object", it->a, DA_POINTER);
         q = arg_uint(e, q, "waiters", it->nflows, DA_UINT);
         se = stack_of(e, it->b);

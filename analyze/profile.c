@@ -264,7 +264,7 @@ int ctr_profile_filter_windows(const struct ctr_trace *t, const struct ctr_tasks
 }
 
 int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, size_t nregions,
-                            FILE *warn)
+                            const char *what, FILE *warn)
 {
     int problems = 0;
     char d[32];
@@ -278,14 +278,14 @@ int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, s
                 fprintf(warn, " of type '%s'", f->task);
             if (f->latmin_ns)
                 fprintf(warn, " at least %s long", ctr_text_ns((int64_t)f->latmin_ns, d, sizeof(d)));
-            fputs(" in the trace: the profile is empty\n", warn);
+            fprintf(warn, " in the trace: the %s is empty\n", what);
         }
     }
     if (f->region && nregions == 0) {
         problems++;
         if (warn)
-            fprintf(warn, "ctrace: no region named '%s' in the trace: the profile is empty\n",
-                    f->region);
+            fprintf(warn, "ctrace: no region named '%s' in the trace: the %s is empty\n",
+                    f->region, what);
     }
     return problems;
 }
@@ -312,7 +312,7 @@ int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile
     size_t ntasks = 0, nregions = 0;
     int rc = loaded_windows(t, filter, &keep, &ntasks, &nregions);
     ctr_windows_free(&keep);
-    return rc ? rc : ctr_profile_filter_warn(filter, ntasks, nregions, warn);
+    return rc ? rc : ctr_profile_filter_warn(filter, ntasks, nregions, "profile", warn);
 }
 
 int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type type,
@@ -323,7 +323,7 @@ int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type t
     size_t ntasks = 0, nregions = 0;
     int rc = loaded_windows(t, filter, keep, &ntasks, &nregions);
     if (rc == 0)
-        ctr_profile_filter_warn(filter, ntasks, nregions, warn);
+        ctr_profile_filter_warn(filter, ntasks, nregions, "profile", warn);
     *c = NULL;
     if (rc)
         return rc;

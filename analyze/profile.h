@@ -98,10 +98,11 @@ int ctr_profile_filter_is_set(const struct ctr_profile_filter *f);
 
 /* ctr_profile_filter_warn() : when f names a task type or region that
  * matched nothing (ntasks, nregions from ctr_profile_filter_windows()),
- * says so in one line on `warn` (may be NULL): the profile will be empty.
+ * says so in one line on `warn` (may be NULL): `what` (the "profile", the
+ * "timeline") will be empty.
  * @return how many of those problems there are (0: none). */
 int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, size_t nregions,
-                            FILE *warn);
+                            const char *what, FILE *warn);
 
 /* ctr_profile_write_collected() : writes what c summed (made without
  * `each`) to out as gzip'd profile.proto, samples typed contentions/count

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# perfetto.sh - `ctrace -perfetto` end to end. Every output is decoded with
+# protoc against the project's schema and checked by perfetto_check.py
+# (tracks declared before use, slices nested and closed per track, time
+# never going back on a track, every interned reference defined, every
+# flow with both ends). Then what it shows:
+#   - the cache example: one slice per wait (each Block), a flow from the
+#     release that ended each released wait (as many as the blame profile
+#     has samples), a track per thread with its name, ranked busiest first;
+#   - a damaged trace: exit 3 and the missing span on the "ctrace" track;
+#     a flight recorder's dump: where its window starts;
+#   - -from/-to keep that span only; -task/-latmin keep those tasks;
+#   - the same bytes for any -j and from standard input;
+#   - bad input: a clear message and the exit status of its kind;
+#   - -http serves the same bytes to the Perfetto UI's origin, until SIGINT;
+#   - Perfetto's own trace_processor loads the outputs without an import
+#     error (perfetto_tp.sh; skipped where the binary is absent).
+# usage: perfetto.sh CTRACE CACHE_BINARY GOLDEN_DIR
+set -uo pipefail
+ctrace=$1 cache=$2 golden=$3
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/checks.sh"
+checker=$here/perfetto_check.py
+
+# export NAME ARGS...: ctrace -perfetto ARGS -o $tmp/NAME.pftrace, then the
+# checker's summary into $tmp/NAME.sum; its exit status is ctrace's.
+export_check() {
+    local name=$1
+    shift
+    "$ctrace" -perfetto -o "$tmp/$name.pftrace" "$@" 2>"$tmp/$name.err"
+    local status=$?
+    if [ -s "$tmp/$name.pftrace" ]; then
+        python3 "$checker" "$tmp/$name.pftrace" >"$tmp/$name.sum" 2>"$tmp/$name.chk" ||
+            { bad "$name: the checker rejects the output:"; head -20 "$tmp/$name.chk"; }
+    fi
+    return $status
+}
+
+# fact NAME KEY...: the value of a summary line "KEY... VALUE" (0 if none).
+fact() {
+    local name=$1
+    shift
+    awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$tmp/$name.sum"
+}
+
+# sum_facts NAME PREFIX NAME1 NAME2...: the sum of "PREFIX NAMEi N" lines.
+sum_facts() {
+    local name=$1 prefix=$2 total=0 v
+    shift 2
+    for k in "$@"; do
+        v=$(fact "$name" "$prefix $k")
+        total=$((total + v))
+    done
+    echo "$total"
+}
+
+# ---- every golden trace converts to a valid timeline
+for f in "$golden"/*.bin; do
+    n=$(basename "$f" .bin)
+    export_check "g-$n" "$f"
+    status=$?
+    want=0
+    [ "$n" = gateway-cut ] && want=3
+    check "$n: exit $want (got $status), valid" test "$status" -eq "$want" -a -s "$tmp/g-$n.sum"
+done
+
+# ---- the cache example
+"$cache" trace "$tmp/cache.bin" >/dev/null
+"$ctrace" stats "$tmp/cache.bin" >"$tmp/cache.stats"
+export_check cache "$tmp/cache.bin"
+check "cache: exit 0" test $? -eq 0
+blocks=$(awk '$1 == "BLOCK" { print $2 }' "$tmp/cache.stats")
+waits=$(sum_facts cache slice_category sync net syscall sleep)
+check "cache: one slice per wait ($waits slices, $blocks Blocks)" test "$waits" -eq "$blocks" -a "$blocks" -gt 0
+released=$("$ctrace" -pprof=blame -top "$tmp/cache.bin" 2>/dev/null |
+    sed -n 's/^blame profile: .* in \([0-9]*\) samples.*/\1/p')
+flows=$(fact cache flows)
+check "cache: a flow from each release to its wait ($flows flows, $released released waits)" \
+    test "$flows" -eq "$released" -a "$flows" -gt 0
+into=$(fact cache flows_into pthread_mutex_lock)
+check "cache: the flows end on the lock waits ($into)" test "$into" -gt 0
+threads=$(awk '$1 == "threads:" { print $2 }' "$tmp/cache.stats")
+check "cache: a track per thread ($threads)" test "$(grep -c '^thread ' "$tmp/cache.sum")" -eq "$threads"
+check "cache: threads named as in the trace" grep -qE '^thread [0-9]+ cache-[0-9]+ ' "$tmp/cache.sum"
+ranks=$(awk '$1 == "thread" { print $NF }' "$tmp/cache.sum" | sort -n | tr '\n' ' ')
+check "cache: ranks 0..n-1, one each" test "$ranks" = "$(seq 0 $((threads - 1)) | tr '\n' ' ')"
+# The main thread waits in pthread_join nearly all along: the busiest are workers.
+check "cache: a worker ranks first" grep -qE '^thread [0-9]+ cache-[0-9]+ 0$' "$tmp/cache.sum"
+check "cache: threads blocked counted" test "$(fact cache counter_max threads blocked)" -gt 1
+
+# ---- a damaged generation in the middle: exit 3, the missing span shown
+gens=$golden/waits-sched.bin
+mapfile -t frames < <(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$gens" | cut -d: -f1)
+mid=${frames[$(( ${#frames[@]} / 2 ))]} next=${frames[$(( ${#frames[@]} / 2 + 1 ))]}
+cp "$gens" "$tmp/hurt.bin"
+printf '\xff\xff\xff\xff\xff\xff\xff\xff' |
+    dd of="$tmp/hurt.bin" bs=1 seek=$(( (mid + next) / 2 )) conv=notrunc 2>/dev/null
+export_check hurt "$tmp/hurt.bin"
+check "damaged: exit 3" test $? -eq 3
+check "damaged: the damage said" grep -q "damaged in the frame at file offset $mid" "$tmp/hurt.err"
+check "damaged: the missing span on the ctrace track" \
+    test "$(fact hurt slice_name 'missing (damaged trace)')" -eq 1
+
+# ---- a flight recorder's dump: its window marked where it starts
+check "flight recorder dump: its window's start marked" \
+    test "$(fact g-flight-example slice_name 'flight recorder window')" -eq 1
+check "whole trace: no window mark" test "$(fact g-gateway slice_name 'flight recorder window')" -eq 0
+
+# ---- -from/-to: that span only
+export_check whole "$golden/gateway.bin"
+export_check cut -from 100ms -to 300ms "$golden/gateway.bin"
+check "-from/-to: exit 0" test $? -eq 0
+first=$(fact cut first_ts) last=$(fact cut last_ts)
+wfirst=$(fact whole first_ts)
+check "-from/-to: 200 ms or less kept ($((last - first)) ns)" test $((last - first)) -le 200000000 -a $((last - first)) -gt 0
+check "-from/-to: from 100 ms after the start" test $((first - wfirst)) -ge 100000000
+check "-from/-to: fewer slices ($(fact cut slices) of $(fact whole slices))" \
+    test "$(fact cut slices)" -lt "$(fact whole slices)" -a "$(fact cut slices)" -gt 0
+
+# ---- -task/-latmin: those tasks only
+export_check slow -task request -latmin 100ms "$golden/gateway.bin"
+check "-task -latmin: exit 0" test $? -eq 0
+all_tasks=$(fact whole slice_category task) slow_tasks=$(fact slow slice_category task)
+want_slow=$("$ctrace" tasks -type request -latmin 100ms -n 1 "$golden/gateway.bin" 2>/dev/null |
+    sed -n 's/^slowest 1 of \([0-9]*\) tasks .*/\1/p')
+check "-task -latmin: the slow requests only ($slow_tasks of $all_tasks; ctrace tasks: $want_slow)" \
+    test "$slow_tasks" -eq "$want_slow" -a "$slow_tasks" -lt "$all_tasks"
+check "-task -latmin: less of the threads' time" \
+    test "$(fact slow slices)" -lt "$(fact whole slices)"
+expect "-task that matches nothing: said" 0 "no task of type .nosuch. in the trace: the timeline is empty" -- \
+    "$ctrace" -perfetto -task nosuch -o "$tmp/none.pftrace" "$golden/gateway.bin"
+
+# ---- the same bytes for any -j, and from standard input
+"$ctrace" -perfetto -j 1 -o "$tmp/j1.pftrace" "$golden/waits-sched.bin" 2>/dev/null
+"$ctrace" -perfetto -j 4 -o "$tmp/j4.pftrace" "$golden/waits-sched.bin" 2>/dev/null
+check "-j 1 and -j 4: the same bytes" cmp -s "$tmp/j1.pftrace" "$tmp/j4.pftrace"
+"$ctrace" -perfetto - <"$golden/waits-sched.bin" >"$tmp/stdin.pftrace" 2>/dev/null
+check "standard input to standard output: the same bytes" cmp -s "$tmp/j1.pftrace" "$tmp/stdin.pftrace"
+
+# ---- bad input
+expect "missing trace: exit 1" 1 "nosuch.bin" -- "$ctrace" -perfetto -o "$tmp/x" "$tmp/nosuch.bin"
+mkfifo "$tmp/fifo"
+expect "FIFO: refused" 1 "not a regular file" -- timeout 20 "$ctrace" -perfetto -o "$tmp/x" "$tmp/fifo"
+expect "-to before -from: usage" 2 "-to must be after -from" -- \
+    "$ctrace" -perfetto -from 2s -to 1s -o "$tmp/x" "$golden/gateway.bin"
+expect "bad duration: usage" 2 "wants a duration" -- "$ctrace" -perfetto -from soon -o "$tmp/x" "$golden/gateway.bin"
+expect "unknown flag: usage" 2 "unknown flag -bogus" -- "$ctrace" -perfetto -bogus "$golden/gateway.bin"
+expect "-port without -http: usage" 2 "-port goes with -http" -- \
+    "$ctrace" -perfetto -port 9100 -o "$tmp/x" "$golden/gateway.bin"
+expect "full disk: exit 1, said" 1 "No space left on device" -- \
+    "$ctrace" -perfetto -o /dev/full "$golden/gateway.bin"
+check "a failed output is not left behind" test ! -e "$tmp/x"
+
+# ---- -http: the Perfetto UI fetches the file from 127.0.0.1
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+TMPDIR=$tmp "$ctrace" -perfetto -http -port "$port" "$golden/waits-sched.bin" >"$tmp/http.out" 2>&1 &
+server=$!
+for _ in $(seq 100); do grep -q "ui.perfetto.dev" "$tmp/http.out" && break; sleep 0.1; done
+url=$(sed -n 's/^Open in the Perfetto UI: .*url=\(http[^ ]*\).*/\1/p' "$tmp/http.out")
+check "-http: the UI's link printed" test -n "$url"
+python3 - "$url" "$tmp/got.pftrace" >"$tmp/headers" 2>&1 <<'EOF'
+import sys, urllib.request
+req = urllib.request.Request(sys.argv[1], headers={"Origin": "https://ui.perfetto.dev"})
+with urllib.request.urlopen(req, timeout=20) as r:
+    print(r.headers.get("Access-Control-Allow-Origin"))
+    open(sys.argv[2], "wb").write(r.read())
+EOF
+check "-http: served with the UI's origin allowed" grep -qx "https://ui.perfetto.dev" "$tmp/headers"
+check "-http: the same bytes as -o" cmp -s "$tmp/j1.pftrace" "$tmp/got.pftrace"
+kill -INT "$server"
+wait "$server"
+check "-http: SIGINT stops it, exit 0" test $? -eq 0
+check "-http: its temporary file removed" test -z "$(ls -d "$tmp"/ctrace-perfetto-* 2>/dev/null)"
+
+# ---- Perfetto's own importer
+for n in cache g-waits-sched g-gateway hurt slow; do
+    expectations=()
+    [ "$n" = cache ] && expectations=("threads=$threads" thread=cache-00 thread=cache-63)
+    "$here/perfetto_tp.sh" "$tmp/$n.pftrace" "${expectations[@]}" >"$tmp/$n.tp" 2>&1
+    status=$?
+    if [ $status -eq 77 ]; then
+        echo "skip trace_processor: $(head -1 "$tmp/$n.tp")"
+        break
+    fi
+    check "trace_processor loads $n without an import error" test $status -eq 0
+    tp_slices=$(sed -n 's/^slices *//p' "$tmp/$n.tp")
+    want=$(( $(fact "$n" slices) + $(fact "$n" instants) ))
+    check "trace_processor: $n has $want slices ($tp_slices)" test "$tp_slices" = "$want"
+    tp_flows=$(sed -n 's/^flows *//p' "$tmp/$n.tp")
+    check "trace_processor: $n has $(fact "$n" flows) flows ($tp_flows)" test "$tp_flows" = "$(fact "$n" flows)"
+done
+finish
