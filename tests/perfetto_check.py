@@ -21,7 +21,7 @@ file, the packet's index and byte offset, and what is wrong):
     SEQ_NEEDS_INCREMENTAL_STATE) begins with a packet that sets
     SEQ_INCREMENTAL_STATE_CLEARED; a packet that uses iids sets
     SEQ_NEEDS_INCREMENTAL_STATE; first_packet_on_sequence only on the first.
-  - Tracks: a descriptor's uuid is unique; uuid 0 only on the root
+  - Tracks: every descriptor has a uuid, unique; uuid 0 only on the root
     descriptor, which carries ordering hints alone; parent_uuid names a track
     declared earlier; thread descriptors have pid and tid, process ones pid.
   - Events: each has a timestamp (in its packet), a type, and a track_uuid
@@ -422,11 +422,15 @@ class Checker:
                             % (kind, iid, field, ref, target))
 
     def descriptor(self, desc, err):
-        uuid = first_int(desc, 'uuid', 0)
+        if 'uuid' not in desc:
+            err('track descriptor without a uuid (trace processor drops it; '
+                'the root has uuid 0 written out)')
+            return
+        uuid = first_int(desc, 'uuid')
         if uuid == 0:
             extra = sorted(set(desc) - ROOT_FIELDS)
             if extra:
-                err('track descriptor with uuid 0 (or none) carries %s: only the root '
+                err('track descriptor with uuid 0 carries %s: only the root '
                     'descriptor may have uuid 0, with ordering fields alone' % ', '.join(extra))
             elif self.root_declared:
                 err('track uuid 0 declared twice')
@@ -442,7 +446,7 @@ class Checker:
         if thread is not None:
             self.thread_tracks += 1
             if 'pid' not in thread or 'tid' not in thread:
-                err('track %d: thread descriptor without pid and tid' % uuid)
+                err('track %d: thread descriptor without both pid and tid' % uuid)
             name = first(thread, 'thread_name')
             self.threads.append((first(thread, 'tid', '?'),
                                  unquote(name) if name is not None else '',
@@ -457,7 +461,9 @@ class Checker:
 
     def event(self, index, ts, event, seq, uses_iids, err):
         kind = first(event, 'type')
-        if kind is None or kind == 'TYPE_UNSPECIFIED':
+        if kind == 'TYPE_UNSPECIFIED':
+            kind = None
+        if kind is None:
             err('track_event without a type')
         if ts is None:
             err('track_event in a packet without a timestamp')
