@@ -3,7 +3,8 @@
 # written by hand as protoc text, encoded with the project's schema
 # (tests/proto/perfetto.proto); perfetto_check.py must accept a good one,
 # print its summary exactly, and reject each kind of mistake, one trace a
-# rule, naming it.
+# rule, naming it. Where trace_processor_shell is at hand, the good trace
+# also goes through Perfetto's importer (perfetto_tp.sh).
 # usage: perfetto_check_test.sh PERFETTO_CHECK_PY PROTO_DIR
 set -uo pipefail
 checker=$1 protodir=$2
@@ -121,6 +122,17 @@ assert s["threads"][1] == {"tid": 101, "name": "worker 1", "rank": 1}, s["thread
 assert s["slice_names"]["signal é \"x\""] == 1, s["slice_names"]
 assert s["counter_max"][1] == {"track": "queue", "uuid": 5, "max": 64}, s["counter_max"]
 ' < <(check_trace --json "$tmp/good.pftrace")
+
+# The good trace as Perfetto's own importer reads it, where the binary is
+# at hand (perfetto_tp.sh exits 77 without it): no import errors, and what
+# the checker counted (trace processor's slices include instants).
+tp_out=$("$(dirname "${BASH_SOURCE[0]}")/perfetto_tp.sh" "$tmp/good.pftrace" \
+    slices=4 flows=1 threads=2 thread=main "thread=worker 1" 2>&1)
+case $? in
+0) ok "good trace: trace processor agrees" ;;
+77) echo "skip good trace in trace processor: $tp_out" ;;
+*) bad "good trace: trace processor disagrees:"; echo "$tp_out" ;;
+esac
 
 # ------------------------------------------------------------------ bad traces
 # A base every bad trace starts from: the root, a process with a thread
