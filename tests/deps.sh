@@ -17,7 +17,7 @@ CTRACE_DEPS=(
     libdw-dev libelf-dev                    # symbolization in the analyzer
     libunwind-dev                           # stacks through code without frame pointers
     libcmocka-dev                           # unit tests
-    golang-go protobuf-compiler             # go tool pprof; protoc for profile checks
+    golang-go protobuf-compiler             # go tool pprof; protoc for profile and Perfetto checks
     liblttng-ust-dev lttng-tools            # LTTng-UST provider (tp/)
     libbabeltrace2-dev babeltrace2          # CTF reader in the analyzer
     clang                                   # second compiler
