@@ -6,7 +6,8 @@
 # flow with both ends). Then what it shows:
 #   - the cache example: one slice per wait (each Block), a flow from the
 #     release that ended each released wait (as many as the blame profile
-#     has samples), a track per thread with its name, ranked busiest first;
+#     has samples), a track per thread with its name;
+#   - prog-busy: the thread that burns CPU ranks first, sleepers after;
 #   - a damaged trace: exit 3 and the missing span on the "ctrace" track;
 #     a flight recorder's dump: where its window starts;
 #   - -from/-to keep that span only; -task/-latmin keep those tasks;
@@ -15,9 +16,9 @@
 #   - -http serves the same bytes to the Perfetto UI's origin, until SIGINT;
 #   - Perfetto's own trace_processor loads the outputs without an import
 #     error (perfetto_tp.sh; skipped where the binary is absent).
-# usage: perfetto.sh CTRACE CACHE_BINARY GOLDEN_DIR
+# usage: perfetto.sh CTRACE CACHE_BINARY PROG_BUSY GOLDEN_DIR
 set -uo pipefail
-ctrace=$1 cache=$2 golden=$3
+ctrace=$1 cache=$2 busy=$3 golden=$4
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/checks.sh"
 checker=$here/perfetto_check.py
@@ -40,7 +41,8 @@ export_check() {
 fact() {
     local name=$1
     shift
-    awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print v + 0 }' "$tmp/$name.sum"
+    awk -v key="$*" 'index($0, key " ") == 1 { v = $NF } END { print (v == "" ? 0 : v) }' \
+        "$tmp/$name.sum"
 }
 
 # sum_facts NAME PREFIX NAME1 NAME2...: the sum of "PREFIX NAMEi N" lines.
@@ -84,9 +86,14 @@ check "cache: a track per thread ($threads)" test "$(grep -c '^thread ' "$tmp/ca
 check "cache: threads named as in the trace" grep -qE '^thread [0-9]+ cache-[0-9]+ ' "$tmp/cache.sum"
 ranks=$(awk '$1 == "thread" { print $NF }' "$tmp/cache.sum" | sort -n | tr '\n' ' ')
 check "cache: ranks 0..n-1, one each" test "$ranks" = "$(seq 0 $((threads - 1)) | tr '\n' ' ')"
-# The main thread waits in pthread_join nearly all along: the busiest are workers.
-check "cache: a worker ranks first" grep -qE '^thread [0-9]+ cache-[0-9]+ 0$' "$tmp/cache.sum"
 check "cache: threads blocked counted" test "$(fact cache counter_max threads blocked)" -gt 1
+
+# ---- the busiest thread first
+"$busy" "$tmp/busy.bin"
+export_check busy "$tmp/busy.bin"
+check "prog-busy: the spinner ranks first" grep -qE '^thread [0-9]+ spinner 0$' "$tmp/busy.sum"
+check "prog-busy: its nappers after it" \
+    test "$(grep -cE '^thread [0-9]+ napper-[0-9] [1-9]$' "$tmp/busy.sum")" -eq 3
 
 # ---- a damaged generation in the middle: exit 3, the missing span shown
 gens=$golden/waits-sched.bin
@@ -102,8 +109,9 @@ check "damaged: the missing span on the ctrace track" \
     test "$(fact hurt slice_name 'missing (damaged trace)')" -eq 1
 
 # ---- a flight recorder's dump: its window marked where it starts
+# flight.bin starts at generation 34: the recorder had let the earlier go.
 check "flight recorder dump: its window's start marked" \
-    test "$(fact g-flight-example slice_name 'flight recorder window')" -eq 1
+    test "$(fact g-flight slice_name 'flight recorder window')" -eq 1
 check "whole trace: no window mark" test "$(fact g-gateway slice_name 'flight recorder window')" -eq 0
 
 # ---- -from/-to: that span only

@@ -38,7 +38,8 @@ file, the packet's index and byte offset, and what is wrong):
     different content, nor as 0.
   - Flows: each flow id starts on exactly one event (flow_ids) and ends on
     exactly one other (terminating_flow_ids), no later in time than its end;
-    flows only on slices and instants.
+    flows only on slices and instants; extra counter values only for
+    counter tracks declared before, one value each, time never going back.
 
 On success it prints one fact a line (exit 0); a NAME may hold spaces (never
 a line break: control characters and backslashes are C-escaped), and the
@@ -47,6 +48,7 @@ number is always the last field:
   thread_tracks N    slices N (complete BEGIN/END pairs)
   instants N         counters N (COUNTER events)
   flows N (complete) bytes N (file size)
+  first_ts N         last_ts N (the earliest and latest event's timestamp)
   thread TID NAME RANK        per thread descriptor, in file order; RANK is
                               sibling_order_rank, "-" when absent
   slice_name NAME COUNT       BEGIN and INSTANT events by name (interned
@@ -89,6 +91,7 @@ INTERNED_REFS = {
     'event_categories': {},
     'event_names': {},
     'debug_annotation_names': {},
+    'debug_annotation_string_values': {},
     'build_ids': {},
     'mapping_paths': {},
     'source_paths': {},
@@ -341,6 +344,7 @@ class Checker:
         self.flow_ends = {}         # id -> (index, ts, name) of one not yet begun
         self.flows_done = set()     # ids of flows with both ends
         self.flows = 0
+        self.first_ts = self.last_ts = None   # over every event
         self.flows_into = {}
 
     def error(self, index, offset, what):
@@ -483,6 +487,9 @@ class Checker:
         if track.last_ts is not None and ts < track.last_ts:
             err('track %s: time goes backwards, %d after %d' % (track, ts, track.last_ts))
         track.last_ts = ts
+        self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+        self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
+        self.extra_counters(ts, event, err)
         if kind == 'TYPE_COUNTER':
             if not track.counter:
                 err('COUNTER event on track %s, which has no counter descriptor' % track)
@@ -523,6 +530,8 @@ class Checker:
         for note in event.get('debug_annotations', ()):
             for iid in note.get('name_iid', ()):
                 need('debug_annotation_names', iid, 'debug annotation name_iid')
+            for iid in note.get('string_value_iid', ()):
+                need('debug_annotation_string_values', iid, 'debug annotation string_value_iid')
 
     def event_name(self, event, seq):
         """The event's name as protoc printed it (quoted), or None."""
@@ -542,6 +551,24 @@ class Checker:
                 cats.append(first(entry, 'name'))
         for cat in cats:
             self.slice_categories[cat] = self.slice_categories.get(cat, 0) + 1
+
+    def extra_counters(self, ts, event, err):
+        """Counter values an event carries for other tracks (extra_counter_*)."""
+        uuids = [int(u) for u in event.get('extra_counter_track_uuids', ())]
+        values = [int(v) for v in event.get('extra_counter_values', ())]
+        if len(uuids) != len(values):
+            err('%d extra counter values for %d extra counter tracks' % (len(values), len(uuids)))
+            return
+        for uuid, value in zip(uuids, values):
+            track = self.tracks.get(uuid)
+            if track is None or not track.counter:
+                err('extra counter value for track %d, which is no counter track declared before'
+                    % uuid)
+                continue
+            if track.last_ts is not None and ts < track.last_ts:
+                err('track %s: time goes backwards, %d after %d' % (track, ts, track.last_ts))
+            track.last_ts = ts
+            self.counter(track, value)
 
     def counter(self, track, value):
         self.counters += 1
@@ -618,6 +645,8 @@ class Checker:
             'counters': self.counters,
             'flows': self.flows,
             'bytes': size,
+            'first_ts': self.first_ts or 0,
+            'last_ts': self.last_ts or 0,
             'threads': [{'tid': int(tid) if tid != '?' else None, 'name': name,
                          'rank': int(rank) if rank != '-' else None}
                         for tid, name, rank in self.threads],
@@ -641,7 +670,7 @@ def event_uses_iids(event):
 
 def print_summary(s, out):
     for key in ('packets', 'sequences', 'tracks', 'thread_tracks', 'slices', 'instants',
-                'counters', 'flows', 'bytes'):
+                'counters', 'flows', 'bytes', 'first_ts', 'last_ts'):
         print(key, s[key], file=out)
     for t in s['threads']:
         print('thread', '?' if t['tid'] is None else t['tid'], one_line(t['name']),

@@ -111,7 +111,11 @@ if check_trace "$tmp/good.pftrace" >"$tmp/good.out" 2>"$tmp/good.err"; then
 else
     bad "good trace rejected:"; cat "$tmp/good.err"
 fi
-check "good trace: the summary" diff -u "$tmp/good.want" <(grep -v '^bytes ' "$tmp/good.out")
+check "good trace: the summary" diff -u "$tmp/good.want" \
+    <(grep -vE '^(bytes|first_ts|last_ts) ' "$tmp/good.out")
+first_ts=$(sed -n 's/^first_ts //p' "$tmp/good.out") last_ts=$(sed -n 's/^last_ts //p' "$tmp/good.out")
+check "good trace: its first and last event's time ($first_ts, $last_ts)" \
+    test -n "$first_ts" -a -n "$last_ts" -a "${first_ts:-1}" -gt 0 -a "${first_ts:-1}" -lt "${last_ts:-0}"
 check "good trace: bytes is the file size" \
     grep -qx "bytes $(stat -c %s "$tmp/good.pftrace")" "$tmp/good.out"
 check "good trace: --json" python3 -c '
@@ -167,6 +171,13 @@ accepts iid-defined-in-the-same-packet '
 packet { timestamp: 10 trusted_packet_sequence_id: 1 sequence_flags: 2
   interned_data { event_names { iid: 2 name: "wait" } }
   track_event { type: TYPE_INSTANT track_uuid: 2 name_iid: 2 } }'
+accepts extra-counter-values-and-interned-argument-values '
+packet { timestamp: 10 trusted_packet_sequence_id: 1 sequence_flags: 2
+  interned_data { debug_annotation_names { iid: 1 name: "frame" }
+                  debug_annotation_string_values { iid: 1 str: "f x.c:1" } }
+  track_event { type: TYPE_INSTANT track_uuid: 2 name_iid: 1
+                debug_annotations { name_iid: 1 string_value_iid: 1 }
+                extra_counter_track_uuids: 3 extra_counter_values: 2 } }'
 accepts iid-defined-again-alike '
 packet { trusted_packet_sequence_id: 1 sequence_flags: 2
   interned_data { event_names { iid: 1 name: "lock" } } }'
@@ -232,6 +243,19 @@ printf '\x0a\x02\xff\xff' >>"$tmp/garbage.pftrace"
 expect "rejects: garbage" 1 "garbage.pftrace: protoc failed" -- check_trace "$tmp/garbage.pftrace"
 
 # --- sequences
+rejects undefined-argument-value 'string_value_iid 7 names no debug_annotation_string_values' '
+packet { timestamp: 10 trusted_packet_sequence_id: 1 sequence_flags: 2
+  interned_data { debug_annotation_names { iid: 1 name: "frame" } }
+  track_event { type: TYPE_INSTANT track_uuid: 2 name_iid: 1
+                debug_annotations { name_iid: 1 string_value_iid: 7 } } }'
+rejects extra-counter-on-a-slice-track 'extra counter value for track 2, which is no counter track' '
+packet { timestamp: 10 trusted_packet_sequence_id: 1 sequence_flags: 2
+  track_event { type: TYPE_INSTANT track_uuid: 2 name_iid: 1
+                extra_counter_track_uuids: 2 extra_counter_values: 1 } }'
+rejects extra-counter-values-missing '2 extra counter values for 1 extra counter tracks' '
+packet { timestamp: 10 trusted_packet_sequence_id: 1 sequence_flags: 2
+  track_event { type: TYPE_INSTANT track_uuid: 2 name_iid: 1
+                extra_counter_track_uuids: 3 extra_counter_values: 1 extra_counter_values: 2 } }'
 rejects no-sequence-id 'no trusted_packet_sequence_id' '
 packet { timestamp: 10 track_event { type: TYPE_INSTANT track_uuid: 2 name: "a" } }'
 rejects sequence-id-0 'trusted_packet_sequence_id 0' '
