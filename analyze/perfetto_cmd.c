@@ -41,6 +41,9 @@ static const char usage[] =
     "                   file, removed at the end)\n"
     "  -port N          the port to serve on (default 9001, the only one the UI\n"
     "                   fetches from)\n"
+    "  -buffer SIZE     memory for putting the timeline in time order (default 32M;\n"
+    "                   K, M, G); past it, what comes late is placed at the last\n"
+    "                   time written, and said\n"
     "TRACE - reads a trace from standard input.\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (the output covers the\n"
     "rest; stderr names the damage).\n";
@@ -50,7 +53,23 @@ struct opts {
     struct ctr_profile_filter filter;
     uint64_t from_ns, to_ns;
     int has_to, jobs, http, port;
+    size_t buffer;
 };
+
+/* -buffer's value: bytes, with an optional K, M or G. @return 0 or -1. */
+static int parse_size(const char *v, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    int shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 0;
+    if (shift)
+        end++;
+    if (*v < '0' || *v > '9' || *end || errno || n == 0 || n > (SIZE_MAX >> 30))
+        return -1;
+    *out = (size_t)n << shift;
+    return 0;
+}
 
 /* ---------------------------------------------------------------------------
  * The first reading
@@ -110,7 +129,7 @@ static int tasks_shown(const struct ctr_tasks *ts, const struct ctr_profile_filt
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL;
+    const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL, *buffer = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -130,7 +149,8 @@ static int parse(int argc, char **argv, struct opts *o)
             (r = ctr_cli_flag(argc, argv, &i, "region", &o->filter.region)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0 ||
-            (r = ctr_cli_flag(argc, argv, &i, "port", &port)) != 0) {
+            (r = ctr_cli_flag(argc, argv, &i, "port", &port)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "buffer", &buffer)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error("-perfetto", "flag %s needs a value", argv[i]);
             continue;
@@ -149,6 +169,9 @@ static int parse(int argc, char **argv, struct opts *o)
         (j && !ctr_cli_jobs("-perfetto", j, &o->jobs)))
         return CTR_EXIT_USAGE;
     o->has_to = to != NULL;
+    if (buffer && parse_size(buffer, &o->buffer) != 0)
+        return ctr_cli_usage_error("-perfetto", "-buffer wants a size such as 64K or 32M, not '%s'",
+                                   buffer);
     o->port = CTR_SERVE_PORT;
     if (port) {
         char *end;
@@ -256,7 +279,7 @@ int ctr_cmd_perfetto(int argc, char **argv)
         .from_ns = t1->start_ns + o.from_ns,
         .to_ns = o.has_to ? t1->start_ns + o.to_ns : UINT64_MAX,
         .keep = filtered ? &keep : NULL, .tasks = filtered ? ids : NULL, .ntasks = nids,
-        .window_gens = t1->first_gen};
+        .window_gens = t1->first_gen, .budget = o.buffer};
     char tmpdir[4096] = "", tmpfile[4200];
     if (o.http && !o.out) { /* a file of our own, named after the trace */
         const char *base = strrchr(o.path, '/');

@@ -387,26 +387,24 @@ static int64_t tid_of(const struct ctr_thread_info *th)
     return th->os_tid ? th->os_tid : (int64_t)0x40000000 + (int64_t)th->id;
 }
 
-static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it,
-                       struct pf_track *tr);
+static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it);
 
-/* Declares the track unless it is already: the check inline, the
- * descriptor apart. */
+/* Declares the track unless it is already (a task's: when the caller says
+ * it is new): the check inline, the descriptor apart. */
 static inline int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
-                          struct pf_track *tr)
+                          int new_task)
 {
     uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
     if (kind == PF_TR_THREAD || kind == PF_TR_NOTES) {
         if (index < e->m->nthreads && (e->declared[index] & (kind == PF_TR_THREAD ? 1 : 2)))
             return 0;
-    } else if (kind == PF_TR_TASK ? tr->declared : e->fixed_declared[kind - PF_TR_CTRACE]) {
+    } else if (kind == PF_TR_TASK ? !new_task : e->fixed_declared[kind - PF_TR_CTRACE]) {
         return 0;
     }
-    return declare_new(e, track, it, tr);
+    return declare_new(e, track, it);
 }
 
-static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it,
-                       struct pf_track *tr)
+static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it)
 {
     uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
     uint8_t *flag = NULL, bit = 1;
@@ -416,15 +414,11 @@ static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *i
         flag = &e->declared[index];
         bit = kind == PF_TR_THREAD ? 1 : 2;
         if (kind == PF_TR_NOTES && !(*flag & 1)) {
-            int rc = declare(e, PF_TRACK(PF_TR_THREAD, index), it, tr);
+            int rc = declare(e, PF_TRACK(PF_TR_THREAD, index), it, 0);
             if (rc)
                 return rc;
         }
-    } else if (kind == PF_TR_TASK) {
-        if (tr->declared)
-            return 0;
-        tr->declared = 1;
-    } else {
+    } else if (kind != PF_TR_TASK) {
         flag = &e->fixed_declared[kind - PF_TR_CTRACE];
     }
     if (flag && (*flag & bit))
@@ -631,14 +625,14 @@ static const char *thread_label(struct pf_enc *e, uint32_t i)
     return e->labels[i] ? e->labels[i] : "";
 }
 
-int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr,
+int pf_enc_item(struct pf_enc *e, const struct pf_item *it, int new_task,
                 const struct pf_counters *c)
 {
     if (e->err)
         return e->err;
-    int rc = declare(e, it->track, it, tr);
+    int rc = declare(e, it->track, it, new_task);
     for (int k = 0; rc == 0 && c && k < c->n; k++)
-        rc = declare(e, c->track[k], NULL, NULL);
+        rc = declare(e, c->track[k], NULL, 0);
     if (rc)
         return rc;
     /* Room for the largest event: fixed fields, a log's name and message,
@@ -676,7 +670,7 @@ int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v)
 {
     if (e->err)
         return e->err;
-    int rc = declare(e, track, NULL, NULL);
+    int rc = declare(e, track, NULL, 0);
     if (rc)
         return rc;
     ctr_pb_field(&e->ev, TE_TYPE, TYPE_COUNTER);

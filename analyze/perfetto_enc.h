@@ -31,11 +31,11 @@ struct pf_counters {
     int64_t value[2];
 };
 
-/* pf_enc_item() : writes a BEGIN, END or INSTANT item on its track (tr: a
- * task track's state, whose `declared` the encoder sets), declaring the
- * track first if it is new, with the counter values c (may be NULL).
- * @return 0 or a negative errno. */
-int pf_enc_item(struct pf_enc *e, const struct pf_item *it, struct pf_track *tr,
+/* pf_enc_item() : writes a BEGIN, END or INSTANT item on its track,
+ * declaring the track first if it is new (a task's track: when new_task
+ * says so, since the back keeps which tasks are declared), with the counter
+ * values c (may be NULL). @return 0 or a negative errno. */
+int pf_enc_item(struct pf_enc *e, const struct pf_item *it, int new_task,
                 const struct pf_counters *c);
 
 /* pf_enc_counter() : writes counter track's value v at ts. @return as above. */

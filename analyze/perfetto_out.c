@@ -208,7 +208,30 @@ int pf_out_kept(const struct pf_out *p, uint64_t track, uint64_t ns)
 
 /* Moves the track to time ts: ends its open slices where it leaves a
  * window, begins them again where it enters one. */
-static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *it, uint64_t ts)
+/* Writes an item: its task track, if it has one, is declared with its
+ * first item written. */
+static int emit(struct pf_out *p, const struct pf_item *it, struct pf_track *tr,
+                const struct pf_counters *c)
+{
+    int new_task = (it->track >> 56) == PF_TR_TASK && !tr->declared;
+    if (new_task)
+        tr->declared = 1;
+    return pf_enc_item(p->enc, it, new_task, c);
+}
+
+static int advance_slow(struct pf_out *p, struct pf_track *tr, const struct pf_item *it,
+                        uint64_t ts);
+
+static inline int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *it,
+                          uint64_t ts)
+{
+    if (tr->inside && ts < tr->until)
+        return 0; /* still in the window it is in: most items */
+    return advance_slow(p, tr, it, ts);
+}
+
+static int advance_slow(struct pf_out *p, struct pf_track *tr, const struct pf_item *it,
+                        uint64_t ts)
 {
     const struct ctr_window *w;
     size_t n;
@@ -217,6 +240,7 @@ static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *
         if (tr->wi >= n)
             return 0;
         uint64_t start = win_start(p, &w[tr->wi]), end = win_end(p, &w[tr->wi]);
+        tr->until = end;
         if (tr->inside) {
             if (ts < end)
                 return 0;
@@ -228,7 +252,7 @@ static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *
                     e.flow = PF_FLOW_TASK(task->seq), e.nflows = task->nflows;
                     task->flows_written = 1;
                 }
-                int rc = pf_enc_item(p->enc, &e, tr, NULL);
+                int rc = emit(p, &e, tr, NULL);
                 if (rc)
                     return rc;
             }
@@ -246,7 +270,7 @@ static int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *
             for (uint32_t k = 0; k < tr->nopen; k++) {
                 struct pf_item b = tr->open[k];
                 b.ts = start, b.nflows = 0; /* its flows went with the first part */
-                int rc = pf_enc_item(p->enc, &b, tr, NULL);
+                int rc = emit(p, &b, tr, NULL);
                 if (rc)
                     return rc;
             }
@@ -287,7 +311,7 @@ static int write_item(struct pf_out *p, struct pf_item *it)
 {
     struct pf_track *tr = track_of(p, it);
     struct pf_counters c = {0};
-    int rc = 0, written = 0;
+    int rc = 0, written = 0; /* the item carried its counters */
     if (!tr)
         goto done;
     if ((rc = advance(p, tr, it, it->ts)) != 0 || (rc = count(p, it, &c)) != 0)
@@ -311,7 +335,7 @@ static int write_item(struct pf_out *p, struct pf_item *it)
             it->flow = PF_FLOW_TASK(task->seq);
             it->nflows = task->flows_written ? 0 : task->nflows;
             if (tr->inside)
-                rc = pf_enc_item(p->enc, it, tr, &c);
+                rc = emit(p, it, tr, &c);
             task_free(task); /* its track with it */
             return rc;
         }
@@ -322,7 +346,7 @@ static int write_item(struct pf_out *p, struct pf_item *it)
         break;
     }
     if (tr->inside) {
-        rc = pf_enc_item(p->enc, it, tr, &c);
+        rc = emit(p, it, tr, &c);
         written = 1;
     }
 counters:
@@ -370,21 +394,20 @@ static void heap_down(struct qitem *h, size_t n, size_t i)
     h[i] = x;
 }
 
-static int fifo_push(struct pf_out *p, const struct qitem *q)
+/* Room for one more item at the FIFO's tail. @return it, or NULL. */
+static struct qitem *fifo_slot(struct pf_out *p)
 {
     if (p->ftail - p->fhead == p->fcap) {
         struct qitem *f = malloc(2 * p->fcap * sizeof(*f));
         if (!f)
-            return -ENOMEM;
+            return NULL;
         for (uint64_t i = p->fhead; i < p->ftail; i++)
             f[i & (2 * p->fcap - 1)] = p->fifo[i & (p->fcap - 1)];
         free(p->fifo);
         p->fifo = f;
         p->fcap *= 2;
     }
-    p->fifo[p->ftail++ & (p->fcap - 1)] = *q;
-    p->flast_ts = q->it.ts;
-    return 0;
+    return &p->fifo[p->ftail & (p->fcap - 1)];
 }
 
 static size_t held_bytes(const struct pf_out *p)
@@ -392,38 +415,41 @@ static size_t held_bytes(const struct pf_out *p)
     return (size_t)(p->ftail - p->fhead + p->nheap) * sizeof(struct qitem) + p->ext_bytes;
 }
 
-/* Pops the least queued item into *q. @return 0 when there is none. */
-static int pop_least(struct pf_out *p, uint64_t below, struct qitem *q)
+/* Pops the least queued item, if it is before `below`. @return it (in the
+ * FIFO's slot, valid until the next push, or copied to *spare), or NULL. */
+static struct pf_item *pop_least(struct pf_out *p, uint64_t below, struct qitem *spare)
 {
-    const struct qitem *f = p->fhead < p->ftail ? &p->fifo[p->fhead & (p->fcap - 1)] : NULL;
-    const struct qitem *h = p->nheap ? &p->heap[0] : NULL;
-    const struct qitem *least = f && (!h || before(f, h)) ? f : h;
+    struct qitem *f = p->fhead < p->ftail ? &p->fifo[p->fhead & (p->fcap - 1)] : NULL;
+    struct qitem *h = p->nheap ? &p->heap[0] : NULL;
+    struct qitem *least = f && (!h || before(f, h)) ? f : h;
     if (!least || least->it.ts >= below)
-        return 0;
-    *q = *least;
+        return NULL;
     if (least == f) {
         p->fhead++;
-        if (q->it.what == PF_RELEASE && q->it.kind == PF_INSTANT) {
-            struct pending *r = &p->rel[q->it.thread];
+        if (f->it.what == PF_RELEASE && f->it.kind == PF_INSTANT) {
+            struct pending *r = &p->rel[f->it.thread];
             if (r->n) /* its thread's oldest queued release is this one */
                 r->head++, r->n--;
         }
     } else {
+        *spare = *h;
+        least = spare;
         p->heap[0] = p->heap[--p->nheap];
         if (p->nheap)
             heap_down(p->heap, p->nheap, 0);
     }
-    if (q->it.what == PF_LOG)
-        p->ext_bytes -= q->it.c;
-    return 1;
+    if (least->it.what == PF_LOG)
+        p->ext_bytes -= least->it.c;
+    return &least->it;
 }
 
 static int flush_below(struct pf_out *p, uint64_t below, size_t down_to)
 {
-    struct qitem q;
-    while (held_bytes(p) > down_to && pop_least(p, below, &q)) {
-        p->written_ts = q.it.ts;
-        int rc = write_item(p, &q.it);
+    struct qitem spare;
+    struct pf_item *it;
+    while (held_bytes(p) > down_to && (it = pop_least(p, below, &spare)) != NULL) {
+        p->written_ts = it->ts;
+        int rc = write_item(p, it);
         if (rc)
             return rc;
     }
@@ -432,18 +458,16 @@ static int flush_below(struct pf_out *p, uint64_t below, size_t down_to)
 
 int pf_out_add(struct pf_out *p, const struct pf_item *it)
 {
-    struct qitem q = {*it, p->seq++};
-    if (q.it.ts < p->written_ts) { /* the budget let it pass: as late as it may be */
-        if (getenv("PF_DEBUG"))
-            fprintf(stderr, "late: what %d kind %d ts %llu written %llu behind %llu\n", q.it.what, q.it.kind,
-                    (unsigned long long)q.it.ts, (unsigned long long)p->written_ts, (unsigned long long)(p->written_ts - q.it.ts));
-        q.it.ts = p->written_ts;
+    uint64_t ts = it->ts;
+    if (ts < p->written_ts) { /* the budget let it pass: as late as it may be */
+        ts = p->written_ts;
         p->late++;
     }
-    int rc;
-    if (q.it.ts >= p->flast_ts || p->fhead == p->ftail) {
-        if (q.it.what == PF_RELEASE && q.it.kind == PF_INSTANT && q.it.thread < p->nthreads) {
-            struct pending *r = &p->rel[q.it.thread];
+    struct qitem *q;
+    int in_order = ts >= p->flast_ts || p->fhead == p->ftail;
+    if (in_order) {
+        if (it->what == PF_RELEASE && it->kind == PF_INSTANT && it->thread < p->nthreads) {
+            struct pending *r = &p->rel[it->thread];
             if (r->head && r->head + r->n == r->cap) {
                 memmove(r->pos, r->pos + r->head, r->n * sizeof(*r->pos));
                 r->head = 0;
@@ -452,16 +476,21 @@ int pf_out_add(struct pf_out *p, const struct pf_item *it)
                 return -ENOMEM;
             r->pos[r->head + r->n++] = p->ftail;
         }
-        rc = fifo_push(p, &q);
+        if (!(q = fifo_slot(p)))
+            return -ENOMEM;
+        p->ftail++;
+        p->flast_ts = ts;
     } else {
-        rc = ctr_grow(&p->heap, &p->hcap, p->nheap + 1, sizeof(*p->heap));
-        if (rc == 0) {
-            p->heap[p->nheap] = q;
-            heap_up(p->heap, p->nheap++);
-        }
+        if (ctr_grow(&p->heap, &p->hcap, p->nheap + 1, sizeof(*p->heap)) != 0)
+            return -ENOMEM;
+        q = &p->heap[p->nheap];
     }
-    if (rc)
-        return -ENOMEM;
+    /* Copied once, where it goes. */
+    q->it = *it;
+    q->it.ts = ts;
+    q->seq = p->seq++;
+    if (!in_order)
+        heap_up(p->heap, p->nheap++);
     if (it->what == PF_LOG)
         p->ext_bytes += it->c;
     if (held_bytes(p) > p->o.budget) /* the oldest go out, settled or not */

@@ -65,6 +65,7 @@ struct pf_track {
     size_t capopen;
     uint8_t declared, inside;    /* inside one of its windows now */
     size_t wi;                   /* the window it is in or before */
+    uint64_t until;              /* the end of that window */
 };
 
 /* A task's slice: the front makes it at TASK_BEGIN (the BEGIN item's ext)

@@ -11,6 +11,7 @@
 #   - a damaged trace: exit 3 and the missing span on the "ctrace" track;
 #     a flight recorder's dump: where its window starts;
 #   - -from/-to keep that span only; -task/-latmin keep those tasks;
+#   - a time-order buffer too small (-buffer): still valid, and said;
 #   - the same bytes for any -j and from standard input;
 #   - bad input: a clear message and the exit status of its kind;
 #   - -http serves the same bytes to the Perfetto UI's origin, until SIGINT;
@@ -87,6 +88,15 @@ check "cache: threads named as in the trace" grep -qE '^thread [0-9]+ cache-[0-9
 ranks=$(awk '$1 == "thread" { print $NF }' "$tmp/cache.sum" | sort -n | tr '\n' ' ')
 check "cache: ranks 0..n-1, one each" test "$ranks" = "$(seq 0 $((threads - 1)) | tr '\n' ' ')"
 check "cache: threads blocked counted" test "$(fact cache counter_max threads blocked)" -gt 1
+
+# ---- a time-order buffer too small for the cache example: still valid, and said
+export_check small -buffer 4K "$tmp/cache.bin"
+check "-buffer 4K: exit 0" test $? -eq 0
+check "-buffer 4K: says what went out of place" grep -qE "time-order buffer was full: [0-9]+ items placed late" "$tmp/small.err"
+check "-buffer 4K: the same slices, fewer flows ($(fact small flows) of $flows)" \
+    test "$(fact small slices)" -eq "$(fact cache slices)" -a "$(fact small flows)" -lt "$flows"
+expect "-buffer: a size wanted" 2 "-buffer wants a size" -- \
+    "$ctrace" -perfetto -buffer lots -o "$tmp/x" "$tmp/cache.bin"
 
 # ---- the busiest thread first
 "$busy" "$tmp/busy.bin"

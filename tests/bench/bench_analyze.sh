@@ -6,9 +6,11 @@
 # sem_wait BLOCK/UNBLOCK and sem_post RELEASE, ~6 events a round trip) under
 # `ctrace run`, long enough for a trace of at least 10 M events (calibrated
 # from a 1 s run), then a second trace four times as long (~4x the events).
-# On each it times two commands, `ctrace stats` and
-# `ctrace -pprof=sync -o /dev/null`, each with `-j 1` (one worker) and with
-# the default jobs; the old analyzer has no -j (detected from `ctrace -h`),
+# On each it times three commands, `ctrace stats`,
+# `ctrace -pprof=sync -o /dev/null` and `ctrace -perfetto -o /dev/null`
+# (the Perfetto timeline: two readings, the second encoding every wait,
+# release and state), each with `-j 1` (one worker) and with the default
+# jobs; the old analyzer has no -j (detected from `ctrace -h`),
 # and then only the default runs and the -j 1 rows show '-'. Every
 # measurement is repeated 3 times, interleaved (all commands on both traces,
 # then again), and the table gives the medians of: wall seconds, CPU seconds
@@ -20,7 +22,9 @@
 #     excluded (pingpong's handful of stacks make symbolization a small,
 #     fixed cost here: compare the Mev/cpu-s of -j 1, one core);
 #   - peak RSS <= 100 MB on the 10 M-event trace, and on the 4x one at most
-#     10% more than on the 10 M one (memory must not grow with the trace).
+#     10% more than on the 10 M one (memory must not grow with the trace);
+#   - -perfetto: at least 5 M events/s (wall, default jobs) and peak RSS
+#     under 100 MB.
 # Never passes or fails on timing: exits 0 unless something fails to run.
 # Compare figures of one run (machines are shared and noisy), not across runs.
 #
@@ -126,6 +130,10 @@ else
     jobs_list=("")
 fi
 commands=("stats" "-pprof=sync -o /dev/null")
+# The Perfetto export, where this ctrace has it.
+if "$ctrace" -h 2>&1 | grep -q -- '-perfetto'; then
+    commands+=("-perfetto -o /dev/null")
+fi
 
 # run_cmd TRACE CMD JOBS OUT: one measurement; -j goes right after the verb
 # (or the -pprof flag).
