@@ -541,6 +541,19 @@ static uint8_t *log_name(uint8_t *q, const uint8_t *s, size_t n)
     return ctr_pb_put_bytes(q, TE_NAME, buf, k);
 }
 
+/* What names the items that say the same every time. */
+static const struct {
+    const char *name, *category;
+    const char *count;           /* the argument that gives item.a, or NULL */
+} fixed[] = {
+    [PF_WAIT_RUNNABLE] = {"runnable", "sched", NULL},
+    [PF_PREEMPTED] = {"preempted", "sched", NULL},
+    [PF_RUNNING] = {"running", "sched", NULL},
+    [PF_LOST] = {"events lost", "ctrace", "count"},
+    [PF_GAP] = {"missing (damaged trace)", "ctrace", NULL},
+    [PF_WINDOW] = {"flight recorder window", "ctrace", "earlier_generations"},
+};
+
 /* The name, category and arguments of a BEGIN or INSTANT. */
 static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
 {
@@ -556,13 +569,6 @@ static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
         if ((se = stack_of(e, it->b)) != NULL)
             q = arg_value(e, q, "frame", se->top_iid);
         break;
-    case PF_WAIT_RUNNABLE:
-    case PF_PREEMPTED:
-    case PF_RUNNING:
-        s = it->what == PF_RUNNING ? "running" : it->what == PF_PREEMPTED ? "preempted" : "runnable";
-        q = event_name(e, q, s);
-        q = event_category(e, q, "sched");
-        break;
     case PF_RELEASE:
         s = it->nflows && it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].release : NULL;
         q = event_name(e, q, s ? s : "release");
@@ -570,11 +576,6 @@ static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
         q = arg_uint(e, q, "object", it->a, DA_POINTER);
         q = arg_uint(e, q, "waiters", it->nflows, DA_UINT);
         se = stack_of(e, it->b);
-        break;
-    case PF_LOST:
-        q = event_name(e, q, "events lost");
-        q = event_category(e, q, "ctrace");
-        q = arg_uint(e, q, "count", it->a, DA_UINT);
         break;
     case PF_REGION:
         q = event_name(e, q, ctr_trace_name(m, it->a));
@@ -597,16 +598,13 @@ static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
         if (it->c)
             q = arg_uint(e, q, "parent", it->c, DA_UINT);
         break;
-    case PF_GAP:
-        q = event_name(e, q, "missing (damaged trace)");
-        q = event_category(e, q, "ctrace");
-        break;
-    case PF_WINDOW:
-        q = event_name(e, q, "flight recorder window");
-        q = event_category(e, q, "ctrace");
-        q = arg_uint(e, q, "earlier_generations", it->a, DA_UINT);
-        break;
-    default:
+    default: /* a name, a category and at most one count, all fixed */
+        if (it->what < sizeof(fixed) / sizeof(*fixed) && fixed[it->what].name) {
+            q = event_name(e, q, fixed[it->what].name);
+            q = event_category(e, q, fixed[it->what].category);
+            if (fixed[it->what].count)
+                q = arg_uint(e, q, fixed[it->what].count, it->a, DA_UINT);
+        }
         break;
     }
     return se ? ctr_pb_put_field(q, TE_CALLSTACK, se->iid) : q;
