@@ -16,14 +16,15 @@ static double cpu_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static volatile unsigned long sink; /* the work the compiler must keep */
+
 static void *spinner(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "spinner");
-    volatile unsigned long x = 0;
     for (double start = cpu_seconds(); cpu_seconds() - start < 0.150;)
         for (int i = 0; i < 100000; i++)
-            x += (unsigned long)i;
+            sink += (unsigned long)i;
     return NULL;
 }
 
