@@ -58,7 +58,8 @@ struct ctr_perfetto {
     uint64_t release_seq, task_seq;
     struct ctr_idmap tasks;      /* task id -> its pf_task (a pointer), 0 once ended */
     size_t tasks_ended;
-    uint64_t gap_end;            /* a gap's end not yet queued, 0: none */
+    int gap_open;                /* a gap's END not yet queued: at gap_end */
+    uint64_t gap_end;
     uint64_t events, unlinked;
 };
 
@@ -362,10 +363,10 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
         return;
     p->events++;
     settle_wait(p, thread);
-    if (p->gap_end && e->ns >= p->gap_end) {
+    if (p->gap_open && e->ns >= p->gap_end) {
         add(p, &(struct pf_item){.ts = p->gap_end, .track = PF_TRACK(PF_TR_CTRACE, 0),
                                  .kind = PF_END, .what = PF_GAP});
-        p->gap_end = 0;
+        p->gap_open = 0;
     }
     const struct ctr_thread_info *th = &t->threads[thread];
     switch (e->type) {
@@ -426,12 +427,16 @@ static void on_gap(void *ctx, const struct ctr_trace *t, uint64_t from_ns, uint6
     (void)t;
     for (uint32_t i = 0; i < p->nth; i++)
         settle_wait(p, i);
-    if (p->gap_end) /* one still to end: it ends where this one begins */
-        add(p, &(struct pf_item){.ts = from_ns, .track = PF_TRACK(PF_TR_CTRACE, 0),
-                                 .kind = PF_END, .what = PF_GAP});
-    add(p, &(struct pf_item){.ts = from_ns, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_BEGIN,
+    uint64_t from = from_ns;
+    if (p->gap_open) { /* one still to end: it ends where this one begins */
+        from = from > p->gap_end ? from : p->gap_end;
+        add(p, &(struct pf_item){.ts = from, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_END,
+                                 .what = PF_GAP});
+    }
+    add(p, &(struct pf_item){.ts = from, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_BEGIN,
                              .what = PF_GAP});
-    p->gap_end = to_ns > from_ns ? to_ns : from_ns;
+    p->gap_open = 1;
+    p->gap_end = to_ns > from ? to_ns : from;
 }
 
 static void on_settle(void *ctx, uint64_t ns)
@@ -480,7 +485,7 @@ int ctr_perfetto_end(struct ctr_perfetto *p, const struct ctr_trace *t,
         settle_wait(p, i);
         regions_close(p, i, t->end_ns);
     }
-    if (p->gap_end)
+    if (p->gap_open)
         add(p, &(struct pf_item){.ts = p->gap_end, .track = PF_TRACK(PF_TR_CTRACE, 0),
                                  .kind = PF_END, .what = PF_GAP});
     if (!p->err)

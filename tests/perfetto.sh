@@ -118,6 +118,35 @@ check "damaged: the damage said" grep -q "damaged in the frame at file offset $m
 check "damaged: the missing span on the ctrace track" \
     test "$(fact hurt slice_name 'missing (damaged trace)')" -eq 1
 
+# ---- damaged copies (bits flipped, cuts; deterministic): never a crash, a
+# valid timeline of what could be read (two gaps at the trace's very start
+# once left a slice open)
+mutants=0 mut_bad=0
+for f in "$golden/killed.bin" "$golden/flight.bin" "$golden/flight-example.bin"; do
+    for i in $(seq 1 8); do
+        python3 - "$f" "$tmp/mut.bin" "$i" <<'EOF2'
+import random, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+r = random.Random(int(sys.argv[3]) * 7919 + len(data))
+for _ in range(r.randint(1, 8)):
+    at = r.randrange(16, len(data))
+    data[at] ^= 1 << r.randrange(8)
+if r.random() < 0.2:
+    data = data[:r.randrange(16, len(data))]
+open(sys.argv[2], "wb").write(data)
+EOF2
+        "$ctrace" -perfetto -o "$tmp/mut.pftrace" "$tmp/mut.bin" >/dev/null 2>&1
+        status=$?
+        mutants=$((mutants + 1))
+        if [ $status -ne 0 ] && [ $status -ne 1 ] && [ $status -ne 3 ]; then
+            mut_bad=$((mut_bad + 1)); echo "damaged copy $i of $f: exit $status"
+        elif [ $status -ne 1 ] && ! python3 "$checker" "$tmp/mut.pftrace" >/dev/null 2>"$tmp/mut.chk"; then
+            mut_bad=$((mut_bad + 1)); echo "damaged copy $i of $f: invalid output"; head -3 "$tmp/mut.chk"
+        fi
+    done
+done
+check "damaged copies: $mutants converted, none crashed, every output valid" test "$mut_bad" -eq 0
+
 # ---- a flight recorder's dump: its window marked where it starts
 # flight.bin starts at generation 34: the recorder had let the earlier go.
 check "flight recorder dump: its window's start marked" \
