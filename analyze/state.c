@@ -149,17 +149,30 @@ static void emit(struct ctr_states *s, const struct ctr_interval *iv)
         s->fn(s->ctx, iv);
 }
 
+/* Whether w's wait was switched back in by ns (its last switch-in). */
+static int switched_in(const struct walker *w, uint64_t ns)
+{
+    return w->resume_ns && w->resume_ns >= w->cur.start_ns && w->resume_ns <= ns;
+}
+
+/* The release w's wait takes when it ends now: switched in, the one copied
+ * aside then; else its object's last. (It counts only if it came after
+ * the wait's start.) */
+static const struct release_entry *wait_release(const struct ctr_states *s,
+                                                const struct walker *w, int switched)
+{
+    return switched ? (w->has_snap ? &w->snap : NULL) : last_release(s, w->cur.object);
+}
+
 /* Emits the current wait of w, ending at ns: blocked until its release,
  * runnable until the thread ran again (its last switch-in, when switches
  * were recorded; else ns), then running. An open wait has no release. */
 static void end_wait(struct ctr_states *s, struct walker *w, uint64_t ns, int open)
 {
     struct ctr_interval *c = &w->cur;
-    int switched_in = w->resume_ns && w->resume_ns >= c->start_ns && w->resume_ns <= ns;
-    uint64_t resume = switched_in ? w->resume_ns : ns;
-    const struct release_entry *r = NULL;
-    if (!open && s->fn)
-        r = switched_in ? (w->has_snap ? &w->snap : NULL) : last_release(s, c->object);
+    int switched = switched_in(w, ns);
+    uint64_t resume = switched ? w->resume_ns : ns;
+    const struct release_entry *r = !open && s->fn ? wait_release(s, w, switched) : NULL;
     struct ctr_release rel;
     c->release = NULL;
     if (r && r->ns >= c->start_ns && r->ns <= resume) {
@@ -311,17 +324,12 @@ uint64_t ctr_states_settled(const struct ctr_states *s)
         const struct ctr_interval *c = &w->cur;
         if (c->state != CTR_STATE_BLOCKED)
             continue; /* its boundaries to come are at or after now */
-        /* end_wait's rule: switched in, the wait takes the release copied
-         * then; else the last release of its object when it ends, which is
-         * the one now or a later one. */
-        const struct release_entry *r = NULL;
-        if (w->resume_ns >= c->start_ns && w->resume_ns) {
-            if (w->resume_ns < settled)
-                settled = w->resume_ns;
-            r = w->has_snap ? &w->snap : NULL;
-        } else if (s->fn) {
-            r = last_release(s, c->object);
-        }
+        /* Its release, if it ended now; ending later, it takes that one or
+         * a later one (the object released again). */
+        int switched = switched_in(w, s->now_ns);
+        const struct release_entry *r = s->fn ? wait_release(s, w, switched) : NULL;
+        if (switched && w->resume_ns < settled)
+            settled = w->resume_ns;
         if (r && r->ns >= c->start_ns && r->ns < settled)
             settled = r->ns;
     }
