@@ -29,10 +29,7 @@
 #include "idmap.h"
 #include "perfetto_out.h"
 #include "state.h"
-
-struct region {
-    uint64_t task, name;
-};
+#include "tasks.h"
 
 struct thread_state {
     uint8_t in_wait;             /* a PF_WAIT slice is begun */
@@ -43,7 +40,7 @@ struct thread_state {
     uint64_t pend_end;           /* the blocked part's end */
     struct ctr_release pend_rel; /* .thread: NULL when none */
     uint32_t pend_releaser;
-    struct region *regions;      /* open, outermost first */
+    struct ctr_open_region *regions; /* open, outermost first */
     size_t nregions, cap;
 };
 
@@ -230,10 +227,10 @@ static struct pf_task *open_task(struct ctr_perfetto *p, uint64_t id)
 }
 
 static void region_item(struct ctr_perfetto *p, uint32_t thread, uint64_t ts, int kind,
-                        const struct region *r, int link)
+                        const struct ctr_open_region *r, int link)
 {
     struct pf_item it = {.ts = ts, .track = PF_TRACK(PF_TR_NOTES, thread), .kind = (uint8_t)kind,
-                         .what = PF_REGION, .thread = thread, .a = r->name, .b = r->task};
+                         .what = PF_REGION, .thread = thread, .a = r->name_id, .b = r->task};
     struct pf_task *task = link && r->task ? open_task(p, r->task) : NULL;
     if (task && task->nflows < PF_TASK_FLOWS_MAX && pf_out_kept(p->out, it.track, ts)) {
         it.flow = PF_FLOW_TASK(task->seq) + task->nflows++;
@@ -250,27 +247,19 @@ static void region_begin(struct ctr_perfetto *p, uint32_t thread, uint64_t ts, u
         fail(p, -ENOMEM);
         return;
     }
-    s->regions[s->nregions] = (struct region){task, name};
+    s->regions[s->nregions] = (struct ctr_open_region){task, name, ts, ctr_trace_name(p->t, name)};
     region_item(p, thread, ts, PF_BEGIN, &s->regions[s->nregions++], 1);
 }
 
-/* tasks.h's rule: the innermost open region with this task and name, else
- * the innermost with this name; those inside it end and begin again. */
+/* The region tasks.h's rule says a REGION_END ends; those inside it end
+ * and begin again. */
 static void region_end(struct ctr_perfetto *p, uint32_t thread, uint64_t ts, uint64_t task,
                        uint64_t name)
 {
     struct thread_state *s = &p->th[thread];
-    size_t k = s->nregions;
-    while (k > 0 && !(s->regions[k - 1].task == task && s->regions[k - 1].name == name))
-        k--;
-    if (k == 0) {
-        k = s->nregions;
-        while (k > 0 && s->regions[k - 1].name != name)
-            k--;
-    }
-    if (k == 0)
-        return; /* no such region open: ignored, as tasks.c does */
-    size_t at = k - 1;
+    size_t at = ctr_region_ending(s->regions, s->nregions, task, name, ctr_trace_name(p->t, name));
+    if (at == s->nregions)
+        return; /* no such region open: ignored, as the task model does */
     for (size_t i = s->nregions; i > at; i--)
         region_item(p, thread, ts, PF_END, &s->regions[i - 1], 0);
     memmove(&s->regions[at], &s->regions[at + 1], (s->nregions - at - 1) * sizeof(*s->regions));

@@ -72,14 +72,9 @@ uint64_t ctr_task_latency(const struct ctr_task *task)
 }
 
 /* A region open on a thread. */
-struct open_region {
-    uint64_t task, name_id, start_ns;
-    const char *name;
-};
-
 /* The regions open on one thread, innermost last. */
 struct open_regions {
-    struct open_region *r;
+    struct ctr_open_region *r;
     size_t n, cap;
 };
 
@@ -106,7 +101,7 @@ static int add_region(struct ctr_tasks_builder *b, uint32_t thread, const struct
     struct ctr_tasks *ts = b->ts;
     if (ctr_grow(&ts->regions, &b->regions_cap, ts->nregions + 1, sizeof(*ts->regions)))
         return -ENOMEM;
-    const struct open_region *r = &o->r[depth];
+    const struct ctr_open_region *r = &o->r[depth];
     ts->regions[ts->nregions++] = (struct ctr_region){
         .task = r->task, .name = r->name, .thread = thread,
         .thread_id = b->t->threads[thread].id, .depth = (unsigned)depth, .start_ns = r->start_ns,
@@ -115,23 +110,23 @@ static int add_region(struct ctr_tasks_builder *b, uint32_t thread, const struct
     return 0;
 }
 
-/* REGION_END: the innermost open region of the same task and name, else of
- * the same name. */
+size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t task,
+                         uint64_t name_id, const char *name)
+{
+    for (int any_task = 0; any_task < 2; any_task++)
+        for (size_t k = n; k-- > 0;)
+            if ((any_task || r[k].task == task) &&
+                (r[k].name_id == name_id || strcmp(r[k].name, name) == 0))
+                return k;
+    return n;
+}
+
 static int end_region(struct ctr_tasks_builder *b, uint32_t thread, const struct ctr_trace_event *e)
 {
     struct open_regions *o = &b->open[thread];
-    const char *name = ctr_trace_name(b->t, e->args[1]);
-    size_t found = SIZE_MAX;
-    for (size_t pass = 0; pass < 2 && found == SIZE_MAX; pass++)
-        for (size_t k = o->n; k-- > 0;) {
-            const struct open_region *r = &o->r[k];
-            if ((pass == 1 || r->task == e->args[0]) &&
-                (r->name_id == e->args[1] || strcmp(r->name, name) == 0)) {
-                found = k;
-                break;
-            }
-        }
-    if (found == SIZE_MAX) {
+    size_t found = ctr_region_ending(o->r, o->n, e->args[0], e->args[1],
+                                     ctr_trace_name(b->t, e->args[1]));
+    if (found == o->n) {
         b->ts->region_ends_without_begin++;
         return 0;
     }
@@ -181,7 +176,8 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
         struct open_regions *o = &b->open[i];
         if (ctr_grow(&o->r, &o->cap, o->n + 1, sizeof(*o->r)))
             return -ENOMEM;
-        o->r[o->n++] = (struct open_region){e->args[0], e->args[1], e->ns, ctr_trace_name(t, e->args[1])};
+        o->r[o->n++] = (struct ctr_open_region){e->args[0], e->args[1], e->ns,
+                                                ctr_trace_name(t, e->args[1])};
         break;
     }
     case CTR_EV_REGION_END:

@@ -85,6 +85,21 @@ struct ctr_tasks {
     uint64_t open_regions;              /* regions closed at a thread's or the trace's end */
 };
 
+/* A region open on a thread: what the task model, and the Perfetto export
+ * (perfetto.c), keep of a REGION_BEGIN until its REGION_END. */
+struct ctr_open_region {
+    uint64_t task, name_id, start_ns;
+    const char *name;             /* name_id's string ("" if missing) */
+};
+
+/* ctr_region_ending() : which of a thread's open regions r[0..n-1]
+ * (outermost first) the REGION_END of `task` and name `name_id` (whose
+ * string is `name`) ends, by the rule above: the innermost of that task and
+ * name, else the innermost of that name; names match by id or by text.
+ * @return its index, or n when none is open. */
+size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t task,
+                         uint64_t name_id, const char *name);
+
 /* Building the model as a consumer of the pipeline (engine.h): events in
  * time order. */
 struct ctr_tasks_builder;
