@@ -362,7 +362,7 @@ static const struct stack_entry *stack_of(struct pf_enc *e, uint64_t id)
  * threads' and tasks' tracks interleaved. */
 static uint64_t track_uuid(uint64_t track)
 {
-    uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
+    uint64_t kind = PF_TRACK_KIND(track), index = PF_TRACK_INDEX(track);
     switch (kind) {
     case PF_TR_THREAD:
         return 8 + 3 * index;
@@ -394,7 +394,7 @@ static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *i
 static inline int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
                           int new_task)
 {
-    uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
+    uint64_t kind = PF_TRACK_KIND(track), index = PF_TRACK_INDEX(track);
     if (kind == PF_TR_THREAD || kind == PF_TR_NOTES) {
         if (index < e->m->nthreads && (e->declared[index] & (kind == PF_TR_THREAD ? 1 : 2)))
             return 0;
@@ -406,7 +406,7 @@ static inline int declare(struct pf_enc *e, uint64_t track, const struct pf_item
 
 static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *it)
 {
-    uint64_t kind = track >> 56, index = track & ((UINT64_C(1) << 56) - 1);
+    uint64_t kind = PF_TRACK_KIND(track), index = PF_TRACK_INDEX(track);
     uint8_t *flag = NULL, bit = 1;
     if (kind == PF_TR_THREAD || kind == PF_TR_NOTES) {
         if (index >= e->m->nthreads)

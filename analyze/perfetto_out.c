@@ -60,7 +60,7 @@ struct pf_out {
 
 static int is_thread_track(uint64_t track)
 {
-    return (track >> 56) == PF_TR_THREAD || (track >> 56) == PF_TR_NOTES;
+    return PF_TRACK_KIND(track) == PF_TR_THREAD || PF_TRACK_KIND(track) == PF_TR_NOTES;
 }
 
 static void task_free(struct pf_task *task);
@@ -143,7 +143,7 @@ struct pf_task *pf_out_task(struct pf_out *p, uint64_t seq)
 
 static struct pf_track *track_of(struct pf_out *p, const struct pf_item *it)
 {
-    uint64_t kind = it->track >> 56, index = it->track & ((UINT64_C(1) << 56) - 1);
+    uint64_t kind = PF_TRACK_KIND(it->track), index = PF_TRACK_INDEX(it->track);
     switch (kind) {
     case PF_TR_THREAD:
     case PF_TR_NOTES:
@@ -165,7 +165,7 @@ static void windows_of(const struct pf_out *p, uint64_t track, const struct ctr_
                        size_t *n)
 {
     const struct ctr_windows *ws = p->o.keep;
-    uint64_t index = track & ((UINT64_C(1) << 56) - 1);
+    uint64_t index = PF_TRACK_INDEX(track);
     if (ws && is_thread_track(track)) {
         if (index >= ws->nthreads) {
             *w = NULL, *n = 0;
@@ -190,30 +190,18 @@ static uint64_t win_end(const struct pf_out *p, const struct ctr_window *w)
 
 int pf_out_kept(const struct pf_out *p, uint64_t track, uint64_t ns)
 {
-    const struct ctr_window *w;
-    size_t n;
     if (ns < p->range.start_ns || ns >= p->range.end_ns)
-        return 0;
-    windows_of(p, track, &w, &n);
-    size_t lo = 0, hi = n; /* the first window ending after ns */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (w[mid].end_ns <= ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && w[lo].start_ns <= ns;
+        return 0; /* so ns + 1 does not wrap */
+    return !p->o.keep || !is_thread_track(track) ||
+           ctr_windows_overlap(p->o.keep, (uint32_t)PF_TRACK_INDEX(track), ns, ns + 1) != 0;
 }
 
-/* Moves the track to time ts: ends its open slices where it leaves a
- * window, begins them again where it enters one. */
 /* Writes an item: its task track, if it has one, is declared with its
  * first item written. */
 static int emit(struct pf_out *p, const struct pf_item *it, struct pf_track *tr,
                 const struct pf_counters *c)
 {
-    int new_task = (it->track >> 56) == PF_TR_TASK && !tr->declared;
+    int new_task = PF_TRACK_KIND(it->track) == PF_TR_TASK && !tr->declared;
     if (new_task)
         tr->declared = 1;
     return pf_enc_item(p->enc, it, new_task, c);
@@ -222,6 +210,8 @@ static int emit(struct pf_out *p, const struct pf_item *it, struct pf_track *tr,
 static int advance_slow(struct pf_out *p, struct pf_track *tr, const struct pf_item *it,
                         uint64_t ts);
 
+/* Moves the track to time ts: ends its open slices where it leaves a
+ * window, begins them again where it enters one. */
 static inline int advance(struct pf_out *p, struct pf_track *tr, const struct pf_item *it,
                           uint64_t ts)
 {

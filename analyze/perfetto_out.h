@@ -57,6 +57,8 @@ enum pf_what {
 enum pf_track_kind { PF_TR_CTRACE = 2, PF_TR_BLOCKED, PF_TR_RUNNABLE, PF_TR_THREAD, PF_TR_NOTES,
                      PF_TR_TASK };
 #define PF_TRACK(kind, index) ((uint64_t)(kind) << 56 | (uint64_t)(index))
+#define PF_TRACK_KIND(track) ((track) >> 56)
+#define PF_TRACK_INDEX(track) ((track) & ((UINT64_C(1) << 56) - 1))
 
 /* Per track: what is open on it, and where it stands in its windows. */
 struct pf_track {
