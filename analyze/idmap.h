@@ -26,6 +26,18 @@ struct ctr_idmap {
     size_t cap, n;               /* cap: a power of two, or 0 */
 };
 
+/* ctr_hash_bytes() : FNV-1a of n bytes: a string's key, for the maps that
+ * find strings by their text (mix it before masking, as ctr_idmap_hash
+ * does). */
+static inline uint64_t ctr_hash_bytes(const void *s, size_t n)
+{
+    const uint8_t *b = s;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
 static inline size_t ctr_idmap_hash(uint64_t key, size_t cap)
 {
     /* Ids are often addresses or small counters: mix before masking. */

@@ -4,37 +4,27 @@
 #include <errno.h>
 #include <stdlib.h>
 
-void ctr_pb_append_slow(struct ctr_pb *w, const void *s, size_t n)
+void ctr_pb_reserve_slow(struct ctr_pb *w, size_t n)
 {
     if (w->err)
         return;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 256;
-        while (cap < w->len + n) {
-            if (cap > SIZE_MAX / 2) {
-                w->err = -ENOMEM;
-                return;
-            }
-            cap *= 2;
-        }
-        uint8_t *b = realloc(w->b, cap);
-        if (!b) {
+    if (w->len + n <= w->cap)
+        return;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < w->len + n) {
+        if (cap > SIZE_MAX / 2) {
             w->err = -ENOMEM;
             return;
         }
-        w->b = b;
-        w->cap = cap;
+        cap *= 2;
     }
-    if (n && s)
-        memcpy(w->b + w->len, s, n);
-    w->len += n;
-}
-
-void ctr_pb_reserve_slow(struct ctr_pb *w, size_t n)
-{
-    size_t len = w->len;
-    ctr_pb_append_slow(w, NULL, n); /* grows, and moves len past the room */
-    w->len = len;
+    uint8_t *b = realloc(w->b, cap);
+    if (!b) {
+        w->err = -ENOMEM;
+        return;
+    }
+    w->b = b;
+    w->cap = cap;
 }
 
 /* One length byte is reserved: most nested messages are under 128 bytes. */
@@ -48,21 +38,16 @@ size_t ctr_pb_open(struct ctr_pb *w, int field)
 /* Slides the body when its length takes more than the one byte reserved. */
 void ctr_pb_close(struct ctr_pb *w, size_t body)
 {
-    uint8_t t[10];
     if (w->err)
         return;
-    size_t n = w->len - body, k = 0;
-    for (size_t v = n; v >= 0x80; v >>= 7)
-        t[k++] = (uint8_t)(v | 0x80);
-    t[k] = (uint8_t)(n >> (7 * k));
-    k++;
+    size_t n = w->len - body, k = ctr_pb_varint_len(n);
     if (k > 1) {
-        ctr_pb_append(w, t, k - 1); /* only to make room; overwritten below */
-        if (w->err)
+        if (!ctr_pb_reserve(w, k - 1))
             return;
         memmove(w->b + body + k - 1, w->b + body, n);
+        w->len += k - 1;
     }
-    memcpy(w->b + body - 1, t, k);
+    ctr_put_uvarint(w->b + body - 1, n);
 }
 
 void ctr_pb_packed(struct ctr_pb *w, int field, const uint64_t *v, size_t n)

@@ -125,12 +125,12 @@ static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int 
         return e->err = -ENOMEM;
     size_t body = (has_ts ? 1 + ctr_pb_varint_len(ts) : 0) + 2 + (flags ? 2 : 0) +
                   (nin ? 1 + ctr_pb_varint_len(nin) + nin : 0) +
-                  ctr_pb_varint_len((uint64_t)field << 3) + ctr_pb_varint_len(nev) + nev;
+                  ctr_pb_varint_len((uint64_t)field << 3 | CTR_PB_LEN) + ctr_pb_varint_len(nev) + nev;
     uint8_t *q = ctr_pb_reserve(&e->file, 1 + 10 + body);
     if (!q)
         return e->err = -ENOMEM;
-    q = ctr_pb_put_varint(q, TRACE_PACKET << 3 | CTR_PB_LEN);
-    q = ctr_pb_put_varint(q, body);
+    q = ctr_pb_put_tag(q, TRACE_PACKET, CTR_PB_LEN);
+    q = ctr_put_uvarint(q, body);
     if (has_ts)
         q = ctr_pb_put_field(q, PKT_TIMESTAMP, ts);
     q = ctr_pb_put_field(q, PKT_SEQ_ID, SEQUENCE);
@@ -149,20 +149,11 @@ static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int 
  * Interning
  * ------------------------------------------------------------------------- */
 
-static uint64_t hash_bytes(const void *s, size_t n)
-{
-    const uint8_t *b = s;
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 /* The iid of s[0..n) in `in`, defining it in this packet if new; 0 when
  * its hash collides with another string's (the caller then goes without). */
 static uint64_t intern(struct pf_enc *e, struct interner *in, const char *s, size_t n)
 {
-    uint64_t h = hash_bytes(s, n);
+    uint64_t h = ctr_hash_bytes(s, n);
     const uint64_t *v = ctr_idmap_get(&in->by_hash, h);
     if (v)
         return in->len[*v - 1] == n && memcmp(in->s[*v - 1], s, n) == 0 ? *v : 0;
@@ -476,7 +467,7 @@ static const char *class_name(uint8_t reason)
 static uint8_t *arg_uint(struct pf_enc *e, uint8_t *q, const char *name, uint64_t v, int field)
 {
     uint64_t iid = intern_stable(e, &e->arg_names, name);
-    q = ctr_pb_put_varint(q, TE_ARGS << 3 | CTR_PB_LEN);
+    q = ctr_pb_put_tag(q, TE_ARGS, CTR_PB_LEN);
     uint8_t *len = q++;
     q = ctr_pb_put_field(q, DA_NAME_IID, iid);
     q = ctr_pb_put_field(q, field, v);
@@ -495,8 +486,8 @@ static uint8_t *arg_string(struct pf_enc *e, uint8_t *q, const char *name, const
 {
     uint64_t iid = intern_stable(e, &e->arg_names, name);
     size_t body = 1 + ctr_pb_varint_len(iid) + 1 + ctr_pb_varint_len(n) + n;
-    q = ctr_pb_put_varint(q, TE_ARGS << 3 | CTR_PB_LEN);
-    q = ctr_pb_put_varint(q, body);
+    q = ctr_pb_put_tag(q, TE_ARGS, CTR_PB_LEN);
+    q = ctr_put_uvarint(q, body);
     q = ctr_pb_put_field(q, DA_NAME_IID, iid);
     return ctr_pb_put_bytes(q, DA_STRING, s, n);
 }

@@ -18,6 +18,7 @@
  */
 #define ZLIB_CONST
 #include "pprof.h"
+#include "idmap.h"
 #include "pbwrite.h"
 
 #include <errno.h>
@@ -177,10 +178,7 @@ static bool same_string(const struct ctr_pprof *p, size_t i, const void *key)
 static int intern(struct ctr_pprof *p, const char *s, int64_t *out)
 {
     size_t len = strlen(s);
-    uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-    h = fmix(h);
+    uint64_t h = fmix(ctr_hash_bytes(s, len));
     struct slot *sl = idx_lookup(&p->string_idx, h, same_string, p, s);
     if (!sl)
         return -ENOMEM;

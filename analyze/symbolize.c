@@ -26,6 +26,7 @@
  */
 #include "symbolize.h"
 
+#include "idmap.h"
 #include "symname.h"
 
 #include <dwarf.h>
@@ -149,10 +150,7 @@ static void set_free(struct set *t)
 
 static size_t hash_str(const void *p)
 {
-    uint64_t h = 0xcbf29ce484222325u;   /* FNV-1a */
-    for (const unsigned char *c = p; *c; c++)
-        h = (h ^ *c) * 0x100000001b3u;
-    return (size_t)h;
+    return (size_t)ctr_hash_bytes(p, strlen(p));
 }
 
 static bool eq_str(const void *entry, const void *key)
