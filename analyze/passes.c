@@ -55,8 +55,8 @@ int ctr_reading_tasks(struct ctr_reading *r, struct ctr_tasks *ts, const struct 
     struct ctr_consumer *c = calloc(nalso + 1, sizeof(*c));
     if (!b || !c) {
         free(c);
-        if (b)
-            ctr_tasks_builder_end(b, ctr_reading_trace(r)), ctr_tasks_free(ts);
+        if (b && ctr_tasks_builder_end(b, ctr_reading_trace(r)) == 0) /* frees b */
+            ctr_tasks_free(ts);
         fprintf(stderr, "ctrace: out of memory\n");
         return 1;
     }

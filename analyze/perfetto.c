@@ -35,11 +35,11 @@ struct thread_state {
     uint8_t in_wait;             /* a PF_WAIT slice is begun */
     uint8_t in_state;            /* PF_PREEMPTED or PF_RUNNING begun, or 0 */
     /* A wait whose blocked part came and whose slice is not ended yet. */
-    uint8_t pending, pend_open;
+    uint8_t pending;
     uint8_t pend_reason;
     uint64_t pend_end;           /* the blocked part's end */
-    struct ctr_release pend_rel; /* .thread: NULL when none */
-    uint32_t pend_releaser;
+    struct ctr_release pend_rel; /* its release (object, ns), if any */
+    uint32_t pend_releaser;      /* the releasing thread's index, UINT32_MAX: none */
     struct ctr_open_region *regions; /* open, outermost first */
     size_t nregions, cap;
 };
@@ -97,7 +97,7 @@ static void end_wait(struct ctr_perfetto *p, uint32_t thread, uint64_t end, int 
     struct thread_state *s = &p->th[thread];
     struct pf_item e = {.ts = end, .track = PF_TRACK(PF_TR_THREAD, thread), .kind = PF_END,
                         .what = PF_WAIT, .thread = UINT32_MAX, .blocked = (int8_t)-blocked};
-    if (s->pend_rel.thread) {
+    if (s->pend_releaser != UINT32_MAX) {
         e.thread = s->pend_releaser;
         if (pf_out_kept(p->out, e.track, end) &&
             pf_out_kept(p->out, PF_TRACK(PF_TR_THREAD, s->pend_releaser), s->pend_rel.ns)) {
@@ -168,7 +168,6 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
         if (!s->in_wait)
             return; /* begun before the export saw it: cannot happen */
         s->pending = 1;
-        s->pend_open = (uint8_t)iv->open;
         s->pend_reason = iv->reason;
         s->pend_end = iv->end_ns;
         s->pend_rel = iv->release ? *iv->release : (struct ctr_release){0};
