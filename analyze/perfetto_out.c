@@ -510,16 +510,7 @@ int pf_out_settle(struct pf_out *p, uint64_t ns)
 
 int pf_out_end(struct pf_out *p, struct ctr_perfetto_stats *st)
 {
-    int rc = flush_below(p, UINT64_MAX, 0);
-    /* Whatever is still open (nothing, from a front that ends all it
-     * begins) closes where its track stops. */
-    for (size_t i = 0; rc == 0 && i < 2 * p->nthreads; i++) {
-        struct pf_track *tr = &p->tracks[i];
-        struct pf_item e = {.kind = PF_END, .ts = p->written_ts, .thread = UINT32_MAX};
-        e.track = PF_TRACK(i % 2 ? PF_TR_NOTES : PF_TR_THREAD, i / 2);
-        while (rc == 0 && tr->nopen)
-            rc = write_item(p, &e);
-    }
+    int rc = flush_below(p, UINT64_MAX, 0); /* the front has ended all it began */
     st->late = p->late;
     int rc2 = pf_enc_finish(p->enc, st);
     return rc ? rc : rc2;
