@@ -202,7 +202,8 @@ check "a failed output is not left behind" test ! -e "$tmp/x"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 TMPDIR=$tmp "$ctrace" -perfetto -http -port "$port" "$golden/waits-sched.bin" >"$tmp/http.out" 2>&1 &
 server=$!
-for _ in $(seq 100); do grep -q "ui.perfetto.dev" "$tmp/http.out" && break; sleep 0.1; done
+# (up to a minute: it converts first, on a machine that may be busy)
+for _ in $(seq 600); do grep -q "ui.perfetto.dev" "$tmp/http.out" && break; sleep 0.1; done
 url=$(sed -n 's/^Open in the Perfetto UI: .*url=\(http[^ ]*\).*/\1/p' "$tmp/http.out")
 check "-http: the UI's link printed" test -n "$url"
 python3 - "$url" "$tmp/got.pftrace" >"$tmp/headers" 2>&1 <<'EOF'
