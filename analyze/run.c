@@ -28,7 +28,8 @@
 static const char run_usage_head[] =
     "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
     "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
-    "exit into FILE. CMD's output and exit status are its own. Dynamically linked\n"
+    "exit into FILE (with -lttng and no -o: into the LTTng session alone). CMD's\n"
+    "output and exit status are its own. Dynamically linked\n"
     "programs only. With %p in FILE, children (that exec, or fork: a daemon's) are\n"
     "traced too, each into its own file; without it, only CMD is (a child would\n"
     "overwrite its trace).\n";
@@ -206,6 +207,7 @@ int ctr_cmd_run(int argc, char **argv)
 {
     const char *out = RUN_DEFAULT_OUT, *unwind = NULL;
     const char *values[CTR_OPTION_COUNT] = {0};
+    int out_given = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -221,6 +223,15 @@ int ctr_cmd_run(int argc, char **argv)
         }
         int r = 0;
         uint64_t v;
+        /* A switch given alone (-sched, -lttng) is on; "-sched 0" still
+         * reads its value. */
+        for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)
+            if ((ctr_option(k)->kind & CTR_OPT_SWITCH) && a[1] != '-' &&
+                strcmp(a + 1, ctr_option(k)->flag) == 0 &&
+                (i + 1 >= argc || (strcmp(argv[i + 1], "0") && strcmp(argv[i + 1], "1")))) {
+                values[k] = "1";
+                r = 1;
+            }
         for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)
             if ((r = ctr_cli_flag(argc, argv, &i, ctr_option(k)->flag, &values[k])) > 0 &&
                 ctr_option_parse(ctr_option(k), values[k], &v) != 0)
@@ -229,8 +240,8 @@ int ctr_cmd_run(int argc, char **argv)
             ctr_unwind_parse(unwind) == CTR_UNWIND_BAD)
             return ctr_cli_usage_error("run", "-" CTR_UNWIND_FLAG " wants " CTR_UNWIND_WANT
                                        ", not '%s'", unwind);
-        if (r == 0)
-            r = ctr_cli_flag(argc, argv, &i, "o", &out);
+        if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, "o", &out)) > 0)
+            out_given = 1;
         if (r < 0)
             return ctr_cli_usage_error("run", "flag %s needs a value", a);
         if (r == 0)
@@ -255,7 +266,11 @@ int ctr_cmd_run(int argc, char **argv)
     }
     char pid[24];
     snprintf(pid, sizeof(pid), "%ld", (long)getpid()); /* execvp keeps it */
-    int rc = setenv(CTR_OUTPUT_ENV, path, 1) | setenv(CTR_PID_ENV, pid, 1);
+    /* -lttng without -o: to LTTng only. */
+    const char *lttng = values[CTR_OPT_lttng];
+    int rc = lttng && strcmp(lttng, "0") && !out_given
+                 ? unsetenv(CTR_OUTPUT_ENV)
+                 : setenv(CTR_OUTPUT_ENV, path, 1) | setenv(CTR_PID_ENV, pid, 1);
     for (int k = 0; k < CTR_OPTION_COUNT; k++)
         if (values[k])
             rc |= setenv(ctr_option(k)->env, values[k], 1);

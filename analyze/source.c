@@ -21,6 +21,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "ctf.h"
 #include "ctrace_format.h"
 #include "gen.h"
 
@@ -32,6 +33,7 @@
 static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 struct ctr_source {
+    struct ctr_ctf *ctf;         /* non-NULL: an LTTng trace directory (ctf.h) */
     int fd;                      /* -1: bytes in memory */
     int own_fd;
     int spool_fd;                /* -1: none */
@@ -149,11 +151,39 @@ static int open_spool(void)
     return fd;
 }
 
+/* A directory: the CTF traces in it, read by ctf.c. */
+static int open_ctf(const char *path, uint64_t pid, struct ctr_source **out, char *err,
+                    size_t errlen)
+{
+    struct ctr_source *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -ENOMEM;
+    }
+    s->fd = s->spool_fd = -1;
+    int rc = ctr_ctf_open(path, pid, &s->ctf, err, errlen);
+    if (rc != 0) {
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
 int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *err,
                     size_t errlen)
 {
+    return ctr_source_open_pid(path, spool, 0, out, err, errlen);
+}
+
+int ctr_source_open_pid(const char *path, int spool, uint64_t pid, struct ctr_source **out,
+                        char *err, size_t errlen)
+{
     *out = NULL;
     int is_stdin = strcmp(path, "-") == 0;
+    struct stat dst;
+    if (!is_stdin && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode))
+        return open_ctf(path, pid, out, err, errlen);
     int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
@@ -171,7 +201,6 @@ int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *
         snprintf(err, errlen, "%s: not a regular file (%s); to read a trace from a pipe, "
                               "give - and redirect it to standard input",
                  path, S_ISFIFO(st.st_mode)  ? "a FIFO"
-                       : S_ISDIR(st.st_mode) ? "a directory"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "a device");
         close(fd);
@@ -243,6 +272,8 @@ static size_t find_magic(const struct ctr_source *s, size_t from)
 
 int ctr_source_next(struct ctr_source *s, struct ctr_frame *f)
 {
+    if (s->ctf)
+        return ctr_ctf_next(s->ctf, f);
     *f = (struct ctr_frame){0};
     for (;;) {
         if (s->lo == s->hi) {
@@ -306,6 +337,8 @@ int ctr_source_next(struct ctr_source *s, struct ctr_frame *f)
 
 int ctr_source_rewind(struct ctr_source *s)
 {
+    if (s->ctf)
+        return ctr_ctf_rewind(s->ctf);
     if (s->fd < 0) {
         s->lo = CTR_FILE_HEADER_LEN;
         s->hi = s->mem_len;
@@ -336,6 +369,8 @@ int ctr_source_rewind(struct ctr_source *s)
 
 uint64_t ctr_source_pos(const struct ctr_source *s)
 {
+    if (s->ctf)
+        return ctr_ctf_pos(s->ctf);
     return s->buf_off + s->lo;
 }
 
@@ -344,10 +379,16 @@ uint64_t ctr_source_size(const struct ctr_source *s)
     return s->size;
 }
 
+uint64_t ctr_source_discarded(const struct ctr_source *s)
+{
+    return s->ctf ? ctr_ctf_discarded(s->ctf) : 0;
+}
+
 void ctr_source_close(struct ctr_source *s)
 {
     if (!s)
         return;
+    ctr_ctf_close(s->ctf);
     if (s->own_fd && s->fd >= 0 && s->fd != s->spool_fd)
         close(s->fd);
     if (s->spool_fd >= 0)

@@ -1,6 +1,7 @@
 /* source.h - where a trace's bytes come from: a file, or standard input
  * ("-"), read front to back and cut into its zstd frames (FORMAT.md §2),
- * each handed out whole for a worker to decode (gen.h).
+ * each handed out whole for a worker to decode (gen.h); or a directory of
+ * LTTng traces, whose `ctrace` events ctf.h turns into such frames.
  *
  * The file header is checked before anything else is read, and a file that
  * is not a regular file (a FIFO, a directory, a device) is refused at once
@@ -37,6 +38,11 @@ struct ctr_frame {
 int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *err,
                     size_t errlen);
 
+/* ctr_source_open_pid() : ctr_source_open(), and when path is a directory,
+ * the LTTng (CTF) traces in it (ctf.h): the events of process pid (0: the
+ * only one), as frames of a native trace. */
+int ctr_source_open_pid(const char *path, int spool, uint64_t pid, struct ctr_source **out,
+                        char *err, size_t errlen);
 /* The same over bytes in memory (borrowed: they must outlive the source). */
 int ctr_source_open_mem(const uint8_t *data, size_t len, struct ctr_source **out, char *err,
                         size_t errlen);
@@ -55,6 +61,9 @@ int ctr_source_rewind(struct ctr_source *s);
 /* Bytes read so far, and the file's size (0 when unknown: a pipe). */
 uint64_t ctr_source_pos(const struct ctr_source *s);
 uint64_t ctr_source_size(const struct ctr_source *s);
+/* Events LTTng discarded (full sub-buffers) in what was read: 0 for a
+ * native trace, whose drops are in the trace itself. */
+uint64_t ctr_source_discarded(const struct ctr_source *s);
 
 void ctr_source_close(struct ctr_source *s);
 

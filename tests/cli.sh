@@ -33,7 +33,7 @@ expect "no trace" 2 "no trace file" -- "$ctrace" -pprof=sync
 expect "two traces" 2 "one trace at a time" -- "$ctrace" -pprof=sync "$tmp/t.bin" "$tmp/t.bin"
 expect "stats unknown flag" 2 "unknown flag" -- "$ctrace" stats -x "$tmp/t.bin"
 expect "missing file" 1 "No such file" -- "$ctrace" stats "$tmp/nope.bin"
-expect "directory" 1 "not a regular file" -- "$ctrace" stats "$tmp"
+expect "directory" 1 "a directory with no CTF trace in it" -- "$ctrace" stats "$tmp"
 expect "not a trace" 1 "bad magic" -- "$ctrace" stats "$tmp/text.bin"
 expect "shorter than a header" 1 "bad magic" -- "$ctrace" stats "$tmp/tiny.bin"
 expect "good trace" 0 "complete" -- "$ctrace" stats "$tmp/t.bin"

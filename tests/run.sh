@@ -50,19 +50,14 @@ source tests/deps.sh
 jobs=2
 
 # ------------------------------------------------------------------ daemons
-# Daemons the tests need are started here and stopped by cleanup() on any exit.
-# None yet. When the LTTng tests arrive, start a private session daemon here,
-# e.g. `lttng-sessiond --daemonize --no-kernel` with LTTNG_HOME set to a
-# temporary directory, remember its pid in daemon_pids, and let cleanup() stop it.
-daemon_pids=()
+# Daemons the tests need are started here and stopped by cleanup() on any exit:
+# an LTTng session daemon (tests/lttng_daemon.sh), unless one already runs.
+# shellcheck source=tests/lttng_daemon.sh
+source tests/lttng_daemon.sh
 tmp_dirs=()
 
 cleanup() {
-    local pid
-    for pid in "${daemon_pids[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
+    lttng_daemon_stop
     if [[ ${#tmp_dirs[@]} -gt 0 ]]; then
         rm -rf "${tmp_dirs[@]}"
     fi
@@ -72,7 +67,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 start_daemons() {
-    :   # none yet (see above)
+    lttng_daemon_start || fail "starting lttng-sessiond --daemonize --no-kernel"
+    if [[ -n $LTTNG_DAEMON_PID ]]; then
+        echo "== started lttng-sessiond (pid $LTTNG_DAEMON_PID); stopped at the end =="
+    fi
 }
 
 # ------------------------------------------------------------------ steps

@@ -186,6 +186,7 @@ static const struct promise trace_promises[] = {
     {"io_min_ns", 1, UINT_MAX, 10000},
     {"sched_switches", 0, 1, 0},
     {"sched_ring_bytes", 4 << 10, 256 << 20, 64 << 10},
+    {"lttng", 0, 1, 0},
 };
 
 static const struct promise flightrec_promises[] = {

@@ -24,6 +24,7 @@
  * `ctrace run`, not for the API.
  */
 #include "ctrace/trace.h"
+#include "ctrace_lttng.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -165,17 +166,23 @@ static void autostart_parent(void)
 __attribute__((constructor)) static void trace_autostart(void)
 {
     const char *pattern = secure_getenv(CTR_OUTPUT_ENV);
-    if (!pattern || !*pattern || path_is_anothers(pattern))
+    int to_file = pattern && *pattern && !path_is_anothers(pattern);
+    /* LTTng alone (CTRACE_LTTNG without a file) traces every process that
+     * loads libctrace, each in the session as its own pid. */
+    const char *lttng = getenv(ctr_option(CTR_OPT_lttng)->env);
+    if (!to_file && (!lttng || !*lttng || strcmp(lttng, "0") == 0))
         return;
-    char path[PATH_MAX];
-    if (expand_path(pattern, path, sizeof(path)) != 0) {
+    char path[PATH_MAX] = "";
+    if (to_file && expand_path(pattern, path, sizeof(path)) != 0) {
         fprintf(stderr, "ctrace: " CTR_OUTPUT_ENV ": path too long\n");
         return;
     }
-    struct trace_options o = {.path = path};
+    struct trace_options o = {.path = to_file ? path : NULL};
     if (ctr__options_from_env(&o) != 0)
         return;
     int rc = trace_start_opts(&o);
+    if (rc == 0 && !to_file)
+        return;
     if (rc == 0) {
         memcpy(started_path, path, sizeof(started_path));
         if (strlen(pattern) < sizeof(started_pattern))
@@ -192,7 +199,11 @@ __attribute__((constructor)) static void trace_autostart(void)
         fprintf(stderr, "ctrace: not tracing: %s is less than %d chunks (%s, %s by default)\n",
                 pool->env, CTR_POOL_MIN_CHUNKS, chunk->env,
                 ctr_option_format(chunk, chunk->def, def));
+    } else if (rc == -ELIBACC) {
+        fprintf(stderr, "ctrace: not tracing: the LTTng provider (%s) could not be loaded\n",
+                CTR_LTTNG_LIBRARY);
     } else if (rc != 0) {
-        fprintf(stderr, "ctrace: not tracing: %s: %s\n", path, strerror(-rc));
+        fprintf(stderr, "ctrace: not tracing: %s: %s\n", to_file ? path : "LTTng",
+                strerror(-rc));
     }
 }

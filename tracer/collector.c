@@ -88,6 +88,10 @@ static void cut_frame(void)
 {
     const void *z;
     size_t zn;
+    if (C.out.len && !C.out.oom)
+        for (unsigned i = 0; i < C.nsinks; i++)
+            if (C.sinks[i]->ops->records)
+                C.sinks[i]->ops->records(C.sinks[i], C.out.p, C.out.len);
     if (C.out.len && !C.out.oom && ctr__zstream_frame(&C.z, &C.out, NULL, &z, &zn) == 0)
         for (unsigned i = 0; i < C.nsinks; i++)
             if (C.sinks[i]->ops->frame)

@@ -104,26 +104,17 @@ int trace_start(const char *path)
     return trace_start_opts(&o);
 }
 
-int trace_start_opts(const struct trace_options *o)
+/* The file's part of trace_start_opts (API lock held). */
+static int file_start(const struct trace_options *o)
 {
-    if (!o || (!o->path && o->fd < 1) || ctr__options_check(o) != 0)
-        return -EINVAL;
-    ctr__api_lock();
-    int rc = 0;
-    if (ctr__sink_is_attached(&F.sink)) {
-        rc = -EBUSY;
-        goto out;
-    }
     if (o->path) {
         /* The trace holds the program's log messages and paths: only its
          * owner reads it. A symlink planted at the path is not followed. */
         int fd = ctr__fd_adopt(
             ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
             &F.fd);
-        if (fd < 0) {
-            rc = fd == -1 ? -errno : fd;
-            goto out;
-        }
+        if (fd < 0)
+            return fd == -1 ? -errno : fd;
         ctr__fd_identify(fd, &F.id);
         F.close_fd = 1;
     } else {
@@ -136,15 +127,36 @@ int trace_start_opts(const struct trace_options *o)
     atomic_store_explicit(&F.bytes, 0, memory_order_relaxed);
     uint8_t h[CTR_FILE_HEADER_LEN];
     ctr__file_header(h);
-    if ((rc = file_write(h, sizeof(h))) == 0) {
+    int rc = file_write(h, sizeof(h));
+    if (rc == 0) {
         F.sink.ops = &file_ops;
         /* The file's fields above before the collector calls the sink
          * (ctr__sink_attach publishes it with a release store). */
         if ((rc = ctr__sink_attach(&F.sink, o)) == 0)
-            goto out;
+            return 0;
     }
     if (F.close_fd) /* relaxed: stored by this thread, no collector has it */
         ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed));
+    return rc;
+}
+
+int trace_start_opts(const struct trace_options *o)
+{
+    int to_file = o && (o->path || o->fd >= 1);
+    if (!o || (!to_file && (!o->lttng || o->fd < 0)) || ctr__options_check(o) != 0)
+        return -EINVAL;
+    ctr__api_lock();
+    int rc = 0;
+    if (ctr__sink_is_attached(&F.sink) || ctr__sink_is_attached(ctr__lttng_sink())) {
+        rc = -EBUSY;
+        goto out;
+    }
+    /* LTTng first: a provider that does not load fails the start before a
+     * file is created. */
+    if (o->lttng && (rc = ctr__lttng_start(o)) != 0)
+        goto out;
+    if (to_file && (rc = file_start(o)) != 0 && o->lttng)
+        ctr__sink_detach(ctr__lttng_sink());
 out:
     ctr__api_unlock();
     return rc;
@@ -153,9 +165,13 @@ out:
 int trace_stop(void)
 {
     ctr__api_lock();
-    if (ctr__sink_detach(&F.sink) != 0) {
+    /* The file and LTTng end with the same generation. */
+    struct ctr_sink *both[2] = {&F.sink, ctr__lttng_sink()};
+    int to_file = ctr__sink_is_attached(&F.sink);
+    int none = ctr__sinks_detach(both, 2) != 0;
+    if (none || !to_file) {
         ctr__api_unlock();
-        return -ENOENT;
+        return none ? -ENOENT : 0;
     }
     /* relaxed: see the field (the detach above synchronized). */
     int rc = atomic_load_explicit(&F.error, memory_order_relaxed);
@@ -169,7 +185,7 @@ int trace_stop(void)
 
 int trace_is_running(void)
 {
-    return ctr__sink_is_attached(&F.sink);
+    return ctr__sink_is_attached(&F.sink) || ctr__sink_is_attached(ctr__lttng_sink());
 }
 
 int trace_get_counters(struct trace_counters *out)
@@ -186,7 +202,7 @@ int trace_get_counters(struct trace_counters *out)
 int ctr__trace_fd(void)
 {
     /* relaxed: a number for comparisons; nothing is read on its strength. */
-    return trace_is_running() ? atomic_load_explicit(&F.fd, memory_order_relaxed) : -1;
+    return ctr__sink_is_attached(&F.sink) ? atomic_load_explicit(&F.fd, memory_order_relaxed) : -1;
 }
 
 /* Flush a running trace when the program exits normally. */

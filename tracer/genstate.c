@@ -318,7 +318,9 @@ static void mark_map_of(uint64_t pc)
         G.maps[lo - 1].in_gen = G.mark;
 }
 
-void ctr__gen_write_mappings(struct ctr_outbuf *o)
+/* The process's mappings as they are now (scanned again when code was
+ * loaded or unloaded). */
+static void maps_refresh(void)
 {
     uint64_t v = ctr__maps_version();
     if (!G.maps_scanned || v != G.maps_version) {
@@ -326,6 +328,24 @@ void ctr__gen_write_mappings(struct ctr_outbuf *o)
         G.maps_scanned = 1;
         ctr__maps_scan(add_map, NULL);
     }
+}
+
+void ctr__gen_write_all_mappings(struct ctr_outbuf *o)
+{
+    maps_refresh();
+    for (size_t i = 0; i < G.nmaps; i++) {
+        const struct map *m = &G.maps[i];
+        const struct ctr_intern_entry *path = ctr__intern_entry(&ctr__strings, m->path);
+        if (path)
+            ctr__rec_string(o, path);
+        ctr__rec_mapping(o, m->id, m->start, m->limit, m->file_offset, m->bias, m->path,
+                         m->build_id, m->build_id_len);
+    }
+}
+
+void ctr__gen_write_mappings(struct ctr_outbuf *o)
+{
+    maps_refresh();
     /* The mappings the generation's stacks and code addresses are in: what
      * a symbolizer of them needs. A stack holds return addresses, looked up
      * at pc - 1; a code address is itself. */

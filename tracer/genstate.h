@@ -40,6 +40,10 @@ uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t regist
  * whole process. After the last stack is needed, before
  * ctr__gen_write_tables: their paths are strings it writes. */
 void ctr__gen_write_mappings(struct ctr_outbuf *o);
+/* Every mapping of the process, with its path's STRING record, whatever
+ * the generation refers to: for a sink whose events do not pass through
+ * the generation (lttng.c). Collector thread. */
+void ctr__gen_write_all_mappings(struct ctr_outbuf *o);
 /* The WAITING records, then the STACK and STRING records of everything
  * needed so far in this generation. */
 void ctr__gen_write_tables(struct ctr_outbuf *o);

@@ -153,8 +153,12 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
              * failure: the winner's entry, compared next (pairs with this
              * same CAS in the winner). */
             if (atomic_compare_exchange_strong_explicit(slot, &v, mine_value, memory_order_release,
-                                                        memory_order_acquire))
+                                                        memory_order_acquire)) {
+                /* relaxed: as in ctr__emit_payload (internal.h). */
+                if (CTR_UNLIKELY(atomic_load_explicit(&ctr__inline_mode, memory_order_relaxed)))
+                    ctr__lttng_entry(t, mine); /* LTTng hears of it once, from here */
                 return mine->id;
+            }
         }
         struct ctr_intern_entry *e = entry_at(t, v);
         if (entry_equals(e, h, bytes, len))

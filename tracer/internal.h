@@ -327,6 +327,16 @@ const struct ctr_intern_entry *ctr__intern_entry(const struct ctr_intern *t, uin
 extern struct ctr_intern ctr__stacks;  /* bytes: uintptr_t PCs */
 extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
 
+/* LTTng (lttng.c). ctr__lttng_entry sends a new table entry, once, by the
+ * thread that added it (intern.c, while ctr__inline_mode is on). Under the
+ * API lock: ctr__lttng_start loads the provider and attaches the LTTng sink
+ * (0; -ELIBACC when no provider library loads; as ctr__sink_attach), which
+ * ctr__lttng_sink gives for detaching (sink.h). */
+struct ctr_sink;
+void ctr__lttng_entry(const struct ctr_intern *table, const struct ctr_intern_entry *e);
+int ctr__lttng_start(const struct trace_options *o);
+struct ctr_sink *ctr__lttng_sink(void);
+
 /* ---------------------------------------------------------------------------
  * Stacks (stack.c)
  * ------------------------------------------------------------------------- */
@@ -610,22 +620,20 @@ static inline void ctr__write_end(struct ctr_thread *t)
 void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
                     const void *payload, size_t len);
 
-/* ctr__emit_payload() : appends event `type` at time `now` (ticks) with
- * args[0..nargs-2] (the arguments after the time delta, as many as
- * ctr_event_specs[type] says) to t's chunk, followed by `len` raw bytes
- * (for an event whose last argument is a LENGTH, which must equal len;
- * len <= CTR_MAX_EVENT_PAYLOAD). A time before the thread's last event is
- * written as that event's time. Owner thread only, inside a write section.
- * With `type` a constant and no payload, ctr_encode_event's loop unrolls
- * and the copy disappears. */
-static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_t now,
-                                     const uint64_t *args, const void *payload, size_t len)
+/* Where events go besides the chunks (sink.c sets it as sinks come and go):
+ * OFF, only the chunks; ALSO, LTTng and the chunks; ONLY, LTTng alone (no
+ * sink reads chunks). */
+enum { CTR_INLINE_OFF = 0, CTR_INLINE_ALSO, CTR_INLINE_ONLY };
+extern _Atomic int ctr__inline_mode;
+/* Sends one event to LTTng as its thread writes it (lttng.c). */
+void ctr__lttng_event(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
+                      const void *payload, size_t len);
+
+/* ctr__emit_chunk() : ctr__emit_payload() into t's chunk alone, with `now`
+ * no earlier than the thread's last event. */
+static inline void ctr__emit_chunk(struct ctr_thread *t, uint8_t type, uint64_t now,
+                                   const uint64_t *args, const void *payload, size_t len)
 {
-    /* Time never runs backwards within a thread, even if the TSCs of two
-     * CPUs disagree a little after a migration. This also keeps
-     * now - base_ticks from wrapping. */
-    if (now < t->last_ticks)
-        now = t->last_ticks;
     if (CTR_UNLIKELY((size_t)(t->end - t->pos) < CTR_MAX_EVENT_BYTES + len ||
                      now - t->base_ticks >= CTR_TICKS_WINDOW || t->epoch != t->section_epoch)) {
         ctr__emit_slow(t, type, now, args, payload, len);
@@ -645,6 +653,37 @@ static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_
                           ((now - t->base_ticks) << CTR_COMMIT_POS_BITS) |
                               (uint64_t)(p - t->chunk->data),
                           memory_order_release);
+}
+
+/* ctr__emit_payload() : appends event `type` at time `now` (ticks) with
+ * args[0..nargs-2] (the arguments after the time delta, as many as
+ * ctr_event_specs[type] says) to t's chunk, followed by `len` raw bytes
+ * (for an event whose last argument is a LENGTH, which must equal len;
+ * len <= CTR_MAX_EVENT_PAYLOAD), and sends it to LTTng when a sink takes
+ * events as they are written (ctr__inline_mode). A time before the
+ * thread's last event is written as that event's time. Owner thread only,
+ * inside a write section. With `type` a constant and no payload,
+ * ctr_encode_event's loop unrolls and the copy disappears. */
+static inline void ctr__emit_payload(struct ctr_thread *t, uint8_t type, uint64_t now,
+                                     const uint64_t *args, const void *payload, size_t len)
+{
+    /* Time never runs backwards within a thread, even if the TSCs of two
+     * CPUs disagree a little after a migration. This also keeps
+     * now - base_ticks from wrapping. */
+    if (now < t->last_ticks)
+        now = t->last_ticks;
+    /* relaxed: a mode that changes only as sinks come and go; the event is
+     * written by the rules of whichever mode it sees (ctr__lttng_event
+     * loads what it needs with acquire). */
+    int mode = atomic_load_explicit(&ctr__inline_mode, memory_order_relaxed);
+    if (CTR_UNLIKELY(mode != CTR_INLINE_OFF)) {
+        ctr__lttng_event(t, type, now, args, payload, len);
+        if (mode == CTR_INLINE_ONLY) {
+            t->last_ticks = now;
+            return;
+        }
+    }
+    ctr__emit_chunk(t, type, now, args, payload, len);
 }
 
 /* ctr__emit_at() : an event with no payload at time `now`. */

@@ -184,9 +184,40 @@ static CTR_WRAPPER_TEXT void note_create(struct ctr_thread *t, uint64_t id)
     }
 }
 
+/* A thread the tracer's own call-out creates (LTTng-UST's listeners, started
+ * as lttng.c loads the provider) is the tracer's: never traced. */
+struct untraced_args {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *untraced_trampoline(void *p)
+{
+    struct untraced_args a = *(struct untraced_args *)p;
+    free(p);
+    ctr__self = &ctr__thread_off;
+    return a.fn(a.arg);
+}
+
+static int create_untraced(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+                           void *arg)
+{
+    struct untraced_args *a = malloc(sizeof(*a));
+    if (!a)
+        return ctr__real.pthread_create(th, attr, fn, arg);
+    *a = (struct untraced_args){fn, arg};
+    int rc = ctr__real.pthread_create(th, attr, untraced_trampoline, a);
+    if (rc != 0)
+        free(a);
+    return rc;
+}
+
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                                                void *(*fn)(void *), void *arg)
 {
+    struct ctr_thread *self = ctr__self;
+    if (self == &ctr__thread_off || (self && self->internal))
+        return create_untraced(th, attr, fn, arg);
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return ctr__real.pthread_create(th, attr, fn, arg);

@@ -29,6 +29,32 @@ enum { SINK_OFF = 0, SINK_WANTED, SINK_LEAVING };
  * (release) once it has detached it, which the API's detach waits for. */
 static _Atomic(struct ctr_sink *) wanted[CTR_SINKS_MAX];
 
+_Atomic int ctr__inline_mode;
+
+/* Where events go, from the sinks wanted now (not leaving): called by the
+ * API, under its lock, as a sink comes or once one has gone. */
+static void inline_mode_update(void)
+{
+    int inline_sinks = 0, chunk_sinks = 0;
+    for (int i = 0; i < CTR_SINKS_MAX; i++) {
+        /* acquire: as in ctr__sink_attach. relaxed state_: as there. */
+        struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_acquire);
+        if (!w || atomic_load_explicit(&w->state_, memory_order_relaxed) != SINK_WANTED)
+            continue;
+        if (w->inline_events)
+            inline_sinks++;
+        else
+            chunk_sinks++;
+    }
+    /* relaxed: the writers' load is a hint of where to write (internal.h,
+     * ctr__emit_payload); what an inline sink needs is published apart. */
+    atomic_store_explicit(&ctr__inline_mode,
+                          !inline_sinks  ? CTR_INLINE_OFF
+                          : chunk_sinks ? CTR_INLINE_ALSO
+                                        : CTR_INLINE_ONLY,
+                          memory_order_relaxed);
+}
+
 int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
 {
     /* relaxed: state_ is stored only by the API's calls here, under the API
@@ -50,6 +76,7 @@ int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
     /* release: the sink's fields before the collector reads them (pairs
      * with the acquire load in ctr__sinks_wanted). */
     atomic_store_explicit(&wanted[free_at], s, memory_order_release);
+    inline_mode_update();
     /* The session runs while any sink is wanted (or one still leaves: its
      * round will come). */
     if (others) {
@@ -61,6 +88,7 @@ int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o)
         /* relaxed: no collector runs, and the API lock is held. */
         atomic_store_explicit(&wanted[free_at], NULL, memory_order_relaxed);
         atomic_store_explicit(&s->state_, SINK_OFF, memory_order_relaxed);
+        inline_mode_update();
     }
     return rc;
 }
@@ -76,31 +104,45 @@ static int still_wanted(const struct ctr_sink *s)
     return 0;
 }
 
-int ctr__sink_detach(struct ctr_sink *s)
+int ctr__sinks_detach(struct ctr_sink *const *s, int n)
 {
     /* relaxed loads of state_: as in ctr__sink_attach. acquire on wanted[]:
      * as in ctr__sink_attach. */
-    if (atomic_load_explicit(&s->state_, memory_order_relaxed) != SINK_WANTED)
+    int leaving = 0;
+    for (int k = 0; k < n; k++)
+        if (atomic_load_explicit(&s[k]->state_, memory_order_relaxed) == SINK_WANTED) {
+            /* release: pairs with the collector's acquire load
+             * (ctr__sink_leaving). */
+            atomic_store_explicit(&s[k]->state_, SINK_LEAVING, memory_order_release);
+            leaving++;
+        }
+    if (!leaving)
         return -ENOENT;
     int others = 0;
     for (int i = 0; i < CTR_SINKS_MAX; i++) {
         struct ctr_sink *w = atomic_load_explicit(&wanted[i], memory_order_acquire);
-        others += w && w != s &&
-                  atomic_load_explicit(&w->state_, memory_order_relaxed) == SINK_WANTED;
+        others += w && atomic_load_explicit(&w->state_, memory_order_relaxed) == SINK_WANTED;
     }
-    /* release: pairs with the collector's acquire load (ctr__sink_leaving). */
-    atomic_store_explicit(&s->state_, SINK_LEAVING, memory_order_release);
     if (others) {
-        /* The session goes on: one round ends this sink. */
-        while (still_wanted(s))
-            ctr__collector_sync();
+        /* The session goes on: one round ends these sinks. */
+        for (int k = 0; k < n; k++)
+            while (still_wanted(s[k]))
+                ctr__collector_sync();
     } else {
         ctr__session_end(); /* its final round ends every sink */
     }
-    /* relaxed: the collector is done with the sink (its release store of
+    /* relaxed: the collector is done with the sinks (its release store of
      * NULL, seen by still_wanted's acquire, or the joined final round). */
-    atomic_store_explicit(&s->state_, SINK_OFF, memory_order_relaxed);
+    for (int k = 0; k < n; k++)
+        if (atomic_load_explicit(&s[k]->state_, memory_order_relaxed) == SINK_LEAVING)
+            atomic_store_explicit(&s[k]->state_, SINK_OFF, memory_order_relaxed);
+    inline_mode_update();
     return 0;
+}
+
+int ctr__sink_detach(struct ctr_sink *s)
+{
+    return ctr__sinks_detach(&s, 1);
 }
 
 int ctr__sink_is_attached(const struct ctr_sink *s)
@@ -151,6 +193,7 @@ void ctr__sinks_forked(void)
         if (w->ops->forked)
             w->ops->forked(w);
     }
+    atomic_store_explicit(&ctr__inline_mode, CTR_INLINE_OFF, memory_order_relaxed);
 }
 
 int ctr__zstream_open(struct ctr_zstream *z, int level)

@@ -12,8 +12,8 @@
  * generation: a sink that writes a complete trace adds it itself
  * (ctr__sink_trailer).
  *
- * The trace file (filesink.c) and the flight recorder (flightrec/) are
- * sinks. A new output implements the callbacks it needs and is attached
+ * The trace file (filesink.c), the flight recorder (flightrec/) and LTTng
+ * (lttng.c) are sinks. A new output implements the callbacks it needs and is attached
  * with ctr__sink_attach; nothing in tracer/ knows which sinks exist.
  *
  * Lifetime. ctr__sink_attach (under the API lock) starts the session if
@@ -63,6 +63,10 @@ struct ctr_sink_ops {
     /* Generation `gen` begins; `start` is the clock as it began. */
     void (*gen_begin)(struct ctr_sink *s, uint64_t gen, const struct ctr_clock_sample *start);
     void (*batch)(struct ctr_sink *s, const struct ctr_sink_batch *b);
+    /* The generation's records (FORMAT.md §3) as they are compressed into
+     * its frame, valid during the call: for a sink that sends them on in
+     * another form. */
+    void (*records)(struct ctr_sink *s, const uint8_t *raw, size_t n);
     /* The generation as one zstd frame (FORMAT.md §2), valid during the
      * call. */
     void (*frame)(struct ctr_sink *s, const void *z, size_t n);
@@ -80,6 +84,10 @@ struct ctr_sink {
     /* Raw bytes after which the collector cuts a frame mid-generation for
      * this sink's sake (a window that must hold several); 0: the default. */
     size_t frame_bytes;
+    /* Non-zero: the sink takes each event as its thread writes it
+     * (ctr__inline_mode, internal.h), not from the chunks; while only such
+     * sinks are attached, threads write no chunks at all. */
+    int inline_events;
     /* Private to sink.c: SINK_OFF, _WANTED, _LEAVING (sink.c). Written by
      * the API under its lock; the collector reads it (ctr__sink_leaving). */
     _Atomic int state_;
@@ -92,6 +100,10 @@ int ctr__sink_attach(struct ctr_sink *s, const struct trace_options *o);
 /* Detaches s; returns once its `detached` has run. Under the API lock.
  * @return 0, or -ENOENT if s is not attached. */
 int ctr__sink_detach(struct ctr_sink *s);
+/* Detaches the sinks of s[0..n-1] that are attached, all in the same round
+ * (each gets the same last generation). Under the API lock. @return 0, or
+ * -ENOENT if none was attached. */
+int ctr__sinks_detach(struct ctr_sink *const *s, int n);
 /* Whether s is attached (a relaxed load: a hint outside the API lock). */
 int ctr__sink_is_attached(const struct ctr_sink *s);
 

@@ -376,9 +376,9 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
     if (t->lost_pending) {
         uint64_t lost = t->lost_pending;
         t->lost_pending = 0;
-        ctr__emit_at(t, CTR_EV_LOST, now, &lost);
+        ctr__emit_chunk(t, CTR_EV_LOST, now, &lost, NULL, 0);
     }
-    ctr__emit_payload(t, type, now, args, payload, len);
+    ctr__emit_chunk(t, type, now, args, payload, len);
 }
 
 /* ---------------------------------------------------------------------------

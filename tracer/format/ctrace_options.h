@@ -80,7 +80,10 @@
     X(sched_ring_bytes, "CTRACE_SCHED_RING_BYTES", "sched-ring-bytes", "N",                      \
       CTR_OPT_SIZE | CTR_OPT_POW2, (uint64_t)4 << 10, (uint64_t)256 << 20,                       \
       CTR_SCHED_RING_DEFAULT, "a size",                                                          \
-      "each thread's context-switch ring (switches beyond it per flush are lost and counted)")
+      "each thread's context-switch ring (switches beyond it per flush are lost and counted)") \
+    X(lttng, "CTRACE_LTTNG", "lttng", "1", CTR_OPT_SWITCH, 0, 1, 0, "0 or 1",                    \
+      "also send every event to LTTng-UST (the ctrace tracepoints); with no output file, "     \
+      "to LTTng only")
 
 /* struct flightrec_config (ctrace/flightrec.h), in the same columns. */
 #define CTR_FLIGHTREC_OPTIONS(X)                                                                 \

@@ -31,7 +31,7 @@ struct trace_options {
     /* Where to write: the file at path (created or truncated, mode 0644), or,
      * when path is NULL, the descriptor fd, which must be >= 1, open for
      * writing, and is not closed by ctrace. Zero value: invalid (-EINVAL);
-     * set one of them. */
+     * set one of them, unless `lttng` is set. */
     const char *path;
     int fd;
 
@@ -78,6 +78,15 @@ struct trace_options {
      * after that), more threads get none, which the trace also counts.
      * 0 = 64 KiB. Range 4 KiB..256 MiB, rounded up to a power of two. */
     size_t sched_ring_bytes;
+
+    /* Non-zero: also send every event to LTTng-UST, as the `ctrace`
+     * tracepoints (an LTTng session records them: `lttng enable-event -u
+     * 'ctrace:*'`), loading the provider library libctrace-lttng (beside
+     * libctrace, or named by CTRACE_LTTNG_PROVIDER) with dlopen. With
+     * neither path nor fd set, events go to LTTng only. trace_start_opts
+     * returns -ELIBACC when the provider cannot be loaded. 0 = off: lttng-ust
+     * is never loaded. */
+    int lttng;
 };
 
 /* trace_start() : starts tracing into the file at `path` with default options.

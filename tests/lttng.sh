@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# lttng.sh - end to end through LTTng: the `ctrace` tracepoints recorded by an
+# LTTng session (libctrace loads the provider, tp/), read back by ctrace
+# through babeltrace2, and by the babeltrace2 CLI.
+#   - the cache example traced into a file and into LTTng in one run: the sync
+#     profiles of the two agree (same top stack, down to the line; every
+#     stack's share within 5 points), and so do the event counts of each type;
+#   - the gateway example (tasks, regions, logs) with context switches: the
+#     same events in both, and the same task table;
+#   - LTTng alone (no file): a profile that names the cache's lock line;
+#   - babeltrace2 prints the events with their field names;
+#   - LTTng's own threads are not traced; a program not asking for LTTng does
+#     not load lttng-ust; a provider that cannot load is said, and the program
+#     runs untraced.
+# Uses the session daemon that answers (tests/run.sh starts one), or starts
+# its own.
+# usage: lttng.sh CTRACE CACHE GATEWAY
+set -uo pipefail
+ctrace=$1 cache=$2 gateway=$3
+here=$(dirname "${BASH_SOURCE[0]}")
+source "$here/checks.sh"
+source "$here/lttng_daemon.sh"
+session=ctrace-test-$$
+trap 'lttng destroy "$session" >/dev/null 2>&1; lttng_daemon_stop; rm -rf "$tmp"' EXIT
+if ! lttng_daemon_start; then
+    echo "FAIL no LTTng session daemon answers, and lttng-sessiond --daemonize --no-kernel failed"
+    exit 1
+fi
+
+# record DIR CMD...: runs CMD while a session records every ctrace event
+# (with the vpid context) into DIR.
+record() {
+    local dir=$1; shift
+    lttng create "$session" --output="$dir" >/dev/null &&
+        lttng enable-channel -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
+        lttng enable-event -u -c ch 'ctrace:*' >/dev/null &&
+        lttng add-context -u -c ch -t vpid >/dev/null &&
+        lttng start >/dev/null || { echo "lttng session set-up failed"; return 1; }
+    "$@"
+    local rc=$?
+    lttng stop >/dev/null && lttng destroy >/dev/null
+    return $rc
+}
+
+# shares FILE: "share<TAB>stack" for each stack of a -top listing.
+shares() {
+    awk '/^ +[0-9.]+[a-z]*s +[0-9]+ +[0-9.]+%/ { if (key != "") print share "\t" key
+                                                   share = $3; sub(/%/, "", share); key = $4; next }
+         /^ {20,}[^ ]/ && key != "" { sub(/^ +/, ""); key = key " | " $0 }
+         END { if (key != "") print share "\t" key }' "$1"
+}
+
+# same_shares A B: the same stacks, each share within 5 points.
+same_shares() {
+    join -t $'\t' -a1 -a2 -e X -o 0,1.1,2.1 -1 2 -2 2 \
+        <(shares "$1" | sort -t $'\t' -k2) <(shares "$2" | sort -t $'\t' -k2) |
+        awk -F '\t' '$2 == "X" || $3 == "X" || $2 - $3 > 5 || $3 - $2 > 5 { print "differs: " $0; bad = 1 }
+                     END { exit bad }'
+}
+
+# counts TRACE: the event counts of `ctrace stats`.
+counts() { "$ctrace" stats "$1" | grep -E '^  [A-Z_]+ +[0-9]+$'; }
+
+# ---- the cache example, into a file and LTTng at once
+record "$tmp/cache-lttng" "$ctrace" run -lttng -o "$tmp/cache.bin" -- "$cache" slow >/dev/null
+check "cache: LTTng session written" test -f "$tmp/cache-lttng/ust/uid/$(id -u)/64-bit/metadata"
+"$ctrace" -pprof=sync -top -n 8 "$tmp/cache.bin" >"$tmp/native.top" 2>&1
+"$ctrace" -pprof=sync -top -n 8 "$tmp/cache-lttng" >"$tmp/ctf.top" 2>&1
+check "cache: CTF profile names cache_get_slow cache.c:104 at the top" \
+    grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <(sed -n 5p "$tmp/ctf.top")
+check "cache: same top stack" test "$(shares "$tmp/native.top" | head -1 | cut -f2)" = \
+    "$(shares "$tmp/ctf.top" | head -1 | cut -f2)"
+if same_shares "$tmp/native.top" "$tmp/ctf.top"; then ok "cache: every stack's share within 5 points"
+else bad "cache: shares"; cat "$tmp/native.top" "$tmp/ctf.top"; fi
+if diff <(counts "$tmp/cache.bin") <(counts "$tmp/cache-lttng"); then ok "cache: same events"
+else bad "cache: event counts differ"; fi
+check "cache: LTTng's threads not traced (64 workers and main)" \
+    grep -qE '^threads: +65 ' <("$ctrace" stats "$tmp/cache.bin")
+expect "cache: complete, nothing dropped" 0 "complete\).*" -- "$ctrace" stats "$tmp/cache-lttng"
+
+# ---- babeltrace2 reads the session
+bt=$(babeltrace2 "$tmp/cache-lttng" 2>&1 | grep -m1 'ctrace:block:.*MUTEX_LOCK')
+check "babeltrace2 prints ctrace:block with its fields" \
+    grep -qE 'thread = [0-9]+, ticks = [0-9]+, reason = \( "MUTEX_LOCK" : container = 1 \), object = 0x[0-9A-F]+, stack = [0-9]+' <<<"$bt"
+
+# ---- the gateway: tasks, regions, logs, context switches
+record "$tmp/gw-lttng" "$ctrace" run -lttng -sched -o "$tmp/gw.bin" -- "$gateway" -seconds 1 >/dev/null
+if diff <(counts "$tmp/gw.bin") <(counts "$tmp/gw-lttng"); then ok "gateway: same events"
+else bad "gateway: event counts differ"; fi
+check "gateway: tasks, regions, logs and switches are there" \
+    awk '/TASK_BEGIN|REGION_BEGIN|LOG|SWITCH_IN/ && $2 > 0 { n++ } END { exit n != 4 }' \
+    <(counts "$tmp/gw-lttng")
+if diff <("$ctrace" tasks -tsv "$tmp/gw.bin" | sort) <("$ctrace" tasks -tsv "$tmp/gw-lttng" | sort) >/dev/null
+then ok "gateway: same task table"; else bad "gateway: task tables differ"; fi
+
+# ---- LTTng alone
+(cd "$tmp" && record "$tmp/only" "$ctrace" run -lttng -- "$cache" slow >/dev/null)
+check "LTTng only: no trace file written" test ! -e "$tmp/trace.bin"
+check "LTTng only: the lock line at the top" \
+    grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <("$ctrace" -pprof=sync -top "$tmp/only" | sed -n 5p)
+
+# ---- damaged LTTng traces: a clear message, a non-zero exit
+cp -r "$tmp/cache-lttng" "$tmp/bad-meta"
+echo garbage >"$tmp/bad-meta/ust/uid/$(id -u)/64-bit/metadata"
+expect "damaged metadata: said" 1 "ctrace: .*bad-meta: babeltrace2 cannot read it as CTF" -- \
+    "$ctrace" stats "$tmp/bad-meta"
+cp -r "$tmp/cache-lttng" "$tmp/cut"
+for f in "$tmp"/cut/ust/uid/*/64-bit/ch_*; do truncate -s 3000 "$f"; done
+expect "truncated stream: said" 1 "ctrace: .*cut: babeltrace2" -- "$ctrace" -pprof=sync -o /dev/null "$tmp/cut"
+mkdir "$tmp/empty"
+expect "no trace in the directory: said" 1 "no CTF trace in it" -- "$ctrace" stats "$tmp/empty"
+
+# ---- who loads what
+check "without -lttng, lttng-ust is not loaded" \
+    bash -c "! '$ctrace' run -o '$tmp/plain.bin' -- cat /proc/self/maps | grep -q lttng"
+expect "a provider that cannot load is said; the program runs" 0 \
+    "ctrace: not tracing: the LTTng provider .* could not be loaded" -- \
+    env CTRACE_LTTNG_PROVIDER=/nonexistent/libctrace-lttng.so.1 "$ctrace" run -lttng -- true
+
+finish
