@@ -1,5 +1,6 @@
 /* cli.c - the command-line helpers that main.c and run.c share (see cli.h). */
 #include "cli.h"
+#include "ctf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +41,25 @@ int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, " (ctrace %s%s-h for help)\n", verb ? verb : "", verb ? " " : "");
     return CTR_EXIT_USAGE;
+}
+
+int ctr_cli_pid(const char *verb, const char *v, uint64_t *pid)
+{
+    if (strcmp(v, "all") == 0) {
+        *pid = CTR_CTF_ALL;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '1' || *v > '9' || *end || errno || n >= CTR_CTF_ALL) {
+        fprintf(stderr, "ctrace: %s%s-pid wants a process id or all, not '%s' "
+                        "(ctrace %s%s-h for help)\n",
+                verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
+        return 0;
+    }
+    *pid = n;
+    return 1;
 }
 
 int ctr_cli_jobs(const char *verb, const char *v, int *jobs)

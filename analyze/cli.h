@@ -17,6 +17,11 @@
  *         is not the flag. */
 int ctr_cli_flag(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* ctr_cli_pid() : -pid's value v, for verb (as ctr_cli_jobs): a process id,
+ * or "all" (CTR_CTF_ALL, ctf.h), into *pid. @return 1, or 0 after saying
+ * on stderr why v is not one. */
+int ctr_cli_pid(const char *verb, const char *v, uint64_t *pid);
+
 /* ctr_cli_is_help() : @return 1 if a is -h, -help or --help, else 0. */
 int ctr_cli_is_help(const char *a);
 

@@ -84,15 +84,31 @@ struct pending_events {
 /* What a tracepoint is, by its event class (cached in `kinds`). */
 enum { K_NONE = 1, K_EVENT, K_SCHED, K_RECORD };
 
+/* One traced process's share of the reading: its generation being
+ * rebuilt and its threads' buffered events. */
+struct proc {
+    uint64_t pid;
+    uint64_t tag;                /* merged reading: what its ids are told apart by */
+    struct buf frame, tables;    /* the frame being built; tables for the next generation */
+    int in_gen, gen_closed;      /* inside GEN_BEGIN..GEN_END; after a GEN_END */
+    uint64_t clock_ticks;        /* the last CLOCK's ticks in this generation */
+    struct buf sw;               /* the SWITCHES record being filled */
+    uint64_t sw_thread, sw_last;
+    int sw_open;
+    struct pending_events *threads;
+    size_t nthreads, threads_cap;
+    struct ctr_idmap thread_ix;
+};
+
 struct ctr_ctf {
     char *dir;
-    uint64_t want_pid, pid;      /* asked for (0: any); the one being read */
+    uint64_t want_pid;           /* asked for: 0 the only one, CTR_CTF_ALL all, or one */
     bt_graph *graph;
     bt_message_iterator *it;     /* the simple sink's */
     int ended;                   /* the graph ran to its end, or END was read */
     uint64_t nevents, discarded;
-    char error[160];
-    /* Event class -> (K_* << 16 | type-or-kind | sched << 8). */
+    char error[160];             /* fits a frame's `skipped` */
+    /* Event class -> (K_* << 16 | type-or-kind). */
     struct ctr_idmap kinds;
     /* Where an event's process is: its stream class's context member
      * `vpid` (index + 1; 0: none), else its trace's environment. */
@@ -100,17 +116,18 @@ struct ctr_ctf {
     uint64_t ctx_vpid;
     const void *env_trace;
     uint64_t env_pid;
-    /* The frame being built, and what waits for the next generation. */
-    struct buf frame, tables, body, seq, batch;
-    int in_gen, gen_closed;      /* inside GEN_BEGIN..GEN_END; after a GEN_END */
-    uint64_t clock_ticks;        /* the last CLOCK's ticks in this generation */
-    /* The SWITCHES record being filled. */
-    struct buf sw;
-    uint64_t sw_thread, sw_last;
-    int sw_open;
-    struct pending_events *threads;
-    size_t nthreads, threads_cap;
-    struct ctr_idmap thread_ix;
+    /* The processes read (one unless merged), by pid. */
+    struct proc *procs;
+    size_t nprocs;
+    struct ctr_idmap proc_ix;
+    int unknown_pid_seen;        /* events with no pid at all */
+    int ambiguous;               /* the error: several processes, none chosen */
+    /* Merged: the generations renumbered in the order they come, and the
+     * processes' END records summed into one, written last. */
+    uint64_t next_gen;
+    uint64_t end_fields[CTR_MAX_FIELDS];
+    size_t nends;
+    struct buf body, seq, batch; /* scratch */
     /* Frames made, waiting for ctr_ctf_next. */
     struct ctr_frame *ready;
     size_t nready, ready_head, ready_cap;
@@ -127,16 +144,16 @@ static void fail(struct ctr_ctf *c, const char *fmt, const char *arg)
         snprintf(c->error, sizeof(c->error), fmt, arg);
 }
 
-/* Compresses the frame built so far and queues it. */
-static void frame_finish(struct ctr_ctf *c)
+/* Compresses a frame built so far (emptied) and queues it. */
+static void frame_finish(struct ctr_ctf *c, struct buf *frame)
 {
-    if (!c->frame.len)
+    if (!frame->len)
         return;
-    if (c->frame.oom) {
+    if (frame->oom) {
         fail(c, "out of memory%s", "");
         return;
     }
-    size_t cap = ZSTD_compressBound(c->frame.len);
+    size_t cap = ZSTD_compressBound(frame->len);
     struct ctr_frame f = {0};
     f.data = malloc(cap);
     if (f.data && c->nready == c->ready_cap) {
@@ -152,7 +169,7 @@ static void frame_finish(struct ctr_ctf *c)
         fail(c, "out of memory%s", "");
         return;
     }
-    size_t n = ZSTD_compress2(c->zc, f.data, cap, c->frame.p, c->frame.len);
+    size_t n = ZSTD_compress2(c->zc, f.data, cap, frame->p, frame->len);
     if (ZSTD_isError(n)) {
         free(f.data);
         fail(c, "compressing a generation: %s", ZSTD_getErrorName(n));
@@ -161,62 +178,62 @@ static void frame_finish(struct ctr_ctf *c)
     f.len = n;
     f.file_off = c->nevents;
     c->ready[c->nready++] = f;
-    c->frame.len = 0;
-    c->gen_closed = 0;
+    frame->len = 0;
 }
 
-static struct pending_events *thread_of(struct ctr_ctf *c, uint64_t id)
+static struct pending_events *thread_of(struct proc *p, uint64_t id)
 {
-    uint64_t *ix = ctr_idmap_get(&c->thread_ix, id);
+    uint64_t *ix = ctr_idmap_get(&p->thread_ix, id);
     if (ix)
-        return &c->threads[*ix];
-    if (c->nthreads == c->threads_cap) {
-        size_t cap = c->threads_cap ? c->threads_cap * 2 : 64;
-        struct pending_events *t = realloc(c->threads, cap * sizeof(*t));
+        return &p->threads[*ix];
+    if (p->nthreads == p->threads_cap) {
+        size_t cap = p->threads_cap ? p->threads_cap * 2 : 64;
+        struct pending_events *t = realloc(p->threads, cap * sizeof(*t));
         if (!t)
             return NULL;
-        c->threads = t;
-        c->threads_cap = cap;
+        p->threads = t;
+        p->threads_cap = cap;
     }
-    if (ctr_idmap_put(&c->thread_ix, id, c->nthreads) != 0)
+    if (ctr_idmap_put(&p->thread_ix, id, p->nthreads) != 0)
         return NULL;
-    struct pending_events *t = &c->threads[c->nthreads++];
+    struct pending_events *t = &p->threads[p->nthreads++];
     *t = (struct pending_events){.thread_id = id};
     return t;
 }
 
 /* Writes each thread's buffered events up to `until` ticks (all of them:
  * UINT64_MAX) as one BATCH each. */
-static void write_batches(struct ctr_ctf *c, uint64_t until)
+static void write_batches(struct ctr_ctf *c, struct proc *p, uint64_t until)
 {
-    for (size_t i = 0; i < c->nthreads; i++) {
-        struct pending_events *t = &c->threads[i];
-        size_t p = t->head;
-        uint64_t base = 0, last = 0;
-        c->batch.len = 0;
-        while (p < t->ev.len) {
+    struct buf *b = &c->batch;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        struct pending_events *t = &p->threads[i];
+        size_t at = t->head;
+        uint64_t last = 0;
+        b->len = 0;
+        while (at < t->ev.len) {
             uint64_t ticks;
             uint32_t n;
-            memcpy(&ticks, t->ev.p + p, 8);
-            memcpy(&n, t->ev.p + p + 8, 4);
+            memcpy(&ticks, t->ev.p + at, 8);
+            memcpy(&n, t->ev.p + at + 8, 4);
             if (ticks > until)
                 break;
-            if (c->batch.len == 0) {
-                base = last = ticks;
-                buf_uv(&c->batch, t->thread_id);
-                buf_uv(&c->batch, base);
+            if (b->len == 0) {
+                last = ticks;
+                buf_uv(b, t->thread_id);
+                buf_uv(b, ticks);
             }
-            const uint8_t *e = t->ev.p + p + 12;
-            buf_put(&c->batch, e, 1);
-            buf_uv(&c->batch, ticks > last ? ticks - last : 0);
-            buf_put(&c->batch, e + 1, n - 1);
+            const uint8_t *e = t->ev.p + at + 12;
+            buf_put(b, e, 1);
+            buf_uv(b, ticks > last ? ticks - last : 0);
+            buf_put(b, e + 1, n - 1);
             if (ticks > last)
                 last = ticks;
-            p += 12 + (size_t)n;
+            at += 12 + (size_t)n;
         }
-        if (c->batch.len)
-            put_record(&c->frame, CTR_REC_BATCH, &c->batch);
-        t->head = p;
+        if (b->len)
+            put_record(&p->frame, CTR_REC_BATCH, b);
+        t->head = at;
         if (t->head == t->ev.len) {
             t->head = t->ev.len = 0;
         } else if (t->head > t->ev.cap / 2) {
@@ -227,21 +244,29 @@ static void write_batches(struct ctr_ctf *c, uint64_t until)
     }
 }
 
-static void switches_close(struct ctr_ctf *c)
+static void switches_close(struct proc *p)
 {
-    if (c->sw_open && c->sw.len)
-        put_record(&c->frame, CTR_REC_SWITCHES, &c->sw);
-    c->sw_open = 0;
-    c->sw.len = 0;
+    if (p->sw_open && p->sw.len)
+        put_record(&p->frame, CTR_REC_SWITCHES, &p->sw);
+    p->sw_open = 0;
+    p->sw.len = 0;
+}
+
+/* What the process has buffered, as the trace stops without its END (the
+ * program was killed, or the session stopped first): the last frame. */
+static void proc_flush(struct ctr_ctf *c, struct proc *p)
+{
+    switches_close(p);
+    buf_put(&p->frame, p->tables.p, p->tables.len);
+    p->tables.len = 0;
+    write_batches(c, p, UINT64_MAX);
+    frame_finish(c, &p->frame);
 }
 
 /* ---------------------------------------------------------------------------
  * Reading a tracepoint's fields
  * ------------------------------------------------------------------------- */
 
-/* The integers and the one sequence of a payload, in declaration order
- * (LTTng's `_NAME_length` members skipped). @return how many integers, or
- * -1 for a field of a type the mapping never uses. */
 static int read_fields(const bt_field *payload, uint64_t *v, int max, struct buf *seq)
 {
     const bt_field_class *sc = bt_field_borrow_class_const(payload);
@@ -344,10 +369,48 @@ static uint64_t event_pid(struct ctr_ctf *c, const bt_event *ev)
 }
 
 /* ---------------------------------------------------------------------------
+ * A merged reading: the processes' ids told apart
+ * ------------------------------------------------------------------------- */
+
+/* Value v of kind `kind` (enum ctr_arg_kind) of process p, in a reading
+ * that merges processes: ids (threads, stacks, strings, mappings, tasks)
+ * get the process's tag above bit 40, and objects of sync waits above bit
+ * 48 (addresses of different processes may be equal; an I/O wait's object,
+ * a descriptor, is shown as it is). 0 stays "none". */
+static uint64_t remap(const struct proc *p, uint8_t kind, uint64_t v, int sync)
+{
+    if (!p->tag)
+        return v;
+    switch (kind) {
+    case CTR_ARG_THREAD:
+    case CTR_ARG_STACK:
+    case CTR_ARG_STRING:
+    case CTR_ARG_TASK:
+    case CTR_ARG_MAPPING:
+        return v ? p->tag << 40 | v : 0;
+    case CTR_ARG_OBJECT:
+        return sync ? v ^ p->tag << 48 : v;
+    default:
+        return v;
+    }
+}
+
+/* Whether values v[0..n-1] of kinds k[] hold a reason whose waits are not
+ * sync (their object is an integer, not an address); no reason: sync (a
+ * RELEASE, a thread's handle). */
+static int objects_are_addresses(const uint8_t *k, const uint64_t *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (k[i] == CTR_ARG_REASON)
+            return v[i] < CTR_REASON_LIMIT && ctr_reason_specs[v[i]].wait_class == CTR_CLASS_SYNC;
+    return 1;
+}
+
+/* ---------------------------------------------------------------------------
  * Tracepoints to records
  * ------------------------------------------------------------------------- */
 
-static void on_record(struct ctr_ctf *c, uint8_t kind, const uint64_t *v, int nv,
+static void on_record(struct ctr_ctf *c, struct proc *p, uint8_t kind, uint64_t *v, int nv,
                       const struct buf *seq)
 {
     const struct ctr_record_spec *s = &ctr_record_specs[kind];
@@ -355,81 +418,89 @@ static void on_record(struct ctr_ctf *c, uint8_t kind, const uint64_t *v, int nv
         fail(c, "ctrace:%s has fewer fields than the format's record", s->name);
         return;
     }
-    if (kind == CTR_REC_TRACE_INFO) {
-        if (c->pid && v[0] != c->pid && !c->want_pid) {
-            fail(c, "the trace holds events of several processes that it cannot tell apart: "
-                    "record them with `lttng add-context -u -t vpid` or per-process buffers "
-                    "(--buffers-pid)%s", "");
-            return;
-        }
-        c->pid = v[0];
-    }
-    if (kind != CTR_REC_STRING && kind != CTR_REC_STACK && kind != CTR_REC_MAPPING)
-        switches_close(c);
-    c->body.len = 0;
+    int sync = objects_are_addresses(s->fields, v, s->nfields);
     for (int i = 0; i < s->nfields; i++)
-        buf_uv(&c->body, v[i]);
+        v[i] = remap(p, s->fields[i], v[i], sync);
+    if (p->tag && (kind == CTR_REC_GEN_BEGIN || kind == CTR_REC_GEN_END))
+        v[0] = kind == CTR_REC_GEN_BEGIN ? c->next_gen : c->next_gen++;
+    if (p->tag && kind == CTR_REC_TRACE_INFO)
+        v[0] = 0; /* no one process */
+    if (kind != CTR_REC_STRING && kind != CTR_REC_STACK && kind != CTR_REC_MAPPING)
+        switches_close(p);
+    struct buf *body = &c->body;
+    body->len = 0;
+    for (int i = 0; i < s->nfields; i++)
+        buf_uv(body, v[i]);
     if (s->tail == CTR_ARG_UVARINTS) {
         size_t n = seq->len / 8;
-        buf_uv(&c->body, n);
+        buf_uv(body, n);
         for (size_t i = 0; i < n; i++) {
             uint64_t x;
             memcpy(&x, seq->p + i * 8, 8);
-            buf_uv(&c->body, x);
+            buf_uv(body, x);
         }
     } else if (s->tail == CTR_ARG_LENGTH || s->tail == CTR_ARG_BYTES) {
         if (s->tail == CTR_ARG_LENGTH)
-            buf_uv(&c->body, seq->len);
-        buf_put(&c->body, seq->p, seq->len);
+            buf_uv(body, seq->len);
+        buf_put(body, seq->p, seq->len);
     }
     switch (kind) {
     case CTR_REC_GEN_BEGIN:
-        if (c->gen_closed)
-            frame_finish(c);
-        put_record(&c->frame, kind, &c->body);
-        buf_put(&c->frame, c->tables.p, c->tables.len);
-        c->frame.oom |= c->tables.oom;
-        c->tables.len = 0;
-        c->in_gen = 1;
+        if (p->gen_closed)
+            frame_finish(c, &p->frame);
+        p->gen_closed = 0;
+        put_record(&p->frame, kind, body);
+        buf_put(&p->frame, p->tables.p, p->tables.len);
+        p->frame.oom |= p->tables.oom;
+        p->tables.len = 0;
+        p->in_gen = 1;
         return;
     case CTR_REC_GEN_END:
-        write_batches(c, c->clock_ticks);
-        put_record(&c->frame, kind, &c->body);
-        c->in_gen = 0;
-        c->gen_closed = 1;
+        write_batches(c, p, p->clock_ticks);
+        put_record(&p->frame, kind, body);
+        p->in_gen = 0;
+        p->gen_closed = 1;
         return;
     case CTR_REC_END:
-        /* LTTng's discards count with the tracer's own drops. */
-        c->body.len = 0;
-        buf_uv(&c->body, v[0] + c->discarded);
-        for (int i = 1; i < s->nfields; i++)
-            buf_uv(&c->body, v[i]);
-        buf_put(&c->frame, c->tables.p, c->tables.len);
-        c->tables.len = 0;
-        write_batches(c, UINT64_MAX);
-        put_record(&c->frame, kind, &c->body);
-        frame_finish(c);
-        c->ended = 1;
+        buf_put(&p->frame, p->tables.p, p->tables.len);
+        p->tables.len = 0;
+        write_batches(c, p, UINT64_MAX);
+        if (p->tag) {
+            /* One END for all, after every process's last frame. */
+            for (int i = 0; i < s->nfields; i++)
+                c->end_fields[i] += v[i];
+            c->nends++;
+        } else {
+            /* LTTng's discards count with the tracer's own drops. */
+            body->len = 0;
+            buf_uv(body, v[0] + c->discarded);
+            for (int i = 1; i < s->nfields; i++)
+                buf_uv(body, v[i]);
+            put_record(&p->frame, kind, body);
+            c->ended = 1;
+        }
+        frame_finish(c, &p->frame);
+        p->gen_closed = 0;
         return;
     case CTR_REC_CLOCK:
-        c->clock_ticks = v[0];
+        p->clock_ticks = v[0];
         break;
     case CTR_REC_STRING:
     case CTR_REC_STACK:
     case CTR_REC_MAPPING:
-        if (!c->in_gen) {
-            put_record(&c->tables, kind, &c->body);
+        if (!p->in_gen) {
+            put_record(&p->tables, kind, body);
             return;
         }
         break;
     default:
         break;
     }
-    put_record(&c->frame, kind, &c->body);
+    put_record(&p->frame, kind, body);
 }
 
-static void on_event(struct ctr_ctf *c, uint8_t type, int sched, const uint64_t *v, int nv,
-                     const struct buf *seq)
+static void on_event(struct ctr_ctf *c, struct proc *p, uint8_t type, int sched, uint64_t *v,
+                     int nv, const struct buf *seq)
 {
     const struct ctr_event_spec *s = &ctr_event_specs[type];
     int has_len = s->args[s->nargs - 1] == CTR_ARG_LENGTH;
@@ -438,45 +509,81 @@ static void on_event(struct ctr_ctf *c, uint8_t type, int sched, const uint64_t 
         fail(c, "ctrace:%s has fewer fields than the format's event", s->name);
         return;
     }
-    uint64_t thread = v[0], time = v[1];
+    uint64_t thread = remap(p, CTR_ARG_THREAD, v[0], 1), time = v[1];
+    int sync = objects_are_addresses(s->args + 1, v + 2, want - 2);
+    for (int i = 2; i < want; i++)
+        v[i] = remap(p, s->args[i - 1], v[i], sync);
     size_t plen = has_len ? (seq->len < CTR_MAX_EVENT_PAYLOAD ? seq->len : CTR_MAX_EVENT_PAYLOAD) : 0;
     if (sched) {
-        if (c->sw_open && c->sw_thread != thread)
-            switches_close(c);
-        if (!c->sw_open) {
-            c->sw_open = 1;
-            c->sw_thread = thread;
-            c->sw_last = time;
-            buf_uv(&c->sw, thread);
-            buf_uv(&c->sw, time);
+        if (p->sw_open && p->sw_thread != thread)
+            switches_close(p);
+        if (!p->sw_open) {
+            p->sw_open = 1;
+            p->sw_thread = thread;
+            p->sw_last = time;
+            buf_uv(&p->sw, thread);
+            buf_uv(&p->sw, time);
         }
-        buf_put(&c->sw, &type, 1);
-        buf_uv(&c->sw, time > c->sw_last ? time - c->sw_last : 0);
+        buf_put(&p->sw, &type, 1);
+        buf_uv(&p->sw, time > p->sw_last ? time - p->sw_last : 0);
         for (int i = 2; i < want; i++)
-            buf_uv(&c->sw, v[i]);
-        if (time > c->sw_last)
-            c->sw_last = time;
+            buf_uv(&p->sw, v[i]);
+        if (time > p->sw_last)
+            p->sw_last = time;
         return;
     }
-    struct pending_events *t = thread_of(c, thread);
+    struct pending_events *t = thread_of(p, thread);
     if (!t) {
         fail(c, "out of memory%s", "");
         return;
     }
-    c->body.len = 0;
-    buf_put(&c->body, &type, 1);
+    struct buf *body = &c->body;
+    body->len = 0;
+    buf_put(body, &type, 1);
     for (int i = 2; i < want; i++)
-        buf_uv(&c->body, v[i]);
+        buf_uv(body, v[i]);
     if (has_len) {
-        buf_uv(&c->body, plen);
-        buf_put(&c->body, seq->p, plen);
+        buf_uv(body, plen);
+        buf_put(body, seq->p, plen);
     }
-    uint32_t n = (uint32_t)c->body.len;
+    uint32_t n = (uint32_t)body->len;
     buf_put(&t->ev, &time, 8);
     buf_put(&t->ev, &n, 4);
-    buf_put(&t->ev, c->body.p, n);
+    buf_put(&t->ev, body->p, n);
     if (t->ev.oom)
         fail(c, "out of memory%s", "");
+}
+
+/* The process an event of pid `pid` belongs to in this reading, or NULL
+ * when it is not read (another process than the one asked for). */
+static struct proc *proc_of(struct ctr_ctf *c, uint64_t pid)
+{
+    uint64_t *ix = ctr_idmap_get(&c->proc_ix, pid);
+    if (ix)
+        return &c->procs[*ix];
+    if (c->want_pid != CTR_CTF_ALL && c->want_pid && pid && pid != c->want_pid)
+        return NULL;
+    if (c->want_pid == 0 && c->nprocs == 1) {
+        char pids[64];
+        snprintf(pids, sizeof(pids), "%llu and %llu", (unsigned long long)c->procs[0].pid,
+                 (unsigned long long)pid);
+        fail(c, "several processes (pids %s at least): choose one with -pid PID, or "
+                "-pid all to merge them", pids);
+        c->ambiguous = 1;
+        return NULL;
+    }
+    struct proc *procs = realloc(c->procs, (c->nprocs + 1) * sizeof(*procs));
+    if (!procs || ctr_idmap_put(&c->proc_ix, pid, c->nprocs) != 0) {
+        if (procs)
+            c->procs = procs;
+        fail(c, "out of memory%s", "");
+        return NULL;
+    }
+    c->procs = procs;
+    struct proc *p = &c->procs[c->nprocs];
+    *p = (struct proc){.pid = pid, .tag = c->want_pid == CTR_CTF_ALL ? c->nprocs + 1 : 0};
+    c->nprocs++;
+    return p;
 }
 
 static void on_message(struct ctr_ctf *c, const bt_message *m)
@@ -488,7 +595,7 @@ static void on_message(struct ctr_ctf *c, const bt_message *m)
             c->discarded += n;
         return;
     }
-    if (mt != BT_MESSAGE_TYPE_EVENT || c->ended)
+    if (mt != BT_MESSAGE_TYPE_EVENT || c->ended || c->error[0])
         return;
     c->nevents++;
     const bt_event *ev = bt_message_event_borrow_event_const(m);
@@ -502,32 +609,35 @@ static void on_message(struct ctr_ctf *c, const bt_message *m)
     int k = (int)(what >> 16);
     if (k == K_NONE)
         return;
-    uint64_t pid = event_pid(c, ev);
-    if (pid) {
-        if (c->want_pid && pid != c->want_pid)
-            return;
-        if (!c->want_pid && c->pid && pid != c->pid) {
-            char pids[64];
-            snprintf(pids, sizeof(pids), "%llu and %llu", (unsigned long long)c->pid,
-                     (unsigned long long)pid);
-            fail(c, "the trace holds several processes (pids %s, ...): choose one with -pid",
-                 pids);
-            return;
-        }
-        c->pid = pid;
-    }
     uint64_t v[CTR_MAX_FIELDS + 4];
-    struct buf *seq = &c->seq;
-    int nv = read_fields(bt_event_borrow_payload_field_const(ev), v, CTR_MAX_FIELDS + 4, seq);
+    int nv = read_fields(bt_event_borrow_payload_field_const(ev), v, CTR_MAX_FIELDS + 4, &c->seq);
     if (nv < 0) {
         fail(c, "%s: a field of a type the ctrace provider never writes",
              bt_event_class_get_name(cls));
         return;
     }
+    uint64_t pid = event_pid(c, ev);
+    if (!pid) {
+        /* Nothing says whose it is: only one process can be read. A
+         * TRACE_INFO of another pid than the first says there are more. */
+        if ((uint8_t)what == CTR_REC_TRACE_INFO && k == K_RECORD && c->nprocs &&
+            c->procs[0].pid != v[0]) {
+            fail(c, "events of several processes, not told apart: record the vpid context "
+                    "(lttng add-context -u -t vpid) or use --buffers-pid%s", "");
+            return;
+        }
+        c->unknown_pid_seen = 1;
+        pid = c->nprocs ? c->procs[0].pid : 0;
+    }
+    struct proc *p = proc_of(c, pid);
+    if (!p)
+        return;
+    if (k == K_RECORD && (uint8_t)what == CTR_REC_TRACE_INFO && !p->pid)
+        p->pid = v[0];
     if (k == K_RECORD)
-        on_record(c, (uint8_t)what, v, nv, seq);
+        on_record(c, p, (uint8_t)what, v, nv, &c->seq);
     else
-        on_event(c, (uint8_t)what, k == K_SCHED, v, nv, seq);
+        on_event(c, p, (uint8_t)what, k == K_SCHED, v, nv, &c->seq);
 }
 
 /* ---------------------------------------------------------------------------
@@ -675,16 +785,26 @@ static void reading_reset(struct ctr_ctf *c)
     for (size_t i = c->ready_head; i < c->nready; i++)
         free(c->ready[i].data);
     c->nready = c->ready_head = 0;
-    for (size_t i = 0; i < c->nthreads; i++)
-        free(c->threads[i].ev.p);
-    c->nthreads = 0;
-    ctr_idmap_free(&c->thread_ix);
+    for (size_t i = 0; i < c->nprocs; i++) {
+        struct proc *p = &c->procs[i];
+        for (size_t k = 0; k < p->nthreads; k++)
+            free(p->threads[k].ev.p);
+        free(p->threads);
+        ctr_idmap_free(&p->thread_ix);
+        free(p->frame.p);
+        free(p->tables.p);
+        free(p->sw.p);
+    }
+    free(c->procs);
+    c->procs = NULL;
+    c->nprocs = 0;
+    ctr_idmap_free(&c->proc_ix);
     ctr_idmap_free(&c->kinds);
-    c->frame.len = c->tables.len = c->sw.len = 0;
-    c->frame.oom = c->tables.oom = c->sw.oom = c->body.oom = c->seq.oom = c->batch.oom = 0;
-    c->in_gen = c->gen_closed = c->sw_open = c->ended = 0;
-    c->nevents = c->discarded = 0;
-    c->pid = 0;
+    c->body.oom = c->seq.oom = c->batch.oom = 0;
+    c->ended = c->unknown_pid_seen = c->ambiguous = 0;
+    c->nevents = c->discarded = c->next_gen = 0;
+    memset(c->end_fields, 0, sizeof(c->end_fields));
+    c->nends = 0;
     c->ctx_class = c->env_trace = NULL;
     c->error[0] = 0;
     bt_graph_put_ref(c->graph);
@@ -724,13 +844,19 @@ int ctr_ctf_next(struct ctr_ctf *c, struct ctr_frame *f)
             return 0;
         bt_graph_run_once_status st = bt_graph_run_once(c->graph);
         if (st == BT_GRAPH_RUN_ONCE_STATUS_END) {
-            /* The trace stops without END (the program was killed, or the
-             * session stopped first): what is buffered ends it. */
-            switches_close(c);
-            buf_put(&c->frame, c->tables.p, c->tables.len);
-            c->tables.len = 0;
-            write_batches(c, UINT64_MAX);
-            frame_finish(c);
+            for (size_t i = 0; i < c->nprocs; i++)
+                proc_flush(c, &c->procs[i]);
+            if (c->nends) {
+                /* A merged reading's one END, with LTTng's discards. */
+                struct buf end = {0};
+                c->body.len = 0;
+                c->end_fields[0] += c->discarded;
+                for (int i = 0; i < ctr_record_specs[CTR_REC_END].nfields; i++)
+                    buf_uv(&c->body, c->end_fields[i]);
+                put_record(&end, CTR_REC_END, &c->body);
+                frame_finish(c, &end);
+                free(end.p);
+            }
             c->ended = 1;
         } else if (st != BT_GRAPH_RUN_ONCE_STATUS_OK && st != BT_GRAPH_RUN_ONCE_STATUS_AGAIN) {
             const bt_error *e = bt_current_thread_take_error();
@@ -744,7 +870,7 @@ int ctr_ctf_next(struct ctr_ctf *c, struct ctr_frame *f)
     }
     if (c->error[0]) {
         snprintf(f->skipped, sizeof(f->skipped), "%s", c->error);
-        return -EINVAL;
+        return c->ambiguous ? -ENOTUNIQ : -EINVAL;
     }
     if (c->ready_head == c->nready)
         return 0;
@@ -774,14 +900,10 @@ void ctr_ctf_close(struct ctr_ctf *c)
     if (!c)
         return;
     reading_reset(c);
-    free(c->threads);
     free(c->ready);
-    free(c->frame.p);
-    free(c->tables.p);
     free(c->body.p);
     free(c->batch.p);
     free(c->seq.p);
-    free(c->sw.p);
     ZSTD_freeCCtx(c->zc);
     free(c->dir);
     free(c);

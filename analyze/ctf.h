@@ -15,7 +15,10 @@
  * ust/pid/..., a relay daemon's hosts): all are read, merged by time. The
  * events of one process are taken: the one asked for, or the only one; an
  * event's process is its `vpid` context, else its trace's `vpid`
- * environment entry (per-process buffers). Events LTTng discarded (full
+ * environment entry (per-process buffers). A merged reading renumbers the
+ * generations and sums the processes' END records into one. Times stay each
+ * process's ticks: on one machine they are one clock; processes of several
+ * hosts are merged, but their timelines are not aligned. Events LTTng discarded (full
  * sub-buffers) are counted: ctr_ctf_discarded().
  *
  * Not thread-safe: one caller.
@@ -29,15 +32,21 @@
 struct ctr_ctf;
 struct ctr_frame;
 
+/* ctr_ctf_open()'s pid for all the processes of the trace, merged: their
+ * ids (threads, stacks, tasks, ...) are told apart, so that one analysis
+ * covers them all (a merged profile). */
+#define CTR_CTF_ALL UINT64_MAX
+
 /* ctr_ctf_open() : reads the CTF traces under directory dir, the events of
- * process pid (0: the only one there is). @return 0, or a negative errno
+ * process pid (0: the only one there is; CTR_CTF_ALL: all, merged). @return 0, or a negative errno
  * with a one-line reason in err: no CTF trace there, babeltrace2 cannot
  * read it or its plugins are missing. */
 int ctr_ctf_open(const char *dir, uint64_t pid, struct ctr_ctf **out, char *err, size_t errlen);
 /* ctr_ctf_next() : the next generation as a frame, as ctr_source_next().
  * @return 1 with a frame, 0 at the end, a negative errno with the reason in
- *         f->skipped (babeltrace2 failed; several processes and none
- *         chosen). */
+ *         f->skipped: -ENOTUNIQ, several processes and none chosen (nothing
+ *         can be read); another, babeltrace2 failed (what came before
+ *         stands). */
 int ctr_ctf_next(struct ctr_ctf *c, struct ctr_frame *f);
 /* ctr_ctf_rewind() : starts again from the first event. @return 0 or a
  * negative errno. */

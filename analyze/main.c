@@ -38,7 +38,9 @@
     "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
     "                    decode ahead of it (default: the cores available); the\n"  \
     "                    output is the same for any N\n"                            \
-    "TRACE - reads a trace from standard input.\n"
+    "  -pid PID|all      of an LTTng trace of several processes, the one to read,\n" \
+    "                    or all of them merged\n"                                   \
+    "TRACE - reads a trace from standard input; a directory, the LTTng traces in it.\n"
 
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [FILTERS] [-o FILE] TRACE\n"
@@ -67,42 +69,50 @@ static const char usage_text[] =
     "\n"
     "Every verb reading a TRACE takes -j N: threads that read it, the analysis and\n"
     "N-1 decoding ahead (default: the cores available; the same output for any N).\n"
-    "TRACE - reads a trace from standard input. A long analysis shows its progress\n"
-    "on stderr when that is a terminal.\n"
+    "TRACE - reads a trace from standard input. A directory is read as the LTTng\n"
+    "(CTF) traces in it, of the `ctrace` tracepoints (ctrace run -lttng); -pid PID\n"
+    "picks one of its processes, -pid all merges them. A long analysis shows its\n"
+    "progress on stderr when that is a terminal.\n"
     "\n"
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (the output covers the\n"
     "rest; stderr names the damage and the time missing),\n"
     "4 (stats) an unfinished trace without threads or events;\n"
     "ctrace run exits with CMD's own status.\n";
 
-/* -j N among a verb's flags: 1 when argv[*i] is it (taken), 0 when it is
- * not, -1 after a usage error said. */
-static int jobs_arg(int argc, char **argv, int *i, const char *verb, int *jobs)
+/* -j N or -pid PID among a verb's flags, into o: 1 when argv[*i] is one
+ * (taken), 0 when it is not, -1 after a usage error said. */
+static int reading_arg(int argc, char **argv, int *i, const char *verb,
+                       struct ctr_pipeline_opts *o)
 {
     const char *v;
-    int r = ctr_cli_flag(argc, argv, i, "j", &v);
+    int r = ctr_cli_flag(argc, argv, i, "j", &v), pid = 0;
+    if (r == 0)
+        pid = r = ctr_cli_flag(argc, argv, i, "pid", &v);
     if (r < 0) {
         fprintf(stderr, "ctrace: %s: flag %s needs a value (ctrace %s -h for help)\n", verb,
                 argv[*i], verb);
         return -1;
     }
-    return r == 0 ? 0 : ctr_cli_jobs(verb, v, jobs) ? 1 : -1;
+    if (r == 0)
+        return 0;
+    return (pid ? ctr_cli_pid(verb, v, &o->pid) : ctr_cli_jobs(verb, v, &o->jobs)) ? 1 : -1;
 }
 
-/* The pipeline's options for -j (0: the cores available); progress on a
- * terminal's stderr. */
-static struct ctr_pipeline_opts pipeline_opts(int jobs)
+/* The pipeline's options, before the flags: -j 0 (the cores available);
+ * progress on a terminal's stderr. */
+static struct ctr_pipeline_opts pipeline_opts(void)
 {
-    return (struct ctr_pipeline_opts){.jobs = jobs, .progress = isatty(2) ? stderr : NULL};
+    return (struct ctr_pipeline_opts){.progress = isatty(2) ? stderr : NULL};
 }
 
 static int cmd_stats(int argc, char **argv)
 {
     const char *path = NULL;
-    int jobs = 0, r;
+    struct ctr_pipeline_opts o = pipeline_opts();
+    int r;
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
-            fputs("usage: ctrace stats [-j N] TRACE\n"
+            fputs("usage: ctrace stats [-j N] [-pid PID|all] TRACE\n"
                   "Prints what TRACE holds: extent, threads, events by type, bytes per\n"
                   "event, and what was lost (dropped events, table overflows).\n"
                   JOBS_HELP
@@ -111,7 +121,7 @@ static int cmd_stats(int argc, char **argv)
                   stdout);
             return 0;
         }
-        if ((r = jobs_arg(argc, argv, &i, "stats", &jobs)) != 0) {
+        if ((r = reading_arg(argc, argv, &i, "stats", &o)) != 0) {
             if (r < 0)
                 return CTR_EXIT_USAGE;
             continue;
@@ -125,7 +135,6 @@ static int cmd_stats(int argc, char **argv)
     if (!path)
         return ctr_cli_usage_error(NULL, "stats: no trace file given%s", "");
     struct ctr_reading rd;
-    struct ctr_pipeline_opts o = pipeline_opts(jobs);
     struct ctr_trace *t;
     if (ctr_reading_open(&rd, path, 1, &o) || ctr_reading_pass(&rd, NULL, 0, &t)) {
         ctr_reading_close(&rd);
@@ -166,7 +175,7 @@ static int filter_pass(struct ctr_reading *rd, const struct ctr_profile_filter *
 /* -pprof=TYPE: the gzip'd profile, or with top_n > 0 (-top) its top_n
  * heaviest stacks as text. */
 static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_filter *filter,
-                     const char *out_path, const char *path, int jobs)
+                     const char *out_path, const char *path, const struct ctr_pipeline_opts *ro)
 {
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
@@ -178,7 +187,7 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
         return CTR_EXIT_USAGE;
     }
     struct ctr_reading rd;
-    struct ctr_pipeline_opts o = pipeline_opts(jobs);
+    struct ctr_pipeline_opts o = *ro;
     struct ctr_windows keep = {0};
     struct ctr_profile_collect *c = NULL;
     struct ctr_trace *t;
@@ -282,7 +291,7 @@ static int breakdown_pass(void *ctx, const struct ctr_task *const *tasks, size_t
 static int cmd_tasks(int argc, char **argv)
 {
     const char *path = NULL, *v;
-    int jobs = 0;
+    struct ctr_pipeline_opts po = pipeline_opts();
     struct ctr_tasks_opts o = {.n = 5};
     for (int i = 1; i < argc; i++) {
         int r;
@@ -307,7 +316,7 @@ static int cmd_tasks(int argc, char **argv)
                 return CTR_EXIT_USAGE;
             continue;
         }
-        if ((r = jobs_arg(argc, argv, &i, "tasks", &jobs)) != 0) {
+        if ((r = reading_arg(argc, argv, &i, "tasks", &po)) != 0) {
             if (r < 0)
                 return CTR_EXIT_USAGE;
             continue;
@@ -332,7 +341,6 @@ static int cmd_tasks(int argc, char **argv)
     if (!path)
         return ctr_cli_usage_error(NULL, "tasks: no trace file given%s", "");
     struct ctr_reading rd;
-    struct ctr_pipeline_opts po = pipeline_opts(jobs);
     struct ctr_tasks ts;
     struct ctr_trace *t;
     if (ctr_reading_open(&rd, path, o.tsv || !o.n ? 1 : 2, &po) ||
@@ -362,13 +370,14 @@ static const char threads_usage[] =
 static int cmd_threads(int argc, char **argv)
 {
     const char *path = NULL;
-    int tsv = 0, jobs = 0, r;
+    int tsv = 0, r;
+    struct ctr_pipeline_opts o = pipeline_opts();
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
             fputs(threads_usage, stdout);
             return 0;
         }
-        if ((r = jobs_arg(argc, argv, &i, "threads", &jobs)) != 0) {
+        if ((r = reading_arg(argc, argv, &i, "threads", &o)) != 0) {
             if (r < 0)
                 return CTR_EXIT_USAGE;
             continue;
@@ -386,7 +395,6 @@ static int cmd_threads(int argc, char **argv)
     if (!path)
         return ctr_cli_usage_error(NULL, "threads: no trace file given%s", "");
     struct ctr_reading rd;
-    struct ctr_pipeline_opts o = pipeline_opts(jobs);
     struct ctr_trace *t;
     if (ctr_reading_open(&rd, path, 1, &o))
         return 1;
@@ -431,7 +439,9 @@ int main(int argc, char **argv)
 
     const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL, *j = NULL;
     struct ctr_profile_filter filter = {0};
-    int top = 0, jobs = 0;
+    int top = 0;
+    struct ctr_pipeline_opts ro = pipeline_opts();
+    const char *pid = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -448,7 +458,8 @@ int main(int argc, char **argv)
             (r = ctr_cli_flag(argc, argv, &i, "task", &filter.task)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "region", &filter.region)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
-            (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0) {
+            (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "pid", &pid)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "flag %s needs a value", argv[i]);
             continue;
@@ -467,7 +478,7 @@ int main(int argc, char **argv)
         return ctr_cli_usage_error(NULL, "no trace file given%s", "");
     if (latmin && !ctr_cli_duration("", "latmin", latmin, &filter.latmin_ns))
         return CTR_EXIT_USAGE;
-    if (j && !ctr_cli_jobs("", j, &jobs))
+    if ((j && !ctr_cli_jobs("", j, &ro.jobs)) || (pid && !ctr_cli_pid("", pid, &ro.pid)))
         return CTR_EXIT_USAGE;
     if ((filter.task && !*filter.task) || (filter.region && !*filter.region))
         return ctr_cli_usage_error(NULL, "-%s needs a name",
@@ -483,5 +494,5 @@ int main(int argc, char **argv)
             return ctr_cli_usage_error(NULL, "-n wants a number of stacks >= 1, not '%s'", n);
         top_n = (size_t)v;
     }
-    return cmd_pprof(type, top ? top_n : 0, &filter, out, path, jobs);
+    return cmd_pprof(type, top ? top_n : 0, &filter, out, path, &ro);
 }

@@ -15,7 +15,7 @@ int ctr_reading_open(struct ctr_reading *r, const char *path, int passes,
     memset(r, 0, sizeof(*r));
     r->path = path;
     r->opts = *opts;
-    if (ctr_source_open(path, passes > 1, &r->src, err, sizeof(err)) != 0) {
+    if (ctr_source_open_pid(path, passes > 1, opts->pid, &r->src, err, sizeof(err)) != 0) {
         fprintf(stderr, "ctrace: %s\n", err);
         return 1;
     }
@@ -99,6 +99,11 @@ void ctr_reading_say(const struct ctr_reading *r)
     } else if (ctr_stats_empty(t)) {
         fprintf(stderr, "ctrace: %s: warning: %s\n", r->path, ctr_stats_empty(t));
     }
+    if (t->lttng_discarded)
+        fprintf(stderr, "ctrace: %s: warning: LTTng discarded %llu events (its sub-buffers were "
+                        "full): what they held is missing; give the channel more, or bigger, "
+                        "sub-buffers\n",
+                r->path, (unsigned long long)t->lttng_discarded);
 }
 
 int ctr_reading_status(const struct ctr_reading *r)

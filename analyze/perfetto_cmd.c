@@ -23,7 +23,7 @@
 #include "tasks.h"
 
 static const char usage[] =
-    "usage: ctrace -perfetto [-o FILE] [-from D] [-to D] [FILTERS] [-j N] TRACE\n"
+    "usage: ctrace -perfetto [-o FILE] [-from D] [-to D] [FILTERS] [-j N] [-pid P] TRACE\n"
     "       ctrace -perfetto -http [-port N] [-o FILE] [...] TRACE\n"
     "Writes TRACE as a timeline in Perfetto's trace format (open it at\n"
     "https://ui.perfetto.dev): per thread its waits (with their stacks and a\n"
@@ -36,6 +36,7 @@ static const char usage[] =
     "                   only the time threads worked for such tasks (as the profiles'\n"
     "                   filters), and those tasks\n"
     "  -j N             threads that read the trace (default: the cores available)\n"
+    "  -pid PID|all     of an LTTng trace of several processes, the one to show, or all\n"
     "  -http            then serve it on 127.0.0.1 and print the link that opens it\n"
     "                   in the Perfetto UI, until Ctrl-C (without -o, in a temporary\n"
     "                   file, removed at the end)\n"
@@ -53,6 +54,7 @@ struct opts {
     struct ctr_profile_filter filter;
     uint64_t from_ns, to_ns;
     int has_to, jobs, http, port;
+    uint64_t pid;                /* -pid: ctr_pipeline_opts.pid */
     size_t buffer;
 };
 
@@ -129,7 +131,8 @@ static int tasks_shown(const struct ctr_tasks *ts, const struct ctr_profile_filt
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL, *buffer = NULL;
+    const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL, *buffer = NULL,
+               *pid = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -149,6 +152,7 @@ static int parse(int argc, char **argv, struct opts *o)
             (r = ctr_cli_flag(argc, argv, &i, "region", &o->filter.region)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "pid", &pid)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "port", &port)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "buffer", &buffer)) != 0) {
             if (r < 0)
@@ -166,7 +170,8 @@ static int parse(int argc, char **argv, struct opts *o)
     if ((latmin && !ctr_cli_duration("-perfetto", "latmin", latmin, &o->filter.latmin_ns)) ||
         (from && !ctr_cli_duration("-perfetto", "from", from, &o->from_ns)) ||
         (to && !ctr_cli_duration("-perfetto", "to", to, &o->to_ns)) ||
-        (j && !ctr_cli_jobs("-perfetto", j, &o->jobs)))
+        (j && !ctr_cli_jobs("-perfetto", j, &o->jobs)) ||
+        (pid && !ctr_cli_pid("-perfetto", pid, &o->pid)))
         return CTR_EXIT_USAGE;
     o->has_to = to != NULL;
     if (buffer && parse_size(buffer, &o->buffer) != 0)
@@ -238,7 +243,8 @@ int ctr_cmd_perfetto(int argc, char **argv)
     if (rc >= 0)
         return rc;
     struct ctr_reading rd;
-    struct ctr_pipeline_opts popts = {.jobs = o.jobs, .progress = isatty(2) ? stderr : NULL};
+    struct ctr_pipeline_opts popts = {.jobs = o.jobs, .progress = isatty(2) ? stderr : NULL,
+                                      .pid = o.pid};
     struct busy busy = {0};
     struct ctr_consumer bc = {.ctx = &busy, .interval = busy_interval};
     struct ctr_windows keep = {0};

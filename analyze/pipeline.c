@@ -534,7 +534,11 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
         show_progress(&r, 0);
     }
     t->file_bytes = ctr_source_pos(src);
-    if (rc == 0 && got < 0)
+    t->lttng_discarded = ctr_source_discarded(src);
+    int unreadable = rc == 0 && got == -ENOTUNIQ; /* which process, the user must say */
+    if (unreadable)
+        rc = got;
+    else if (rc == 0 && got < 0)
         note_damage(t, f.file_off, "", f.skipped); /* reading failed */
     else if (rc == 0 && f.skipped[0])
         take_skipped(&r, f.skipped, f.skipped_off, f.file_off); /* trailing bytes */
@@ -548,7 +552,9 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
     ctr_idmap_free(&r.foreign_stacks);
     ctr_engine_free(r.eng);
     ctr_decoders_free(d);
-    if (rc != 0)
+    if (unreadable)
+        snprintf(err, errlen, "%s", f.skipped);
+    else if (rc != 0)
         snprintf(err, errlen, "out of memory analysing the trace");
     return rc;
 }

@@ -35,13 +35,17 @@ struct ctr_pipeline_opts {
     /* Where to show progress (bytes read of the total, events/s) during a
      * long run (after about 2 s), when it is a terminal; NULL: nowhere. */
     FILE *progress;
+    /* An LTTng trace's process to read (ctr_source_open_pid): 0 the only
+     * one, CTR_CTF_ALL all of them merged. */
+    uint64_t pid;
 };
 
 /* ctr_analyze() : reads src from its current place to its end into the
  * trace t (zeroed by the caller, or left by ctr_trace_free()), feeding the
  * n consumers c[]. t's tables and totals are complete when it returns.
- * @return 0 (a damaged trace included: see t->damage), or -ENOMEM with a
- *         one-line reason in err. */
+ * @return 0 (a damaged trace included: see t->damage); -ENOMEM, or
+ *         -ENOTUNIQ when an LTTng trace holds several processes and opts
+ *         chose none; with a one-line reason in err. */
 int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c,
                 size_t n, const struct ctr_pipeline_opts *opts, char *err, size_t errlen);
 

@@ -107,6 +107,7 @@ struct ctr_trace {
     uint64_t odd;                /* events that did not fit the state machine */
     int complete;                /* END record seen */
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;
+    uint64_t lttng_discarded;    /* events LTTng discarded (an LTTng trace: ctf.h) */
     /* Problems: damage names the first damaged part (the output covers the
      * rest); gaps counts the spans of time missing, missing_ns their length. */
     char damage[384];

@@ -184,6 +184,11 @@ int ctr_source_open_pid(const char *path, int spool, uint64_t pid, struct ctr_so
     struct stat dst;
     if (!is_stdin && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode))
         return open_ctf(path, pid, out, err, errlen);
+    if (pid) {
+        snprintf(err, errlen, "%s: -pid picks a process of an LTTng trace (a directory); a "
+                              "ctrace file holds one process", path);
+        return -EINVAL;
+    }
     int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {

@@ -30,6 +30,8 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
     }
     if (t->complete && t->end_dropped > dropped)
         dropped = t->end_dropped;
+    if (dropped < t->lttng_discarded) /* an LTTng trace without its END */
+        dropped = t->lttng_discarded;
     uint64_t odd = t->odd;
 
     fprintf(out, "trace:        %s (%s)\n", name,
@@ -86,6 +88,10 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
             dropped ? " (buffers full, or a signal handler's events in the middle of "
                       "another event: the trace has gaps)"
                     : "");
+    if (t->lttng_discarded)
+        fprintf(out, "              %llu of them discarded by LTTng: its sub-buffers were full "
+                     "(give the channel more, or bigger, sub-buffers)\n",
+                (unsigned long long)t->lttng_discarded);
     if (lost != dropped)
         fprintf(out, "              %llu of them marked in place by Lost events\n",
                 (unsigned long long)lost);
