@@ -621,13 +621,12 @@ static void on_message(struct ctr_ctf *c, const bt_message *m)
         /* Nothing says whose it is: only one process can be read. A
          * TRACE_INFO of another pid than the first says there are more. */
         if ((uint8_t)what == CTR_REC_TRACE_INFO && k == K_RECORD && c->nprocs &&
-            c->procs[0].pid != v[0]) {
+            c->procs[0].pid && c->procs[0].pid != v[0]) {
             fail(c, "events of several processes, not told apart: record the vpid context "
                     "(lttng add-context -u -t vpid) or use --buffers-pid%s", "");
             return;
         }
-        c->unknown_pid_seen = 1;
-        pid = c->nprocs ? c->procs[0].pid : 0;
+        c->unknown_pid_seen = 1; /* all of them are the process of key 0 */
     }
     struct proc *p = proc_of(c, pid);
     if (!p)

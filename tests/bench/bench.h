@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +43,8 @@ struct bench_variant {
     unsigned io_min_ns;            /* the trace's threshold, 0 = default */
     double samples[BENCH_MAX_ROUNDS];
     const char *unwind;            /* the trace's CTRACE_UNWIND, NULL = default */
+    int lttng;                     /* 1: to LTTng as well (trace_options.lttng); 2: to
+                                      LTTng only, no file */
 };
 
 static void *bench_idle(void *arg)
@@ -69,14 +72,15 @@ static inline void bench_table(const char *title, struct bench_variant *v, int n
             if (v[i].traced) {
                 /* A pool large enough that the run measures writing, not
                  * dropping (the collector shares the machine's cores). */
-                struct trace_options o = {.path = trace_path, .pool_bytes = 1u << 30,
-                                          .io_min_ns = v[i].io_min_ns};
+                struct trace_options o = {.path = v[i].lttng == 2 ? NULL : trace_path,
+                                          .pool_bytes = 1u << 30, .io_min_ns = v[i].io_min_ns,
+                                          .lttng = v[i].lttng != 0};
                 if (v[i].unwind)
                     setenv("CTRACE_UNWIND", v[i].unwind, 1);
                 int rc = trace_start_opts(&o);
                 unsetenv("CTRACE_UNWIND");
                 if (rc != 0) {
-                    fprintf(stderr, "bench: trace_start failed\n");
+                    fprintf(stderr, "bench: trace_start failed: %s\n", strerror(-rc));
                     exit(1);
                 }
             }

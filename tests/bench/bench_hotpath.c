@@ -152,31 +152,31 @@ int main(int argc, char **argv)
     ctr__clock_init();
 
     struct bench_variant events[] = {
-        {"empty loop", run_empty, 0, 0, {0}, NULL},
-        {"tick read (rdtsc)", run_ticks, 0, 0, {0}, NULL},
-        {"event: Unblock (time only)", run_emit_unblock, 1, 0, {0}, NULL},
-        {"event: Block (3 args)", run_emit_block, 1, 0, {0}, NULL},
+        {"empty loop", run_empty, 0, 0, {0}, NULL, 0},
+        {"tick read (rdtsc)", run_ticks, 0, 0, {0}, NULL, 0},
+        {"event: Unblock (time only)", run_emit_unblock, 1, 0, {0}, NULL, 0},
+        {"event: Block (3 args)", run_emit_block, 1, 0, {0}, NULL, 0},
     };
     bench_table("Cost of writing one event, per event", events, 4, iters, rounds, path);
 
     struct bench_variant locks[] = {
-        {"real lock+unlock (glibc)", run_lock_real, 0, 0, {0}, NULL},
-        {"wrapped lock+unlock, tracing off", run_lock_wrapped, 0, 0, {0}, NULL},
-        {"wrapped lock+unlock, tracing on", run_lock_wrapped, 1, 0, {0}, NULL},
+        {"real lock+unlock (glibc)", run_lock_real, 0, 0, {0}, NULL, 0},
+        {"wrapped lock+unlock, tracing off", run_lock_wrapped, 0, 0, {0}, NULL, 0},
+        {"wrapped lock+unlock, tracing on", run_lock_wrapped, 1, 0, {0}, NULL, 0},
     };
     bench_table("Uncontended pthread_mutex_lock + unlock", locks, 3, iters, rounds, path);
 
     struct bench_variant sems[] = {
-        {"real sem_post+sem_wait (glibc)", run_sem_real, 0, 0, {0}, NULL},
-        {"wrapped, tracing off", run_sem_wrapped, 0, 0, {0}, NULL},
-        {"wrapped, tracing on", run_sem_wrapped, 1, 0, {0}, NULL},
+        {"real sem_post+sem_wait (glibc)", run_sem_real, 0, 0, {0}, NULL, 0},
+        {"wrapped, tracing off", run_sem_wrapped, 0, 0, {0}, NULL, 0},
+        {"wrapped, tracing on", run_sem_wrapped, 1, 0, {0}, NULL, 0},
     };
     bench_table("Uncontended sem_post + sem_wait", sems, 3, iters, rounds, path);
 
     struct bench_variant notes[] = {
-        {"empty loop", run_empty, 0, 0, {0}, NULL},
-        {"task+region+log, tracing off", run_annotations, 0, 0, {0}, NULL},
-        {"task+region+log, tracing on", run_annotations, 1, 0, {0}, NULL},
+        {"empty loop", run_empty, 0, 0, {0}, NULL, 0},
+        {"task+region+log, tracing off", run_annotations, 0, 0, {0}, NULL, 0},
+        {"task+region+log, tracing on", run_annotations, 1, 0, {0}, NULL, 0},
     };
     bench_table("Annotations (5 calls: task begin/end, region begin/end, log)", notes, 3,
                 iters / 10, rounds, path);

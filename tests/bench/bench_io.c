@@ -99,10 +99,10 @@ int main(int argc, char **argv)
     ctr__clock_init();
 
     struct bench_variant v[] = {
-        {"real read (glibc)", run_real, 0, 0, {0}, NULL},
-        {"wrapped read, tracing off", run_wrapped, 0, 0, {0}, NULL},
-        {"wrapped read, tracing on", run_wrapped, 1, 10000, {0}, NULL},
-        {"wrapped read, on, io_min_ns=1", run_wrapped, 1, 1, {0}, NULL},
+        {"real read (glibc)", run_real, 0, 0, {0}, NULL, 0},
+        {"wrapped read, tracing off", run_wrapped, 0, 0, {0}, NULL, 0},
+        {"wrapped read, tracing on", run_wrapped, 1, 10000, {0}, NULL, 0},
+        {"wrapped read, on, io_min_ns=1", run_wrapped, 1, 1, {0}, NULL, 0},
     };
     bench_table("1-byte read from a filled pipe", v, 4, iters, rounds, path);
     printf("\nclock: %s; pipe batch: %zu bytes\n",

@@ -62,12 +62,12 @@ int main(int argc, char **argv)
         return 1;
     close(fd);
     struct bench_variant v[] = {
-        {"no stack (the loop)", fp_empty, 0, 0, {0}, NULL},
-        {"frame pointers: fp only", fp_stack, 1, 0, {0}, "fp"},
-        {"frame pointers: default (auto)", fp_stack, 1, 0, {0}, NULL},
-        {"frame pointers: dwarf only", fp_stack, 1, 0, {0}, "dwarf"},
-        {"no frame pointers: default (auto)", nofp_stack, 1, 0, {0}, NULL},
-        {"no frame pointers: fp only (short)", nofp_stack, 1, 0, {0}, "fp"},
+        {"no stack (the loop)", fp_empty, 0, 0, {0}, NULL, 0},
+        {"frame pointers: fp only", fp_stack, 1, 0, {0}, "fp", 0},
+        {"frame pointers: default (auto)", fp_stack, 1, 0, {0}, NULL, 0},
+        {"frame pointers: dwarf only", fp_stack, 1, 0, {0}, "dwarf", 0},
+        {"no frame pointers: default (auto)", nofp_stack, 1, 0, {0}, NULL, 0},
+        {"no frame pointers: fp only (short)", nofp_stack, 1, 0, {0}, "fp", 0},
     };
     bench_table("One stack of about 17 frames, added to the loop", v, (int)(sizeof(v) / sizeof(v[0])),
                 iters, rounds, path);
