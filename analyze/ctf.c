@@ -92,6 +92,7 @@ struct proc {
     struct buf frame, tables;    /* the frame being built; tables for the next generation */
     int in_gen, gen_closed;      /* inside GEN_BEGIN..GEN_END; after a GEN_END */
     uint64_t clock_ticks;        /* the last CLOCK's ticks in this generation */
+    uint64_t gen;                /* the number of the last GEN_BEGIN (as written) */
     struct buf sw;               /* the SWITCHES record being filled */
     uint64_t sw_thread, sw_last;
     int sw_open;
@@ -446,6 +447,15 @@ static void on_record(struct ctr_ctf *c, struct proc *p, uint8_t kind, uint64_t 
     }
     switch (kind) {
     case CTR_REC_GEN_BEGIN:
+        if (p->in_gen) {
+            /* LTTng discarded the last one's GEN_END: close it here. */
+            write_batches(c, p, p->clock_ticks);
+            c->batch.len = 0;
+            buf_uv(&c->batch, p->gen);
+            put_record(&p->frame, CTR_REC_GEN_END, &c->batch);
+            p->gen_closed = 1;
+        }
+        p->gen = v[0];
         if (p->gen_closed)
             frame_finish(c, &p->frame);
         p->gen_closed = 0;

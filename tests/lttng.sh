@@ -32,13 +32,13 @@ fi
 record() {
     local dir=$1; shift
     lttng create "$session" --output="$dir" >/dev/null &&
-        lttng enable-channel -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
-        lttng enable-event -u -c ch 'ctrace:*' >/dev/null &&
-        { [[ -n ${novpid:-} ]] || lttng add-context -u -c ch -t vpid >/dev/null; } &&
-        lttng start >/dev/null || { echo "lttng session set-up failed"; return 1; }
+        lttng enable-channel -s "$session" -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
+        lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
+        { [[ -n ${novpid:-} ]] || lttng add-context -s "$session" -u -c ch -t vpid >/dev/null; } &&
+        lttng start "$session" >/dev/null || { echo "lttng session set-up failed"; return 1; }
     "$@"
     local rc=$?
-    lttng stop >/dev/null && lttng destroy >/dev/null
+    lttng stop "$session" >/dev/null && lttng destroy "$session" >/dev/null
     return $rc
 }
 
@@ -98,6 +98,19 @@ then ok "gateway: same task table"; else bad "gateway: task tables differ"; fi
 check "LTTng only: no trace file written" test ! -e "$tmp/trace.bin"
 check "LTTng only: the lock line at the top" \
     grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <("$ctrace" -pprof=sync -top "$tmp/only" | sed -n 5p)
+
+# ---- LTTng's discards: sub-buffers far too small for the gateway's events
+lttng create "$session" --output="$tmp/small" >/dev/null &&
+    lttng enable-channel -s "$session" -u ch --subbuf-size=4096 --num-subbuf=2 >/dev/null &&
+    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null && lttng start "$session" >/dev/null
+"$ctrace" run -lttng -sched -- "$gateway" -seconds 1 >/dev/null
+lttng stop "$session" >/dev/null
+discarded=$(lttng list "$session" | sed -nE 's/.*Discarded events: ([0-9]+).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+lttng destroy "$session" >/dev/null
+check "discards: LTTng discarded some ($discarded)" test "$discarded" -gt 0
+expect "discards: counted as dropped, and said" 0 \
+    "LTTng discarded $discarded events.*(.|\n)*dropped: +$discarded events(.|\n)*$discarded of them discarded by LTTng" \
+    -- "$ctrace" stats "$tmp/small"
 
 # ---- damaged LTTng traces: a clear message, a non-zero exit
 cp -r "$tmp/cache-lttng" "$tmp/bad-meta"

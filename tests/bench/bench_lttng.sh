@@ -21,16 +21,16 @@ lttng_daemon_start
 
 session_start() {
     lttng create "$session" --output="$1" >/dev/null
-    lttng enable-channel -u ch --subbuf-size=16M --num-subbuf=8 >/dev/null
-    lttng enable-event -u -c ch 'ctrace:*' >/dev/null
-    lttng start >/dev/null
+    lttng enable-channel -s "$session" -u ch --subbuf-size=16M --num-subbuf=8 >/dev/null
+    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null
+    lttng start "$session" >/dev/null
 }
 session_end() {
-    lttng stop >/dev/null
+    lttng stop "$session" >/dev/null
     local discarded
     discarded=$(lttng list "$session" | sed -nE 's/.*[Dd]iscarded events: ([0-9]+).*/\1/p' |
                 awk '{ n += $1 } END { print n + 0 }')
-    lttng destroy >/dev/null
+    lttng destroy "$session" >/dev/null
     echo "LTTng discarded events: $discarded"
 }
 
