@@ -20,6 +20,7 @@ ctrace=$1 cache=$2 gateway=$3
 here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/checks.sh"
 source "$here/lttng_daemon.sh"
+source "$here/profile_compare.sh"
 session=ctrace-test-$$
 trap 'lttng destroy "$session" >/dev/null 2>&1; lttng_daemon_stop; rm -rf "$tmp"' EXIT
 if ! lttng_daemon_start; then
@@ -41,25 +42,6 @@ record() {
     lttng stop >/dev/null && lttng destroy >/dev/null
     return $rc
 }
-
-# shares FILE: "share<TAB>stack" for each stack of a -top listing.
-shares() {
-    awk '/^ +[0-9.]+[a-z]*s +[0-9]+ +[0-9.]+%/ { if (key != "") print share "\t" key
-                                                   share = $3; sub(/%/, "", share); key = $4; next }
-         /^ {20,}[^ ]/ && key != "" { sub(/^ +/, ""); key = key " | " $0 }
-         END { if (key != "") print share "\t" key }' "$1"
-}
-
-# same_shares A B: the same stacks, each share within 5 points.
-same_shares() {
-    join -t $'\t' -a1 -a2 -e X -o 0,1.1,2.1 -1 2 -2 2 \
-        <(shares "$1" | sort -t $'\t' -k2) <(shares "$2" | sort -t $'\t' -k2) |
-        awk -F '\t' '$2 == "X" || $3 == "X" || $2 - $3 > 5 || $3 - $2 > 5 { print "differs: " $0; bad = 1 }
-                     END { exit bad }'
-}
-
-# counts TRACE: the event counts of `ctrace stats`.
-counts() { "$ctrace" stats "$1" | grep -E '^  [A-Z_]+ +[0-9]+$'; }
 
 # ---- the cache example, into a file and LTTng at once
 record "$tmp/cache-lttng" "$ctrace" run -lttng -o "$tmp/cache.bin" -- "$cache" slow >/dev/null
