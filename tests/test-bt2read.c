@@ -5,7 +5,11 @@
  * those are nanoseconds, never earlier than the one before across frames),
  * what the first frame fixes (the clock offset, the pid), and damage: a
  * record that does not decode, a file cut inside a frame, bytes that are no
- * frame, a file that is no trace. babeltrace.sh runs the plugin itself. */
+ * frame, a file that is no trace; and the fuzz harness (fuzz_bt2read.c)
+ * over the fuzz seeds and regressions. babeltrace.sh runs the plugin
+ * itself. */
+#include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -321,6 +325,43 @@ static void test_not_traces(void **state)
     unlink(path);
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every file of the directories in $CTR_FUZZ_DIRS (':'-separated: the
+ * fuzzers' seeds and the inputs that once crashed a reader) through the
+ * harness, which aborts where the reading breaks what babeltrace2 needs. */
+static void test_fuzz_inputs(void **state)
+{
+    (void)state;
+    const char *dirs = getenv("CTR_FUZZ_DIRS");
+    if (!dirs)
+        skip();
+    char list[4096];
+    snprintf(list, sizeof(list), "%s", dirs);
+    int files = 0;
+    for (char *save = NULL, *dir = strtok_r(list, ":", &save); dir;
+         dir = strtok_r(NULL, ":", &save)) {
+        DIR *d = opendir(dir);
+        if (!d)
+            fail_msg("CTR_FUZZ_DIRS: %s: %s", dir, strerror(errno));
+        for (struct dirent *de; (de = readdir(d));) {
+            if (de->d_name[0] == '.')
+                continue;
+            char path[4096 + 256];
+            snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+            FILE *fp = fopen(path, "rb");
+            assert_non_null(fp);
+            static uint8_t buf[1 << 20];
+            size_t n = fread(buf, 1, sizeof(buf), fp);
+            fclose(fp);
+            LLVMFuzzerTestOneInput(buf, n);
+            files++;
+        }
+        closedir(d);
+    }
+    assert_true(files > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_damaged_record),
         cmocka_unit_test(test_cut_and_garbage),
         cmocka_unit_test(test_not_traces),
+        cmocka_unit_test(test_fuzz_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
