@@ -128,6 +128,6 @@ void ctr_gen_free(struct ctr_gen *g, struct ctr_bufpool *pool);
 
 /* Most bytes a frame may decompress to: the writer cuts a frame at a few
  * MiB (a round's output); more is not a ctrace frame. */
-#define CTR_GEN_MAX_STREAM ((size_t)256 << 20)
+#define CTR_GEN_MAX_STREAM CTR_FRAME_MAX_CONTENT
 
 #endif

@@ -8,18 +8,22 @@
 #   - the gateway example (tasks, regions, logs) with context switches: the
 #     same events in both, and the same task table;
 #   - LTTng alone (no file): a profile that names the cache's lock line;
-#   - babeltrace2 prints the events with their field names;
+#   - babeltrace2 prints the events with their field names; and through the
+#     plugin `ctrace` (tp/bt2plugin.c) the gateway's native trace has the
+#     session's event classes, member for member, and the same events;
 #   - LTTng's own threads are not traced; a program not asking for LTTng does
 #     not load lttng-ust; a provider that cannot load is said, and the program
 #     runs untraced.
 # Uses the session daemon that answers (tests/run.sh starts one), or starts
 # its own.
-# usage: lttng.sh CTRACE CACHE GATEWAY
+# usage: lttng.sh CTRACE CACHE GATEWAY BT2_PLUGIN_DIR
 set -uo pipefail
-ctrace=$1 cache=$2 gateway=$3
+ctrace=$1 cache=$2 gateway=$3 plugins=$4
 here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/checks.sh"
 source "$here/lttng_daemon.sh"
+source "$here/profile_compare.sh"
+source "$here/bt2plugin_run.sh"
 session=ctrace-test-$$
 trap 'lttng destroy "$session" >/dev/null 2>&1; lttng_daemon_stop; rm -rf "$tmp"' EXIT
 if ! lttng_daemon_start; then
@@ -41,25 +45,6 @@ record() {
     lttng stop "$session" >/dev/null && lttng destroy "$session" >/dev/null
     return $rc
 }
-
-# shares FILE: "share<TAB>stack" for each stack of a -top listing.
-shares() {
-    awk '/^ +[0-9.]+[a-z]*s +[0-9]+ +[0-9.]+%/ { if (key != "") print share "\t" key
-                                                   share = $3; sub(/%/, "", share); key = $4; next }
-         /^ {20,}[^ ]/ && key != "" { sub(/^ +/, ""); key = key " | " $0 }
-         END { if (key != "") print share "\t" key }' "$1"
-}
-
-# same_shares A B: the same stacks, each share within 5 points.
-same_shares() {
-    join -t $'\t' -a1 -a2 -e X -o 0,1.1,2.1 -1 2 -2 2 \
-        <(shares "$1" | sort -t $'\t' -k2) <(shares "$2" | sort -t $'\t' -k2) |
-        awk -F '\t' '$2 == "X" || $3 == "X" || $2 - $3 > 5 || $3 - $2 > 5 { print "differs: " $0; bad = 1 }
-                     END { exit bad }'
-}
-
-# counts TRACE: the event counts of `ctrace stats`.
-counts() { "$ctrace" stats "$1" | grep -E '^  [A-Z_]+ +[0-9]+$'; }
 
 # ---- the cache example, into a file and LTTng at once
 record "$tmp/cache-lttng" "$ctrace" run -lttng -o "$tmp/cache.bin" -- "$cache" slow >/dev/null
@@ -92,6 +77,31 @@ check "gateway: tasks, regions, logs and switches are there" \
     <(counts "$tmp/gw-lttng")
 if diff <("$ctrace" tasks -tsv "$tmp/gw.bin" | sort) <("$ctrace" tasks -tsv "$tmp/gw-lttng" | sort) >/dev/null
 then ok "gateway: same task table"; else bad "gateway: task tables differ"; fi
+
+# ---- the native trace through babeltrace2's plugin `ctrace`, against the session
+# classes TEXT: the event classes of a sink.text.details listing.
+classes() { sed -n '/^    Event class/,$p' "$1"; }
+# events TEXT: the events' tracepoints and payloads of a sink.text.pretty
+# listing (no time, no context), sorted. Records are not compared: the
+# session has each table entry once, the file each generation's.
+events() {
+    sed -nE 's/^\[[^]]*\] \([^)]*\) ([^ ]+ )?(ctrace:[a-z_]+): (\{ [a-z_]+ = [0-9]+ \}, )*/\2 /p' "$1" |
+        grep -E '^ctrace:(thread_[a-z]+|block|unblock|lost|release|switch_[a-z]+|sched_lost|task_[a-z]+|region_[a-z]+|log) ' |
+        sort
+}
+babeltrace2 -c sink.text.details -p 'with-data=no' "$tmp/gw-lttng" >"$tmp/lttng.classes" 2>&1
+bt2 "$plugins" -c sink.text.details -p 'with-data=no' "$tmp/gw.bin" >"$tmp/native.classes" 2>&1
+check "plugin: the session's event classes" grep -q 'Event class .ctrace:block.' "$tmp/lttng.classes"
+if diff <(classes "$tmp/lttng.classes") <(classes "$tmp/native.classes"); then
+    ok "plugin: the same event classes, member for member"
+else bad "plugin: event classes differ"; fi
+babeltrace2 "$tmp/gw-lttng" 2>&1 | events /dev/stdin >"$tmp/lttng.events"
+bt2 "$plugins" "$tmp/gw.bin" 2>&1 | events /dev/stdin >"$tmp/native.events"
+if test -s "$tmp/native.events" && cmp -s "$tmp/lttng.events" "$tmp/native.events"; then
+    ok "plugin: the same events ($(wc -l <"$tmp/native.events")), field for field"
+else
+    bad "plugin: events differ"; diff "$tmp/lttng.events" "$tmp/native.events" | head
+fi
 
 # ---- LTTng alone (and no vpid context: one process, whose pid nothing names)
 (cd "$tmp" && novpid=1 record "$tmp/only" "$ctrace" run -lttng -- "$cache" slow >/dev/null)

@@ -29,6 +29,10 @@
 #define CTR_VERSION_MAJOR 1
 #define CTR_VERSION_MINOR 2
 
+/* The most bytes a frame decompresses to (FORMAT.md §2): a reader takes a
+ * larger one for damage, and so bounds its memory by one frame. */
+#define CTR_FRAME_MAX_CONTENT ((size_t)256 << 20)
+
 /* ---------------------------------------------------------------------------
  * Kinds of record fields and event arguments (FORMAT.md §3, §4)
  *
