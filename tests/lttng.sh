@@ -118,9 +118,10 @@ lttng stop "$session" >/dev/null
 discarded=$(lttng list "$session" | sed -nE 's/.*Discarded events: ([0-9]+).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 lttng destroy "$session" >/dev/null
 check "discards: LTTng discarded some ($discarded)" test "$discarded" -gt 0
-expect "discards: counted as dropped, and said" 0 \
-    "LTTng discarded $discarded events.*(.|\n)*dropped: +$discarded events(.|\n)*$discarded of them discarded by LTTng" \
-    -- "$ctrace" stats "$tmp/small"
+out=$("$ctrace" stats "$tmp/small" 2>&1)
+check "discards: said" grep -q "warning: LTTng discarded $discarded events" <<<"$out"
+check "discards: counted as dropped" grep -qE "^dropped: +$discarded events" <<<"$out"
+check "discards: counted as LTTng's" grep -q "$discarded of them discarded by LTTng" <<<"$out"
 
 # ---- damaged LTTng traces: a clear message, a non-zero exit
 cp -r "$tmp/cache-lttng" "$tmp/bad-meta"

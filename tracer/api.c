@@ -70,7 +70,7 @@ void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN])
     h[11] = CTR_VERSION_MINOR >> 8;
 }
 
-static int init_once(void)
+int ctr__init(void)
 {
     ctr__interpose_init();
     ctr__clock_init();
@@ -121,7 +121,7 @@ void ctr__api_unlock(void)
 
 int ctr__session_begin(const struct trace_options *o)
 {
-    int rc = init_once();
+    int rc = ctr__init();
     if (rc != 0)
         return rc;
     struct ctr_session *s = &ctr__session;

@@ -205,9 +205,14 @@ int ctr__trace_fd(void)
     return ctr__sink_is_attached(&F.sink) ? atomic_load_explicit(&F.fd, memory_order_relaxed) : -1;
 }
 
-/* Flush a running trace when the program exits normally. */
-__attribute__((destructor)) static void trace_at_exit(void)
+void ctr__trace_stop_at_exit(void)
 {
     if (trace_is_running())
         ctr__autostart_stopped(trace_stop());
+}
+
+/* Flush a running trace when the program exits normally. */
+__attribute__((destructor)) static void trace_at_exit(void)
+{
+    ctr__trace_stop_at_exit();
 }

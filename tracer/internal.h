@@ -335,6 +335,12 @@ extern struct ctr_intern ctr__strings; /* bytes: characters, no NUL */
 struct ctr_sink;
 void ctr__lttng_entry(const struct ctr_intern *table, const struct ctr_intern_entry *e);
 int ctr__lttng_start(const struct trace_options *o);
+/* Stops a running trace_start as the program exits, saying why if the file
+ * could not be written whole (filesink.c). */
+void ctr__trace_stop_at_exit(void);
+/* The tracer's one-time set-up (api.c: wrappers, clock, threads' slab and
+ * exit key, tables); again, a no-op. @return 0 or -errno. */
+int ctr__init(void);
 struct ctr_sink *ctr__lttng_sink(void);
 
 /* ---------------------------------------------------------------------------

@@ -221,15 +221,33 @@ static const struct ctr_sink_ops lttng_sink_ops = {
     .detached = on_detached,
 };
 
+/* At exit, before LTTng-UST's destructors tear it down (a library loaded
+ * after libctrace is finalized before it, and atexit handlers run before
+ * any): the trace stops there, LTTng and file together, as libctrace's own
+ * destructor would stop it later. */
+static void stop_at_exit(void)
+{
+    ctr__trace_stop_at_exit();
+}
+
 int ctr__lttng_start(const struct trace_options *o)
 {
     /* relaxed: stored only here, under the API lock. */
     if (!atomic_load_explicit(&lttng_ops, memory_order_relaxed)) {
+        /* The tracer's thread-exit key before LTTng-UST's: a thread's exit
+         * runs ctrace's destructor first, which leaves the thread untraced
+         * (thread.c), so LTTng's own (its RCU reader's unregistration, under
+         * its registry lock) never sends an event into LTTng from inside
+         * LTTng, where it would wait on that lock forever. */
+        int rc = ctr__init();
+        if (rc != 0)
+            return rc;
         struct ctr_thread *saved = ctr__internal_begin();
         const struct ctr_lttng_ops *ops = load_provider();
         ctr__internal_end(saved);
         if (!ops)
             return -ELIBACC;
+        atexit(stop_at_exit);
         /* release: the provider's table before any writer uses it. */
         atomic_store_explicit(&lttng_ops, ops, memory_order_release);
     }
