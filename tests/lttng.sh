@@ -109,6 +109,20 @@ check "LTTng only: no trace file written" test ! -e "$tmp/trace.bin"
 check "LTTng only: the lock line at the top" \
     grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <("$ctrace" -pprof=sync -top "$tmp/only" | sed -n 5p)
 
+# ---- threads that come and go, LTTng only: LTTng-UST's thread-exit destructor
+# must not end up in a ctrace tracepoint under its own registry lock (it hung
+# one run in three before the fix); each run gets a minute
+lttng create "$session" --output="$tmp/churn" >/dev/null &&
+    lttng enable-channel -s "$session" -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
+    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null && lttng start "$session" >/dev/null
+hung=0
+for run in 1 2 3 4; do
+    timeout 60 "$ctrace" run -lttng -- "$gateway" -seconds 1 >/dev/null || hung=$((hung + 1))
+done
+lttng stop "$session" >/dev/null
+lttng destroy "$session" >/dev/null
+check "thread churn: 4 runs of the gateway into LTTng, none hung or failed ($hung did)" test "$hung" -eq 0
+
 # ---- LTTng's discards: sub-buffers far too small for the gateway's events
 lttng create "$session" --output="$tmp/small" >/dev/null &&
     lttng enable-channel -s "$session" -u ch --subbuf-size=4096 --num-subbuf=2 >/dev/null &&
