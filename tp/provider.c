@@ -14,36 +14,26 @@
 
 #include "ctrace_lttng.h"
 
+/* Both switches are generated from the table the tracepoints are declared
+ * from (CTR_LTTNG_TRACEPOINTS), so a new row needs no code here. An event
+ * is told by its type and whether it came from a SWITCHES record (LOST
+ * is two tracepoints). */
+#define EV_CASE(TYPE, sched, name, members)                                  \
+    case CTR_EV_##TYPE << 1 | sched:                                         \
+        lttng_ust_tracepoint(ctrace, name, th, ts, a, p, n);                \
+        break;
+#define REC_CASE(KIND, name, members)                                        \
+    case CTR_REC_##KIND:                                                     \
+        lttng_ust_tracepoint(ctrace, name, a, tu, tb, n);                   \
+        break;
+#define NO_MEMBERS(...)
+
 static void send_event(uint64_t th, uint64_t ts, uint8_t type, int sched, const uint64_t *a,
                        const void *payload, uint32_t n)
 {
     const char *p = payload;
-    switch (type) {
-#define EV(NAME, name)                                                  \
-    case CTR_EV_##NAME:                                                 \
-        lttng_ust_tracepoint(ctrace, name, th, ts, a, p, n);            \
-        break;
-        EV(THREAD_CREATE, thread_create)
-        EV(THREAD_START, thread_start)
-        EV(THREAD_END, thread_end)
-        EV(THREAD_NAME, thread_name)
-        EV(BLOCK, block)
-        EV(UNBLOCK, unblock)
-        EV(RELEASE, release)
-        EV(SWITCH_OUT, switch_out)
-        EV(SWITCH_IN, switch_in)
-        EV(TASK_BEGIN, task_begin)
-        EV(TASK_END, task_end)
-        EV(REGION_BEGIN, region_begin)
-        EV(REGION_END, region_end)
-        EV(LOG, log)
-#undef EV
-    case CTR_EV_LOST:
-        if (sched)
-            lttng_ust_tracepoint(ctrace, sched_lost, th, ts, a, p, n);
-        else
-            lttng_ust_tracepoint(ctrace, lost, th, ts, a, p, n);
-        break;
+    switch (type << 1 | !!sched) {
+        CTR_LTTNG_TRACEPOINTS(EV_CASE, NO_MEMBERS, NO_MEMBERS, NO_MEMBERS)
     default:
         break;
     }
@@ -54,23 +44,7 @@ static void send_record(uint8_t kind, const uint64_t *a, const uint64_t *tu, con
 {
     const char *tb = tail_b;
     switch (kind) {
-#define REC(NAME, name)                                                 \
-    case CTR_REC_##NAME:                                                \
-        lttng_ust_tracepoint(ctrace, name, a, tu, tb, n);               \
-        break;
-        REC(TRACE_INFO, trace_info)
-        REC(GEN_BEGIN, gen_begin)
-        REC(GEN_END, gen_end)
-        REC(CLOCK, clock)
-        REC(STRING, string)
-        REC(STACK, stack)
-        REC(THREAD, thread)
-        REC(MAPPING, mapping)
-        REC(DROPS, drops)
-        REC(END, end)
-        REC(PENDING, pending)
-        REC(WAITING, waiting)
-#undef REC
+        CTR_LTTNG_TRACEPOINTS(NO_MEMBERS, REC_CASE, NO_MEMBERS, NO_MEMBERS)
     default: /* BATCH and SWITCHES travel as their events */
         break;
     }

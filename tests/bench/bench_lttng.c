@@ -13,21 +13,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_events.h"
 #include "ctrace/trace.h"
 #include "internal.h"
-
-static double run_emit_block(uint64_t iters)
-{
-    struct ctr_thread *t = ctr__self_traced();
-    if (!t)
-        return -1;
-    uint64_t t0 = bench_now_ns();
-    for (uint64_t i = 0; i < iters; i++) {
-        uint64_t args[3] = {CTR_REASON_MUTEX_LOCK, 0x7ffd00001000ull + (i & 0xff), 17};
-        ctr__emit_one(t, CTR_EV_BLOCK, args);
-    }
-    return (double)(bench_now_ns() - t0) / (double)iters;
-}
 
 int main(int argc, char **argv)
 {
