@@ -32,7 +32,9 @@ if ! lttng_daemon_start; then
 fi
 
 # record DIR CMD...: runs CMD while a session records every ctrace event
-# (with the vpid context, unless $novpid is set) into DIR.
+# (with the vpid context, unless $novpid is set) into DIR; its pid in $pid
+# (`ctrace run` becomes the program). A session records every process of
+# this user that sends ctrace events: readings pick the test's own (-pid).
 record() {
     local dir=$1; shift
     lttng create "$session" --output="$dir" >/dev/null &&
@@ -40,7 +42,9 @@ record() {
         lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
         { [[ -n ${novpid:-} ]] || lttng add-context -s "$session" -u -c ch -t vpid >/dev/null; } &&
         lttng start "$session" >/dev/null || { echo "lttng session set-up failed"; return 1; }
-    "$@"
+    "$@" &
+    pid=$!
+    wait $pid
     local rc=$?
     lttng stop "$session" >/dev/null && lttng destroy "$session" >/dev/null
     return $rc
@@ -48,20 +52,21 @@ record() {
 
 # ---- the cache example, into a file and LTTng at once
 record "$tmp/cache-lttng" "$ctrace" run -lttng -o "$tmp/cache.bin" -- "$cache" slow >/dev/null
+cache_pid=$pid
 check "cache: LTTng session written" test -f "$tmp/cache-lttng/ust/uid/$(id -u)/64-bit/metadata"
 "$ctrace" -pprof=sync -top -n 8 "$tmp/cache.bin" >"$tmp/native.top" 2>&1
-"$ctrace" -pprof=sync -top -n 8 "$tmp/cache-lttng" >"$tmp/ctf.top" 2>&1
+"$ctrace" -pprof=sync -top -n 8 -pid "$cache_pid" "$tmp/cache-lttng" >"$tmp/ctf.top" 2>&1
 check "cache: CTF profile names cache_get_slow cache.c:104 at the top" \
     grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <(sed -n 5p "$tmp/ctf.top")
 check "cache: same top stack" test "$(shares "$tmp/native.top" | head -1 | cut -f2)" = \
     "$(shares "$tmp/ctf.top" | head -1 | cut -f2)"
 if same_shares "$tmp/native.top" "$tmp/ctf.top"; then ok "cache: every stack's share within 5 points"
 else bad "cache: shares"; cat "$tmp/native.top" "$tmp/ctf.top"; fi
-if diff <(counts "$tmp/cache.bin") <(counts "$tmp/cache-lttng"); then ok "cache: same events"
+if diff <(counts "$tmp/cache.bin") <(counts "$tmp/cache-lttng" "$cache_pid"); then ok "cache: same events"
 else bad "cache: event counts differ"; fi
 check "cache: LTTng's threads not traced (64 workers and main)" \
     grep -qE '^threads: +65 ' <("$ctrace" stats "$tmp/cache.bin")
-expect "cache: complete, nothing dropped" 0 "complete\).*" -- "$ctrace" stats "$tmp/cache-lttng"
+expect "cache: complete, nothing dropped" 0 "complete\).*" -- "$ctrace" stats -pid "$cache_pid" "$tmp/cache-lttng"
 
 # ---- babeltrace2 reads the session
 bt=$(babeltrace2 "$tmp/cache-lttng" 2>&1 | grep -m1 'ctrace:block:.*MUTEX_LOCK')
@@ -70,12 +75,13 @@ check "babeltrace2 prints ctrace:block with its fields" \
 
 # ---- the gateway: tasks, regions, logs, context switches
 record "$tmp/gw-lttng" "$ctrace" run -lttng -sched -o "$tmp/gw.bin" -- "$gateway" -seconds 1 >/dev/null
-if diff <(counts "$tmp/gw.bin") <(counts "$tmp/gw-lttng"); then ok "gateway: same events"
+gw_pid=$pid
+if diff <(counts "$tmp/gw.bin") <(counts "$tmp/gw-lttng" "$gw_pid"); then ok "gateway: same events"
 else bad "gateway: event counts differ"; fi
 check "gateway: tasks, regions, logs and switches are there" \
     awk '/TASK_BEGIN|REGION_BEGIN|LOG|SWITCH_IN/ && $2 > 0 { n++ } END { exit n != 4 }' \
-    <(counts "$tmp/gw-lttng")
-if diff <("$ctrace" tasks -tsv "$tmp/gw.bin" | sort) <("$ctrace" tasks -tsv "$tmp/gw-lttng" | sort) >/dev/null
+    <(counts "$tmp/gw-lttng" "$gw_pid")
+if diff <("$ctrace" tasks -tsv "$tmp/gw.bin" | sort) <("$ctrace" tasks -tsv -pid "$gw_pid" "$tmp/gw-lttng" | sort) >/dev/null
 then ok "gateway: same task table"; else bad "gateway: task tables differ"; fi
 
 # ---- the native trace through babeltrace2's plugin `ctrace`, against the session
@@ -126,13 +132,16 @@ check "thread churn: 4 runs of the gateway into LTTng, none hung or failed ($hun
 # ---- LTTng's discards: sub-buffers far too small for the gateway's events
 lttng create "$session" --output="$tmp/small" >/dev/null &&
     lttng enable-channel -s "$session" -u ch --subbuf-size=4096 --num-subbuf=2 >/dev/null &&
-    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null && lttng start "$session" >/dev/null
-"$ctrace" run -lttng -sched -- "$gateway" -seconds 1 >/dev/null
+    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
+    lttng add-context -s "$session" -u -c ch -t vpid >/dev/null && lttng start "$session" >/dev/null
+"$ctrace" run -lttng -sched -- "$gateway" -seconds 1 >/dev/null &
+small_pid=$!
+wait $small_pid
 lttng stop "$session" >/dev/null
 discarded=$(lttng list "$session" | sed -nE 's/.*Discarded events: ([0-9]+).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 lttng destroy "$session" >/dev/null
 check "discards: LTTng discarded some ($discarded)" test "$discarded" -gt 0
-out=$("$ctrace" stats "$tmp/small" 2>&1)
+out=$("$ctrace" stats -pid "$small_pid" "$tmp/small" 2>&1)
 check "discards: said" grep -q "warning: LTTng discarded $discarded events" <<<"$out"
 check "discards: counted as dropped" grep -qE "^dropped: +$discarded events" <<<"$out"
 check "discards: counted as LTTng's" grep -q "$discarded of them discarded by LTTng" <<<"$out"

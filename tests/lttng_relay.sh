@@ -51,8 +51,8 @@ trace=$(find "$tmp/relay" -name metadata -printf '%h\n' | head -1)
 check "the relay daemon wrote the session ($trace)" test -n "$trace"
 dir=$tmp/relay
 
-expect "without -pid: refused, both pids named" 1 \
-    "several processes \(pids ($p1 and $p2|$p2 and $p1) at least\)" -- "$ctrace" stats "$dir"
+expect "without -pid: refused, the pids named" 1 \
+    "several processes \(pids [0-9]+ and [0-9]+ at least\)" -- "$ctrace" stats "$dir"
 
 samples() { sed -nE '1s/.* in ([0-9]+) samples.*/\1/p' "$1"; }
 "$ctrace" -pprof=sync -top -n 20 -pid "$p1" "$dir" >"$tmp/p1.top" 2>"$tmp/p1.err"
