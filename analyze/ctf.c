@@ -19,42 +19,8 @@
 #include "ctf_rebuild.h"
 #include "ctrace_format.h"
 #include "idmap.h"
+#include "pbwrite.h"
 #include "source.h"
-
-/* A growing byte buffer (a tracepoint's sequence); `oom` sticks. */
-struct buf {
-    uint8_t *p;
-    size_t len, cap;
-    int oom;
-};
-
-static uint8_t *buf_room(struct buf *b, size_t n)
-{
-    if (b->oom)
-        return NULL;
-    if (b->cap - b->len < n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len < n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
-
-static void buf_put(struct buf *b, const void *d, size_t n)
-{
-    uint8_t *p = buf_room(b, n);
-    if (p && n) {
-        memcpy(p, d, n);
-        b->len += n;
-    }
-}
 
 struct ctr_ctf {
     char *dir;
@@ -72,7 +38,7 @@ struct ctr_ctf {
     uint64_t ctx_vpid;
     const void *env_trace;
     uint64_t env_pid;
-    struct buf seq;              /* the sequence of the tracepoint being read */
+    struct ctr_pb seq;              /* the sequence of the tracepoint being read */
 };
 
 static void fail(struct ctr_ctf *c, const char *fmt, const char *arg)
@@ -85,7 +51,7 @@ static void fail(struct ctr_ctf *c, const char *fmt, const char *arg)
  * Reading a tracepoint's fields
  * ------------------------------------------------------------------------- */
 
-static int read_fields(const bt_field *payload, uint64_t *v, int max, struct buf *seq)
+static int read_fields(const bt_field *payload, uint64_t *v, int max, struct ctr_pb *seq)
 {
     const bt_field_class *sc = bt_field_borrow_class_const(payload);
     uint64_t n = bt_field_class_structure_get_member_count(sc);
@@ -107,7 +73,7 @@ static int read_fields(const bt_field *payload, uint64_t *v, int max, struct buf
                 v[nv] = (uint64_t)bt_field_integer_signed_get_value(f);
             nv++;
         } else if (t == BT_FIELD_CLASS_TYPE_STRING) {
-            buf_put(seq, bt_field_string_get_value(f), bt_field_string_get_length(f));
+            ctr_pb_append(seq, bt_field_string_get_value(f), bt_field_string_get_length(f));
         } else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY)) {
             /* Bytes (a build-id) as bytes, wider integers (a stack's
              * addresses) as 8 bytes each. */
@@ -121,7 +87,7 @@ static int read_fields(const bt_field *payload, uint64_t *v, int max, struct buf
             for (uint64_t k = 0; k < len; k++) {
                 uint64_t x = bt_field_integer_unsigned_get_value(
                     bt_field_array_borrow_element_field_by_index_const(f, k));
-                buf_put(seq, &x, width); /* little-endian: the low byte first */
+                ctr_pb_append(seq, &x, width); /* little-endian: the low byte first */
             }
         } else {
             return -1;
@@ -188,12 +154,12 @@ static void on_message(struct ctr_ctf *c, const bt_message *m)
         return;
     uint64_t v[CTR_MAX_FIELDS + 4];
     int nv = read_fields(bt_event_borrow_payload_field_const(ev), v, CTR_MAX_FIELDS + 4, &c->seq);
-    if (nv < 0 || c->seq.oom) {
+    if (nv < 0 || c->seq.err) {
         fail(c, nv < 0 ? "%s: a field of a type the ctrace provider never writes" : "%s: out of memory",
              bt_event_class_get_name(cls));
         return;
     }
-    ctr_rebuild_point(c->rb, what, event_pid(c, ev), v, nv, c->seq.p, c->seq.len, c->nevents);
+    ctr_rebuild_point(c->rb, what, event_pid(c, ev), v, nv, c->seq.b, c->seq.len, c->nevents);
 }
 
 /* ---------------------------------------------------------------------------
@@ -343,7 +309,7 @@ static void reading_reset(struct ctr_ctf *c)
     c->rb = NULL;
     ctr_idmap_free(&c->kinds);
     c->seq.len = 0;
-    c->seq.oom = 0;
+    c->seq.err = 0;
     c->nevents = 0;
     c->ctx_class = c->env_trace = NULL;
     c->error[0] = 0;
@@ -433,7 +399,7 @@ void ctr_ctf_close(struct ctr_ctf *c)
     if (!c)
         return;
     reading_reset(c);
-    free(c->seq.p);
+    free(c->seq.b);
     free(c->dir);
     free(c);
 }

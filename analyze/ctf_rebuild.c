@@ -15,64 +15,23 @@
 #include "ctrace_format.h"
 #include "ctrace_lttng.h"
 #include "idmap.h"
+#include "pbwrite.h"
 #include "source.h"
 
-/* A growing byte buffer; `oom` sticks. */
-struct buf {
-    uint8_t *p;
-    size_t len, cap;
-    int oom;
-};
-
-static uint8_t *buf_room(struct buf *b, size_t n)
-{
-    if (b->oom)
-        return NULL;
-    if (b->cap - b->len < n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->len < n)
-            cap *= 2;
-        uint8_t *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return NULL;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    return b->p + b->len;
-}
-
-static void buf_put(struct buf *b, const void *d, size_t n)
-{
-    uint8_t *p = buf_room(b, n);
-    if (p && n) {
-        memcpy(p, d, n);
-        b->len += n;
-    }
-}
-
-static void buf_uv(struct buf *b, uint64_t v)
-{
-    uint8_t *p = buf_room(b, CTR_VARINT_MAX);
-    if (p)
-        b->len = (size_t)(ctr_put_uvarint(p, v) - b->p);
-}
-
 /* One record: kind, body length, body. */
-static void put_record(struct buf *b, uint8_t kind, const struct buf *body)
+static void put_record(struct ctr_pb *b, uint8_t kind, const struct ctr_pb *body)
 {
-    buf_put(b, &kind, 1);
-    buf_uv(b, body->len);
-    buf_put(b, body->p, body->len);
-    b->oom |= body->oom;
+    ctr_pb_append(b, &kind, 1);
+    ctr_pb_varint(b, body->len);
+    ctr_pb_append(b, body->b, body->len);
+    b->err |= body->err;
 }
 
 /* A thread's events not yet in a generation: each is its time (8 bytes),
  * its length (4), then type, arguments after the delta and payload. */
 struct pending_events {
     uint64_t thread_id;
-    struct buf ev;
+    struct ctr_pb ev;
     size_t head;                 /* bytes already written out */
 };
 
@@ -87,12 +46,12 @@ struct seq {
 struct proc {
     uint64_t pid;
     uint64_t tag;                /* merged reading: what its ids are told apart by */
-    struct buf frame, tables;    /* the frame being built; tables for the next generation */
+    struct ctr_pb frame, tables;    /* the frame being built; tables for the next generation */
     int in_gen, gen_closed;      /* inside GEN_BEGIN..GEN_END; after a GEN_END */
     uint64_t clock_ticks;        /* the last CLOCK's ticks in this generation */
     uint64_t gen;                /* the number of the last GEN_BEGIN (as written) */
     int ended;                   /* its END was read: what follows is ignored */
-    struct buf sw;               /* the SWITCHES record being filled */
+    struct ctr_pb sw;               /* the SWITCHES record being filled */
     uint64_t sw_thread, sw_last;
     int sw_open;
     struct pending_events *threads;
@@ -116,7 +75,7 @@ struct ctr_rebuild {
     uint64_t next_gen;
     uint64_t end_fields[CTR_MAX_FIELDS];
     size_t nends;
-    struct buf body, batch;      /* scratch */
+    struct ctr_pb body, batch;      /* scratch */
     /* Frames made, waiting for ctr_rebuild_take. */
     struct ctr_frame *ready;
     size_t nready, ready_head, ready_cap;
@@ -134,11 +93,11 @@ static void fail(struct ctr_rebuild *c, const char *fmt, const char *arg)
 }
 
 /* Compresses a frame built so far (emptied) and queues it. */
-static void frame_finish(struct ctr_rebuild *c, struct buf *frame)
+static void frame_finish(struct ctr_rebuild *c, struct ctr_pb *frame)
 {
     if (!frame->len)
         return;
-    if (frame->oom) {
+    if (frame->err) {
         fail(c, "out of memory%s", "");
         return;
     }
@@ -158,7 +117,7 @@ static void frame_finish(struct ctr_rebuild *c, struct buf *frame)
         fail(c, "out of memory%s", "");
         return;
     }
-    size_t n = ZSTD_compress2(c->zc, f.data, cap, frame->p, frame->len);
+    size_t n = ZSTD_compress2(c->zc, f.data, cap, frame->b, frame->len);
     if (ZSTD_isError(n)) {
         free(f.data);
         fail(c, "compressing a generation: %s", ZSTD_getErrorName(n));
@@ -194,7 +153,7 @@ static struct pending_events *thread_of(struct proc *p, uint64_t id)
  * UINT64_MAX) as one BATCH each. */
 static void write_batches(struct ctr_rebuild *c, struct proc *p, uint64_t until)
 {
-    struct buf *b = &c->batch;
+    struct ctr_pb *b = &c->batch;
     for (size_t i = 0; i < p->nthreads; i++) {
         struct pending_events *t = &p->threads[i];
         size_t at = t->head;
@@ -203,19 +162,19 @@ static void write_batches(struct ctr_rebuild *c, struct proc *p, uint64_t until)
         while (at < t->ev.len) {
             uint64_t ticks;
             uint32_t n;
-            memcpy(&ticks, t->ev.p + at, 8);
-            memcpy(&n, t->ev.p + at + 8, 4);
+            memcpy(&ticks, t->ev.b + at, 8);
+            memcpy(&n, t->ev.b + at + 8, 4);
             if (ticks > until)
                 break;
             if (b->len == 0) {
                 last = ticks;
-                buf_uv(b, t->thread_id);
-                buf_uv(b, ticks);
+                ctr_pb_varint(b, t->thread_id);
+                ctr_pb_varint(b, ticks);
             }
-            const uint8_t *e = t->ev.p + at + 12;
-            buf_put(b, e, 1);
-            buf_uv(b, ticks > last ? ticks - last : 0);
-            buf_put(b, e + 1, n - 1);
+            const uint8_t *e = t->ev.b + at + 12;
+            ctr_pb_append(b, e, 1);
+            ctr_pb_varint(b, ticks > last ? ticks - last : 0);
+            ctr_pb_append(b, e + 1, n - 1);
             if (ticks > last)
                 last = ticks;
             at += 12 + (size_t)n;
@@ -226,7 +185,7 @@ static void write_batches(struct ctr_rebuild *c, struct proc *p, uint64_t until)
         if (t->head == t->ev.len) {
             t->head = t->ev.len = 0;
         } else if (t->head > t->ev.cap / 2) {
-            memmove(t->ev.p, t->ev.p + t->head, t->ev.len - t->head);
+            memmove(t->ev.b, t->ev.b + t->head, t->ev.len - t->head);
             t->ev.len -= t->head;
             t->head = 0;
         }
@@ -246,7 +205,7 @@ static void switches_close(struct proc *p)
 static void proc_flush(struct ctr_rebuild *c, struct proc *p)
 {
     switches_close(p);
-    buf_put(&p->frame, p->tables.p, p->tables.len);
+    ctr_pb_append(&p->frame, p->tables.b, p->tables.len);
     p->tables.len = 0;
     write_batches(c, p, UINT64_MAX);
     frame_finish(c, &p->frame);
@@ -333,22 +292,22 @@ static void on_record(struct ctr_rebuild *c, struct proc *p, uint8_t kind, uint6
         v[0] = 0; /* no one process */
     if (kind != CTR_REC_STRING && kind != CTR_REC_STACK && kind != CTR_REC_MAPPING)
         switches_close(p);
-    struct buf *body = &c->body;
+    struct ctr_pb *body = &c->body;
     body->len = 0;
     for (int i = 0; i < s->nfields; i++)
-        buf_uv(body, v[i]);
+        ctr_pb_varint(body, v[i]);
     if (s->tail == CTR_ARG_UVARINTS) {
         size_t n = seq->len / 8;
-        buf_uv(body, n);
+        ctr_pb_varint(body, n);
         for (size_t i = 0; i < n; i++) {
             uint64_t x;
             memcpy(&x, seq->p + i * 8, 8);
-            buf_uv(body, x);
+            ctr_pb_varint(body, x);
         }
     } else if (s->tail == CTR_ARG_LENGTH || s->tail == CTR_ARG_BYTES) {
         if (s->tail == CTR_ARG_LENGTH)
-            buf_uv(body, seq->len);
-        buf_put(body, seq->p, seq->len);
+            ctr_pb_varint(body, seq->len);
+        ctr_pb_append(body, seq->p, seq->len);
     }
     switch (kind) {
     case CTR_REC_GEN_BEGIN:
@@ -356,7 +315,7 @@ static void on_record(struct ctr_rebuild *c, struct proc *p, uint8_t kind, uint6
             /* LTTng discarded the last one's GEN_END: close it here. */
             write_batches(c, p, p->clock_ticks);
             c->batch.len = 0;
-            buf_uv(&c->batch, p->gen);
+            ctr_pb_varint(&c->batch, p->gen);
             put_record(&p->frame, CTR_REC_GEN_END, &c->batch);
             p->gen_closed = 1;
         }
@@ -365,8 +324,8 @@ static void on_record(struct ctr_rebuild *c, struct proc *p, uint8_t kind, uint6
             frame_finish(c, &p->frame);
         p->gen_closed = 0;
         put_record(&p->frame, kind, body);
-        buf_put(&p->frame, p->tables.p, p->tables.len);
-        p->frame.oom |= p->tables.oom;
+        ctr_pb_append(&p->frame, p->tables.b, p->tables.len);
+        p->frame.err |= p->tables.err;
         p->tables.len = 0;
         p->in_gen = 1;
         return;
@@ -377,7 +336,7 @@ static void on_record(struct ctr_rebuild *c, struct proc *p, uint8_t kind, uint6
         p->gen_closed = 1;
         return;
     case CTR_REC_END:
-        buf_put(&p->frame, p->tables.p, p->tables.len);
+        ctr_pb_append(&p->frame, p->tables.b, p->tables.len);
         p->tables.len = 0;
         write_batches(c, p, UINT64_MAX);
         if (p->tag) {
@@ -388,9 +347,9 @@ static void on_record(struct ctr_rebuild *c, struct proc *p, uint8_t kind, uint6
         } else {
             /* LTTng's discards count with the tracer's own drops. */
             body->len = 0;
-            buf_uv(body, v[0] + c->discarded);
+            ctr_pb_varint(body, v[0] + c->discarded);
             for (int i = 1; i < s->nfields; i++)
-                buf_uv(body, v[i]);
+                ctr_pb_varint(body, v[i]);
             put_record(&p->frame, kind, body);
         }
         frame_finish(c, &p->frame);
@@ -436,13 +395,13 @@ static void on_event(struct ctr_rebuild *c, struct proc *p, uint8_t type, int sc
             p->sw_open = 1;
             p->sw_thread = thread;
             p->sw_last = time;
-            buf_uv(&p->sw, thread);
-            buf_uv(&p->sw, time);
+            ctr_pb_varint(&p->sw, thread);
+            ctr_pb_varint(&p->sw, time);
         }
-        buf_put(&p->sw, &type, 1);
-        buf_uv(&p->sw, time > p->sw_last ? time - p->sw_last : 0);
+        ctr_pb_append(&p->sw, &type, 1);
+        ctr_pb_varint(&p->sw, time > p->sw_last ? time - p->sw_last : 0);
         for (int i = 2; i < want; i++)
-            buf_uv(&p->sw, v[i]);
+            ctr_pb_varint(&p->sw, v[i]);
         if (time > p->sw_last)
             p->sw_last = time;
         return;
@@ -452,20 +411,20 @@ static void on_event(struct ctr_rebuild *c, struct proc *p, uint8_t type, int sc
         fail(c, "out of memory%s", "");
         return;
     }
-    struct buf *body = &c->body;
+    struct ctr_pb *body = &c->body;
     body->len = 0;
-    buf_put(body, &type, 1);
+    ctr_pb_append(body, &type, 1);
     for (int i = 2; i < want; i++)
-        buf_uv(body, v[i]);
+        ctr_pb_varint(body, v[i]);
     if (has_len) {
-        buf_uv(body, plen);
-        buf_put(body, seq->p, plen);
+        ctr_pb_varint(body, plen);
+        ctr_pb_append(body, seq->p, plen);
     }
     uint32_t n = (uint32_t)body->len;
-    buf_put(&t->ev, &time, 8);
-    buf_put(&t->ev, &n, 4);
-    buf_put(&t->ev, body->p, n);
-    if (t->ev.oom)
+    ctr_pb_append(&t->ev, &time, 8);
+    ctr_pb_append(&t->ev, &n, 4);
+    ctr_pb_append(&t->ev, body->b, n);
+    if (t->ev.err)
         fail(c, "out of memory%s", "");
 }
 
@@ -543,14 +502,14 @@ void ctr_rebuild_finish(struct ctr_rebuild *c, uint64_t pos)
             proc_flush(c, &c->procs[i]);
     if (c->nends) {
         /* A merged reading's one END, with LTTng's discards. */
-        struct buf end = {0};
+        struct ctr_pb end = {0};
         c->body.len = 0;
         c->end_fields[0] += c->discarded;
         for (int i = 0; i < ctr_record_specs[CTR_REC_END].nfields; i++)
-            buf_uv(&c->body, c->end_fields[i]);
+            ctr_pb_varint(&c->body, c->end_fields[i]);
         put_record(&end, CTR_REC_END, &c->body);
         frame_finish(c, &end);
-        free(end.p);
+        free(end.b);
     }
     c->ended = 1;
 }
@@ -603,18 +562,18 @@ void ctr_rebuild_free(struct ctr_rebuild *c)
     for (size_t i = 0; i < c->nprocs; i++) {
         struct proc *p = &c->procs[i];
         for (size_t k = 0; k < p->nthreads; k++)
-            free(p->threads[k].ev.p);
+            free(p->threads[k].ev.b);
         free(p->threads);
         ctr_idmap_free(&p->thread_ix);
-        free(p->frame.p);
-        free(p->tables.p);
-        free(p->sw.p);
+        free(p->frame.b);
+        free(p->tables.b);
+        free(p->sw.b);
     }
     free(c->procs);
     ctr_idmap_free(&c->proc_ix);
     free(c->ready);
-    free(c->body.p);
-    free(c->batch.p);
+    free(c->body.b);
+    free(c->batch.b);
     ZSTD_freeCCtx(c->zc);
     free(c);
 }
