@@ -28,9 +28,9 @@
 static const char run_usage_head[] =
     "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
     "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
-    "exit into FILE (with -lttng and no -o: into the LTTng session alone). CMD's\n"
-    "output and exit status are its own. Dynamically linked\n"
-    "programs only. With %p in FILE, children (that exec, or fork: a daemon's) are\n"
+    "exit into FILE (with -lttng and no -o: into LTTng's sessions alone). CMD's\n"
+    "output and exit status are its own. Dynamically linked programs only.\n"
+    "With %p in FILE, children (that exec, or fork: a daemon's) are\n"
     "traced too, each into its own file; without it, only CMD is (a child would\n"
     "overwrite its trace).\n";
 
