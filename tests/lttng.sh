@@ -83,6 +83,12 @@ check "gateway: tasks, regions, logs and switches are there" \
     <(counts "$tmp/gw-lttng" "$gw_pid")
 if diff <("$ctrace" tasks -tsv "$tmp/gw.bin" | sort) <("$ctrace" tasks -tsv -pid "$gw_pid" "$tmp/gw-lttng" | sort) >/dev/null
 then ok "gateway: same task table"; else bad "gateway: task tables differ"; fi
+if diff <("$ctrace" threads -tsv "$tmp/gw.bin") <("$ctrace" threads -tsv -pid "$gw_pid" "$tmp/gw-lttng") >/dev/null
+then ok "gateway: same threads report"; else bad "gateway: threads reports differ"; fi
+"$ctrace" -perfetto -o "$tmp/gw.pftrace" "$tmp/gw.bin" 2>"$tmp/pf-native.err"
+"$ctrace" -perfetto -o "$tmp/gw-ctf.pftrace" -pid "$gw_pid" "$tmp/gw-lttng" 2>"$tmp/pf-ctf.err"
+check "gateway: a Perfetto timeline of the LTTng trace, as big as the native one's" \
+    test -s "$tmp/gw-ctf.pftrace" -a "$(stat -c %s "$tmp/gw-ctf.pftrace")" = "$(stat -c %s "$tmp/gw.pftrace")"
 
 # ---- the native trace through babeltrace2's plugin `ctrace`, against the session
 # classes TEXT: the event classes of a sink.text.details listing.
