@@ -103,7 +103,10 @@ static void show_progress(struct run *r, int last)
     }
     uint64_t pos = ctr_source_pos(r->src), size = ctr_source_size(r->src);
     double ev = (double)r->t->nevents / (s > 0 ? s : 1);
-    if (size)
+    if (ctr_source_is_ctf(r->src))
+        fprintf(r->progress, "\rctrace: %.1f M tracepoints read, %.1f M events/s   ",
+                (double)pos / 1e6, ev / 1e6);
+    else if (size)
         fprintf(r->progress, "\rctrace: %llu of %llu MB (%.0f%%), %.1f M events/s   ",
                 (unsigned long long)(pos >> 20), (unsigned long long)(size >> 20),
                 100.0 * (double)pos / (double)size, ev / 1e6);
@@ -533,7 +536,10 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
         ctr_gen_free(&f.gen, r.buffers);
         show_progress(&r, 0);
     }
-    t->file_bytes = ctr_source_pos(src);
+    if (ctr_source_is_ctf(src))
+        t->ctf_tracepoints = ctr_source_pos(src);
+    else
+        t->file_bytes = ctr_source_pos(src);
     t->lttng_discarded = ctr_source_discarded(src);
     int unreadable = rc == 0 && got == -ENOTUNIQ; /* which process, the user must say */
     if (unreadable)

@@ -108,6 +108,7 @@ struct ctr_trace {
     int complete;                /* END record seen */
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;
     uint64_t lttng_discarded;    /* events LTTng discarded (an LTTng trace: ctf.h) */
+    uint64_t ctf_tracepoints;    /* an LTTng trace: the tracepoints read (file_bytes 0) */
     /* Problems: damage names the first damaged part (the output covers the
      * rest); gaps counts the spans of time missing, missing_ns their length. */
     char damage[384];

@@ -384,6 +384,11 @@ uint64_t ctr_source_size(const struct ctr_source *s)
     return s->size;
 }
 
+int ctr_source_is_ctf(const struct ctr_source *s)
+{
+    return s->ctf != NULL;
+}
+
 uint64_t ctr_source_discarded(const struct ctr_source *s)
 {
     return s->ctf ? ctr_ctf_discarded(s->ctf) : 0;

@@ -58,9 +58,12 @@ int ctr_source_next(struct ctr_source *s, struct ctr_frame *f);
  * @return 0 or a negative errno. */
 int ctr_source_rewind(struct ctr_source *s);
 
-/* Bytes read so far, and the file's size (0 when unknown: a pipe). */
+/* Bytes read so far, and the file's size (0 when unknown: a pipe); for an
+ * LTTng trace (ctr_source_is_ctf), tracepoints read, and 0. */
 uint64_t ctr_source_pos(const struct ctr_source *s);
 uint64_t ctr_source_size(const struct ctr_source *s);
+/* Whether s reads an LTTng trace (a directory). */
+int ctr_source_is_ctf(const struct ctr_source *s);
 /* Events LTTng discarded (full sub-buffers) in what was read: 0 for a
  * native trace, whose drops are in the trace itself. */
 uint64_t ctr_source_discarded(const struct ctr_source *s);

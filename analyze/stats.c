@@ -77,7 +77,11 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
         if (ctr_event_specs[ty].name)
             fprintf(out, "  %-14s %llu\n", ctr_event_specs[ty].name,
                     (unsigned long long)t->events_by_type[ty]);
-    if (t->nevents == 0)
+    if (t->ctf_tracepoints)
+        fprintf(out, "source:       an LTTng trace: %llu ctrace tracepoints read through "
+                     "babeltrace2\n",
+                (unsigned long long)t->ctf_tracepoints);
+    else if (t->nevents == 0)
         fprintf(out, "bytes:        %llu in the file (no events)\n",
                 (unsigned long long)t->file_bytes);
     else
