@@ -211,25 +211,22 @@ static void proc_flush(struct ctr_rebuild *c, struct proc *p)
     frame_finish(c, &p->frame);
 }
 
-/* What an event class is (K_* and the type or kind), by its name. */
+/* What an event class is (CTR_TP_* and the type or kind), by its name: a
+ * row of the table the provider declares its tracepoints from. */
 uint64_t ctr_rebuild_classify(const char *name)
 {
     size_t plen = strlen(CTR_LTTNG_PROVIDER);
     if (strncmp(name, CTR_LTTNG_PROVIDER ":", plen + 1) != 0)
         return (uint64_t)CTR_TP_NONE << 16;
     name += plen + 1;
-    char buf[32];
-    for (uint8_t t = 1; t < CTR_EV_LIMIT; t++)
-        for (int sched = 0; sched < 2; sched++)
-            if (ctr_lttng_name(t, sched, 0, buf) && strcmp(buf, name) == 0) {
-                int is_sched = t == CTR_EV_SWITCH_IN || t == CTR_EV_SWITCH_OUT ||
-                               (t == CTR_EV_LOST && sched);
-                return (uint64_t)(is_sched ? CTR_TP_SCHED : CTR_TP_EVENT) << 16 | t;
-            }
-    for (uint8_t k = 1; k < CTR_REC_LIMIT; k++)
-        if (k != CTR_REC_BATCH && k != CTR_REC_SWITCHES && ctr_lttng_name(0, 0, k, buf) &&
-            strcmp(buf, name) == 0)
-            return (uint64_t)CTR_TP_RECORD << 16 | k;
+    for (size_t i = 0; i < CTR_LTTNG_NTRACEPOINTS; i++) {
+        const struct ctr_lttng_tracepoint *tp = &ctr_lttng_tracepoints[i];
+        if (strcmp(tp->name, name) != 0)
+            continue;
+        if (tp->kind)
+            return (uint64_t)CTR_TP_RECORD << 16 | tp->kind;
+        return (uint64_t)(tp->sched ? CTR_TP_SCHED : CTR_TP_EVENT) << 16 | tp->type;
+    }
     return (uint64_t)CTR_TP_NONE << 16;
 }
 

@@ -37,16 +37,14 @@ fi
 # this user that sends ctrace events: readings pick the test's own (-pid).
 record() {
     local dir=$1; shift
-    lttng create "$session" --output="$dir" >/dev/null &&
-        lttng enable-channel -s "$session" -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
-        lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
-        { [[ -n ${novpid:-} ]] || lttng add-context -s "$session" -u -c ch -t vpid >/dev/null; } &&
-        lttng start "$session" >/dev/null || { echo "lttng session set-up failed"; return 1; }
+    lttng_session_start "$session" --output="$dir" 4M 8 "$([[ -n ${novpid:-} ]] || echo 1)" ||
+        return 1
     "$@" &
     pid=$!
     wait $pid
     local rc=$?
-    lttng stop "$session" >/dev/null && lttng destroy "$session" >/dev/null
+    lttng_session_stop "$session" >/dev/null
+    lttng destroy "$session" >/dev/null
     return $rc
 }
 
@@ -124,27 +122,21 @@ check "LTTng only: the lock line at the top" \
 # ---- threads that come and go, LTTng only: LTTng-UST's thread-exit destructor
 # must not end up in a ctrace tracepoint under its own registry lock (it hung
 # one run in three before the fix); each run gets a minute
-lttng create "$session" --output="$tmp/churn" >/dev/null &&
-    lttng enable-channel -s "$session" -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
-    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null && lttng start "$session" >/dev/null
+lttng_session_start "$session" --output="$tmp/churn" 4M 8 0
 hung=0
 for run in 1 2 3 4; do
     timeout 60 "$ctrace" run -lttng -- "$gateway" -seconds 1 >/dev/null || hung=$((hung + 1))
 done
-lttng stop "$session" >/dev/null
+lttng_session_stop "$session" >/dev/null
 lttng destroy "$session" >/dev/null
 check "thread churn: 4 runs of the gateway into LTTng, none hung or failed ($hung did)" test "$hung" -eq 0
 
 # ---- LTTng's discards: sub-buffers far too small for the gateway's events
-lttng create "$session" --output="$tmp/small" >/dev/null &&
-    lttng enable-channel -s "$session" -u ch --subbuf-size=4096 --num-subbuf=2 >/dev/null &&
-    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
-    lttng add-context -s "$session" -u -c ch -t vpid >/dev/null && lttng start "$session" >/dev/null
+lttng_session_start "$session" --output="$tmp/small" 4096 2 1
 "$ctrace" run -lttng -sched -- "$gateway" -seconds 1 >/dev/null &
 small_pid=$!
 wait $small_pid
-lttng stop "$session" >/dev/null
-discarded=$(lttng list "$session" | sed -nE 's/.*Discarded events: ([0-9]+).*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
+discarded=$(lttng_session_stop "$session")
 lttng destroy "$session" >/dev/null
 check "discards: LTTng discarded some ($discarded)" test "$discarded" -gt 0
 out=$("$ctrace" stats -pid "$small_pid" "$tmp/small" 2>&1)

@@ -7,6 +7,15 @@
 #                        pid of the one it started (empty: none started).
 #                        Returns non-zero if none answers afterwards.
 #   lttng_daemon_stop    stops the daemon lttng_daemon_start started.
+# and the sessions they record:
+#   lttng_session_start SESSION WHERE SUBBUF NSUBBUF VPID
+#                        creates SESSION (WHERE: --output=DIR or --set-url=URL)
+#                        with one user-space channel `ch` of NSUBBUF
+#                        sub-buffers of SUBBUF bytes recording ctrace:*, with
+#                        the vpid context when VPID is 1, and starts it;
+#                        non-zero (and a line) if a step fails.
+#   lttng_session_stop SESSION
+#                        stops it; prints how many events it discarded.
 
 # shellcheck shell=bash
 LTTNG_DAEMON_PID=
@@ -39,4 +48,21 @@ lttng_daemon_stop() {
         sleep 0.1
     done
     LTTNG_DAEMON_PID=
+}
+
+lttng_session_start() {
+    local session=$1 where=$2 subbuf=$3 nsubbuf=$4 vpid=$5
+    lttng create "$session" "$where" >/dev/null &&
+        lttng enable-channel -s "$session" -u ch --subbuf-size="$subbuf" \
+            --num-subbuf="$nsubbuf" >/dev/null &&
+        lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
+        { [[ $vpid != 1 ]] || lttng add-context -s "$session" -u -c ch -t vpid >/dev/null; } &&
+        lttng start "$session" >/dev/null || { echo "lttng session set-up failed"; return 1; }
+}
+
+lttng_session_stop() {
+    local session=$1
+    lttng stop "$session" >/dev/null
+    lttng list "$session" | sed -nE 's/.*[Dd]iscarded events: ([0-9]+).*/\1/p' |
+        awk '{ n += $1 } END { print n + 0 }'
 }

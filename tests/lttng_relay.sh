@@ -36,16 +36,12 @@ for _ in $(seq 50); do
     sleep 0.1
 done
 
-lttng create "$session" --set-url="net://127.0.0.1:$ctl:$data" >/dev/null &&
-    lttng enable-channel -s "$session" -u ch --subbuf-size=4M --num-subbuf=8 >/dev/null &&
-    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null &&
-    lttng add-context -s "$session" -u -c ch -t vpid >/dev/null &&
-    lttng start "$session" >/dev/null
+lttng_session_start "$session" --set-url="net://127.0.0.1:$ctl:$data" 4M 8 1
 check "session streamed to the relay daemon" test $? -eq 0
 "$ctrace" run -lttng -- "$cache" slow >/dev/null & p1=$!
 "$ctrace" run -lttng -- "$gateway" -seconds 1 >/dev/null & p2=$!
 wait $p1 $p2
-lttng stop "$session" >/dev/null
+lttng_session_stop "$session" >/dev/null
 lttng destroy "$session" >/dev/null
 trace=$(find "$tmp/relay" -name metadata -printf '%h\n' | head -1)
 check "the relay daemon wrote the session ($trace)" test -n "$trace"

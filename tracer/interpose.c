@@ -216,7 +216,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr
                                                void *(*fn)(void *), void *arg)
 {
     struct ctr_thread *self = ctr__self;
-    if (self == &ctr__thread_off || (self && self->internal))
+    if (self && self->internal) /* a call-out, or the "off" slot (internal 1) */
         return create_untraced(th, attr, fn, arg);
     struct ctr_thread *t = ctr__self_traced();
     if (!t)

@@ -19,19 +19,10 @@ session=ctrace-bench-$$
 trap 'lttng destroy "$session" >/dev/null 2>&1 || true; lttng_daemon_stop; rm -rf "$tmp"' EXIT
 lttng_daemon_start
 
-session_start() {
-    lttng create "$session" --output="$1" >/dev/null
-    lttng enable-channel -s "$session" -u ch --subbuf-size=16M --num-subbuf=8 >/dev/null
-    lttng enable-event -s "$session" -u -c ch 'ctrace:*' >/dev/null
-    lttng start "$session" >/dev/null
-}
+session_start() { lttng_session_start "$session" --output="$1" 16M 8 0; }
 session_end() {
-    lttng stop "$session" >/dev/null
-    local discarded
-    discarded=$(lttng list "$session" | sed -nE 's/.*[Dd]iscarded events: ([0-9]+).*/\1/p' |
-                awk '{ n += $1 } END { print n + 0 }')
+    echo "LTTng discarded events: $(lttng_session_stop "$session")"
     lttng destroy "$session" >/dev/null
-    echo "LTTng discarded events: $discarded"
 }
 
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $(nproc) cores, $(uname -r)"
@@ -51,7 +42,8 @@ for r in $(seq "$rounds"); do
         t0=$(date +%s.%N)
         "$build/ctrace" stats -j 1 "$src" >/dev/null
         t1=$(date +%s.%N)
-        if [[ $which == native ]]; then tn+=("$(echo "$t1 - $t0" | bc)"); else tc+=("$(echo "$t1 - $t0" | bc)"); fi
+        d=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+        if [[ $which == native ]]; then tn+=("$d"); else tc+=("$d"); fi
     done
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -60,5 +52,5 @@ echo
 echo "The analyzer on the same $events events (gateway -seconds 3, with context switches;"
 echo "ctrace stats -j 1, $rounds interleaved runs, median)"
 printf '  %-30s %10s %14s\n' "trace" "seconds" "events/s"
-printf '  %-30s %10.3f %14.0f\n' "native ($(du -k "$tmp/gw.bin" | cut -f1) KiB)" "$mn" "$(echo "$events / $mn" | bc -l)"
-printf '  %-30s %10.3f %14.0f\n' "CTF ($(du -sk "$tmp/gw" | cut -f1) KiB)" "$mc" "$(echo "$events / $mc" | bc -l)"
+printf '  %-30s %10.3f %14.0f\n' "native ($(du -k "$tmp/gw.bin" | cut -f1) KiB)" "$mn" "$(awk -v e="$events" -v t="$mn" 'BEGIN { print e / t }')"
+printf '  %-30s %10.3f %14.0f\n' "CTF ($(du -sk "$tmp/gw" | cut -f1) KiB)" "$mc" "$(awk -v e="$events" -v t="$mc" 'BEGIN { print e / t }')"
