@@ -136,9 +136,17 @@ lttng_session_start "$session" --output="$tmp/small" 4096 2 1
 "$ctrace" run -lttng -sched -- "$gateway" -seconds 1 >/dev/null &
 small_pid=$!
 wait $small_pid
-discarded=$(lttng_session_stop "$session")
+listed=$(lttng_session_stop "$session")
 lttng destroy "$session" >/dev/null
-check "discards: LTTng discarded some ($discarded)" test "$discarded" -gt 0
+# The reference count is what babeltrace2, LTTng's own reader, finds in the
+# packet headers. `lttng list` counts the same thing, but on one fresh machine
+# it printed a figure near 2^63 for this session (its per-UID statistics are
+# not to be trusted after the application exits), so it is only shown.
+discarded=$(babeltrace2 "$tmp/small" 2>&1 >/dev/null |
+    sed -nE 's/^WARNING: Tracer discarded ([0-9]+) events.*/\1/p' |
+    { n=0; while read -r k; do n=$((n + k)); done; echo "$n"; })
+check "discards: LTTng discarded some ($discarded by babeltrace2, $listed by lttng list)" \
+    test "$discarded" -gt 0
 out=$("$ctrace" stats -pid "$small_pid" "$tmp/small" 2>&1)
 check "discards: said" grep -q "warning: LTTng discarded $discarded events" <<<"$out"
 check "discards: counted as dropped" grep -qE "^dropped: +$discarded events" <<<"$out"

@@ -15,7 +15,8 @@
 #                        the vpid context when VPID is 1, and starts it;
 #                        non-zero (and a line) if a step fails.
 #   lttng_session_stop SESSION
-#                        stops it; prints how many events it discarded.
+#                        stops it; prints how many events `lttng list` says it
+#                        discarded (per channel, joined by +).
 
 # shellcheck shell=bash
 LTTNG_DAEMON_PID=
@@ -63,6 +64,7 @@ lttng_session_start() {
 lttng_session_stop() {
     local session=$1
     lttng stop "$session" >/dev/null
+    # As printed, per channel: awk would round a huge figure to a float.
     lttng list "$session" | sed -nE 's/.*[Dd]iscarded events: ([0-9]+).*/\1/p' |
-        awk '{ n += $1 } END { print n + 0 }'
+        paste -sd+
 }
