@@ -96,7 +96,7 @@ classes() { sed -n '/^    Event class/,$p' "$1"; }
 # session has each table entry once, the file each generation's.
 events() {
     sed -nE 's/^\[[^]]*\] \([^)]*\) ([^ ]+ )?(ctrace:[a-z_]+): (\{ [a-z_]+ = [0-9]+ \}, )*/\2 /p' "$1" |
-        grep -E '^ctrace:(thread_[a-z]+|block|unblock|lost|release|switch_[a-z]+|sched_lost|task_[a-z]+|region_[a-z]+|log) ' |
+        grep -E '^ctrace:(thread_[a-z]+|block|unblock|lost|release|switch_[a-z]+|sched_lost|task_[a-z]+|region_[a-z]+|log|cpu_sample|sched_cpu_sample) ' |
         sort
 }
 babeltrace2 -c sink.text.details -p 'with-data=no' "$tmp/gw-lttng" >"$tmp/lttng.classes" 2>&1

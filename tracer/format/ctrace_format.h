@@ -27,7 +27,7 @@
 #define CTR_FILE_MAGIC_LEN 8
 #define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
 #define CTR_VERSION_MAJOR 1
-#define CTR_VERSION_MINOR 2
+#define CTR_VERSION_MINOR 3
 
 /* The most bytes a frame decompresses to (FORMAT.md §2): a reader takes a
  * larger one for damage, and so bounds its memory by one frame. */
@@ -122,7 +122,10 @@ enum ctr_arg_kind {
     /* thread id, ticks, reason, object, stack: a wait going on as the generation begins,   */ \
     /* which a BLOCK at ticks began in an earlier one (1.2)                                 */ \
     X(14, WAITING,   (CTR_ARG_THREAD, CTR_ARG_TICKS, CTR_ARG_REASON, CTR_ARG_OBJECT,            \
-                      CTR_ARG_STACK), CTR_ARG_NONE)
+                      CTR_ARG_STACK), CTR_ARG_NONE)                                             \
+    /* CPU sampling is on: its source (enum ctr_cpu_source), its period in CPU ns,         */ \
+    /* samples lost so far in the process (cumulative) (1.3)                                */ \
+    X(15, SAMPLING,  (CTR_ARG_COUNT, CTR_ARG_NS, CTR_ARG_COUNT), CTR_ARG_NONE)
 
 enum ctr_record_kind {
 #define CTR_X_REC(id, name, fields, tail) CTR_REC_##name = id,
@@ -175,6 +178,12 @@ enum ctr_tick_source {
 #define CTR_INFO_STACKS_DWARF 0x2u /* stacks by .eh_frame unwinding (libunwind) */
 #define CTR_INFO_SCHED_SWITCHES 0x4u /* context switches recorded (SWITCHES records) */
 
+/* source in SAMPLING: what took the CPU samples (FORMAT.md §4.1). */
+enum ctr_cpu_source {
+    CTR_CPU_PERF = 1, /* perf_event on each thread's CPU clock; samples in SWITCHES */
+    CTR_CPU_TIMER = 2 /* a CPU-time timer and a signal on each thread; samples in BATCH */
+};
+
 /* ---------------------------------------------------------------------------
  * Events (FORMAT.md §4): inside a BATCH body, each event is
  *   type:u8  dt:uvarint  arg:uvarint ...
@@ -203,7 +212,8 @@ enum ctr_tick_source {
     X(12, TASK_END,     (CTR_ARG_TIME, CTR_ARG_TASK))                             \
     X(13, REGION_BEGIN, (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING))             \
     X(14, REGION_END,   (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING))             \
-    X(15, LOG,          (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING, CTR_ARG_LENGTH))
+    X(15, LOG,          (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING, CTR_ARG_LENGTH)) \
+    X(16, CPU_SAMPLE,   (CTR_ARG_TIME, CTR_ARG_STACK, CTR_ARG_COUNT))
 
 enum ctr_event_type {
 #define CTR_X_EV(id, name, args) CTR_EV_##name = id,

@@ -9,8 +9,9 @@
  *     trace id, the event's time in ticks, then the event's arguments
  *     after the time delta, in the table's order; a LENGTH argument is a
  *     text sequence holding the bytes. SWITCH_OUT and SWITCH_IN come from
- *     SWITCHES records, so their time field is in nanoseconds; a LOST in a
- *     SWITCHES record is `ctrace:sched_lost`.
+ *     SWITCHES records, so their time field is in nanoseconds; a LOST or a
+ *     CPU_SAMPLE in a SWITCHES record is `ctrace:sched_lost`,
+ *     `ctrace:sched_cpu_sample`.
  *   - each record kind but BATCH and SWITCHES (whose events are the
  *     tracepoints above) is the tracepoint `ctrace:<name>` with the
  *     record's fields in the table's order, then its tail as a sequence
@@ -42,9 +43,12 @@
 #define CTR_LTTNG_LIBRARY "libctrace-lttng.so.1"
 #define CTR_LTTNG_LIBRARY_ENV "CTRACE_LTTNG_PROVIDER"
 
-/* The tracepoint of a LOST event inside a SWITCHES record (the kernel lost
- * context switches), apart from the thread's own LOST events. */
-#define CTR_LTTNG_SCHED_LOST "sched_lost"
+/* The two event types that come in both BATCH and SWITCHES records (LOST:
+ * in a SWITCHES record the kernel lost context switches; CPU_SAMPLE: taken
+ * by perf_event) have a tracepoint for each: the SWITCHES one's name is the
+ * type's after this prefix (`ctrace:sched_lost`), and its time is in
+ * nanoseconds. Every other type has one tracepoint. */
+#define CTR_LTTNG_SCHED_PREFIX "sched_"
 
 /* The version of struct ctr_lttng_ops below: libctrace refuses a provider
  * of another. */
@@ -79,17 +83,19 @@ struct ctr_lttng_ops {
 static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, char buf[32])
 {
     const char *n;
-    if (type)
-        n = sched && type == CTR_EV_LOST ? CTR_LTTNG_SCHED_LOST
-            : type < CTR_EV_LIMIT        ? ctr_event_specs[type].name
-                                         : NULL;
-    else
+    unsigned i = 0;
+    if (type) {
+        n = type < CTR_EV_LIMIT ? ctr_event_specs[type].name : NULL;
+        if (n && sched && (type == CTR_EV_LOST || type == CTR_EV_CPU_SAMPLE))
+            for (const char *p = CTR_LTTNG_SCHED_PREFIX; *p; p++)
+                buf[i++] = *p;
+    } else {
         n = kind < CTR_REC_LIMIT ? ctr_record_specs[kind].name : NULL;
+    }
     if (!n)
         return NULL;
-    unsigned i = 0;
-    for (; n[i] && i < 31; i++)
-        buf[i] = (char)(n[i] >= 'A' && n[i] <= 'Z' ? n[i] - 'A' + 'a' : n[i]);
+    for (const char *p = n; *p && i < 31; p++)
+        buf[i++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
     buf[i] = 0;
     return buf;
 }
@@ -137,6 +143,8 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
     EV(REGION_BEGIN, 0, region_begin, ARG(U, task, 0) ARG(U, name, 1))                      \
     EV(REGION_END, 0, region_end, ARG(U, task, 0) ARG(U, name, 1))                          \
     EV(LOG, 0, log, ARG(U, task, 0) ARG(U, category, 1) TAIL(TEXT, message))                \
+    EV(CPU_SAMPLE, 0, cpu_sample, ARG(U, stack, 0) ARG(U, cpu_ns, 1))                       \
+    EV(CPU_SAMPLE, 1, sched_cpu_sample, ARG(U, stack, 0) ARG(U, cpu_ns, 1))                 \
     REC(TRACE_INFO, trace_info, ARG(U, pid, 0) ARG(U, tick_source, 1) ARG(X, flags, 2)      \
         ARG(U, exe, 3) ARG(U, io_min_ns, 4))                                                \
     REC(GEN_BEGIN, gen_begin, ARG(U, gen, 0))                                               \
@@ -154,7 +162,8 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
     REC(PENDING, pending, ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2)         \
         ARG(X, object, 3) ARG(U, stack, 4))                                                 \
     REC(WAITING, waiting, ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2)         \
-        ARG(X, object, 3) ARG(U, stack, 4))
+        ARG(X, object, 3) ARG(U, stack, 4))                                                 \
+    REC(SAMPLING, sampling, ARG(U, source, 0) ARG(U, period_ns, 1) ARG(U, lost, 2))
 
 /* An event tracepoint's head, before its ARGs: HEAD(name, THREAD) for the
  * thread's trace id, HEAD(name, TIME) for the event's time, in ticks, or
