@@ -74,7 +74,10 @@ static void run_usage(FILE *f)
     for (int k = 0; k < CTR_OPTION_COUNT; k++) {
         const struct ctr_option *opt = ctr_option(k);
         char text[256], lo[24], hi[24], def[24];
-        if (ctr_option_bounded(opt))
+        if (opt->kind & CTR_OPT_RATE)
+            snprintf(text, sizeof(text), "%s, %s..%s (default off)", opt->help,
+                     ctr_option_format(opt, opt->min, lo), ctr_option_format(opt, opt->max, hi));
+        else if (ctr_option_bounded(opt))
             snprintf(text, sizeof(text), "%s, %s..%s (default %s)", opt->help,
                      ctr_option_format(opt, opt->min, lo), ctr_option_format(opt, opt->max, hi),
                      ctr_option_format(opt, opt->def, def));
@@ -203,6 +206,15 @@ static int preload(const char *lib)
     return rc;
 }
 
+/* Whether the word after a switch's or a rate's flag is its value ("0" or
+ * "1" for a switch, a number for a rate) rather than the command. */
+static int given_value(const struct ctr_option *opt, const char *next)
+{
+    if (opt->kind & CTR_OPT_SWITCH)
+        return strcmp(next, "0") == 0 || strcmp(next, "1") == 0;
+    return next[0] >= '0' && next[0] <= '9';
+}
+
 int ctr_cmd_run(int argc, char **argv)
 {
     const char *out = RUN_DEFAULT_OUT, *unwind = NULL;
@@ -223,13 +235,17 @@ int ctr_cmd_run(int argc, char **argv)
         }
         int r = 0;
         uint64_t v;
-        /* A switch given alone (-sched, -lttng) is on; "-sched 0" still
-         * reads its value. */
+        /* A switch given alone (-sched, -lttng) is on, a rate given alone
+         * (-cpu) is at its usual value; "-sched 0", "-cpu 1000" still read
+         * their values. */
+        char alone[CTR_OPTION_COUNT][24];
         for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)
-            if ((ctr_option(k)->kind & CTR_OPT_SWITCH) && a[1] != '-' &&
+            if (ctr_option_off_by_default(ctr_option(k)) && a[1] != '-' &&
                 strcmp(a + 1, ctr_option(k)->flag) == 0 &&
-                (i + 1 >= argc || (strcmp(argv[i + 1], "0") && strcmp(argv[i + 1], "1")))) {
-                values[k] = "1";
+                (i + 1 >= argc || !given_value(ctr_option(k), argv[i + 1]))) {
+                values[k] = ctr_option(k)->kind & CTR_OPT_SWITCH
+                                ? "1"
+                                : ctr_option_format(ctr_option(k), ctr_option(k)->def, alone[k]);
                 r = 1;
             }
         for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)

@@ -187,6 +187,8 @@ static const struct promise trace_promises[] = {
     {"sched_switches", 0, 1, 0},
     {"sched_ring_bytes", 4 << 10, 256 << 20, 64 << 10},
     {"lttng", 0, 1, 0},
+    {"cpu_hz", 1, 10000, 100},
+    {"cpu_timer", 0, 1, 0},
 };
 
 static const struct promise flightrec_promises[] = {
@@ -239,7 +241,7 @@ static void test_api_bounds(void **state)
     (void)state;
     for (int id = 0; id < CTR_OPTION_COUNT; id++) {
         const struct ctr_option *opt = ctr_option(id);
-        check_resolve(id, 0, 1, opt->def);
+        check_resolve(id, 0, 1, opt->kind & CTR_OPT_RATE ? 0 : opt->def);
         check_resolve(id, opt->min, 1, expected(opt, opt->min));
         check_resolve(id, opt->max, 1, expected(opt, opt->max));
         if (opt->min > 1)
@@ -555,7 +557,12 @@ static void test_flag_help(void **state)
         const struct ctr_option *opt = ctr_option(id);
         snprintf(want, sizeof(want), " -%s %s %s", opt->flag, opt->arg, opt->help);
         assert_non_null(strstr(flat, want));
-        snprintf(want, sizeof(want), "(default %s)", ctr_option_format(opt, opt->def, lo));
+        /* A rate is off by default; its `def` is what the flag alone means,
+         * which its help says. */
+        if (opt->kind & CTR_OPT_RATE)
+            snprintf(want, sizeof(want), "(default off)");
+        else
+            snprintf(want, sizeof(want), "(default %s)", ctr_option_format(opt, opt->def, lo));
         assert_non_null(strstr(strstr(flat, opt->help), want));
         if (ctr_option_bounded(opt)) {
             snprintf(want, sizeof(want), "%s, %s..%s (default", opt->help,

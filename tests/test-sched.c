@@ -122,7 +122,7 @@ static void *ping_main(void *arg)
     }
     if (p->first)
         assert_int_equal(read(p->in, &c, 1), 1); /* the other's last one */
-    p->ring_bytes = ctr__self && ctr__self->perf_ring ? ctr__self->perf_bytes : 0;
+    p->ring_bytes = ctr__self && ctr__self->sched_ring.meta ? ctr__self->sched_ring.bytes : 0;
     return NULL;
 }
 

@@ -138,6 +138,8 @@ int ctr__session_begin(const struct trace_options *o)
     s->sched = r.sched_switches;
     if (s->sched)
         ctr__sched_session(r.sched_ring_bytes, !s->tainted);
+    s->cpu_hz = r.cpu_hz;
+    ctr__cpu_session(r.cpu_hz, r.cpu_timer, r.flush_ms);
     /* relaxed: published with the epoch below (release). */
     atomic_store_explicit(&s->sched_failed, 0, memory_order_relaxed);
     atomic_store_explicit(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()),
@@ -160,6 +162,9 @@ int ctr__session_begin(const struct trace_options *o)
     /* release: the session fields above before any thread sees it on
      * (pairs with the acquire load in ctr__write_begin_n, internal.h). */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);
+    /* The threads alive now are sampled from now on, not from their first
+     * event (a thread that only computes may write none). */
+    ctr__cpu_session_started(epoch);
     /* relaxed: trace__active is a hint for trace.h's inline functions; what
      * they then write checks the epoch in a write section. */
     __atomic_store_n(&trace__active, 1, __ATOMIC_RELAXED);
@@ -179,6 +184,7 @@ void ctr__session_end(void)
     /* seq_cst: before the loads of ctr__threads_quiesce (see internal.h,
      * "Write sections"). */
     atomic_store_explicit(&s->epoch, 0, memory_order_seq_cst);
+    ctr__cpu_session_ended();
     /* Every event written is in the pool before the final round reads it,
      * and no writer of this session is left to touch the pool the next one
      * may reuse. */

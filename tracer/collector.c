@@ -201,54 +201,101 @@ static void free_slot(uint32_t slot)
     ctr__thread_free_slot(&ctr__threads.slab[slot]);
 }
 
-/* Context switches of one thread, from its ring to a SWITCHES record
- * (FORMAT.md §3): events encoded as in a batch, with ns deltas. */
-struct switch_acc {
-    uint64_t base_ns, last_ns, lost;
-    struct ctr_outbuf ev; /* the events; reused */
+/* What the kernel recorded for one thread (context switches, CPU samples),
+ * from its rings to a SWITCHES record (FORMAT.md §3): events encoded as in
+ * a batch, with ns deltas, in time order across the rings. */
+struct perf_entry {
+    uint64_t ns;
+    uint8_t type;
+    uint64_t args[2];
 };
 
-/* An event of SWITCHES at ns with its one argument, if the table gives it one. */
-static void switches_event(struct switch_acc *a, uint8_t type, uint64_t ns, uint64_t arg)
+static struct {
+    struct perf_entry *e; /* this thread's, reused */
+    size_t n, cap;
+    int oom;
+    uint64_t lost;        /* switches the ring could not take */
+    struct ctr_outbuf ev; /* the encoded events; reused */
+} PE;
+
+static void perf_entry(uint64_t ns, uint8_t type, uint64_t a0, uint64_t a1)
 {
-    uint8_t ev[CTR_MAX_EVENT_BYTES];
-    uint8_t *end = ctr_encode_event(ev, type, ns > a->last_ns ? ns - a->last_ns : 0, &arg);
-    ctr_out_bytes(&a->ev, ev, (size_t)(end - ev));
-    if (ns > a->last_ns)
-        a->last_ns = ns;
+    if (PE.n == PE.cap) {
+        size_t cap = PE.cap ? 2 * PE.cap : 256;
+        struct perf_entry *p = realloc(PE.e, cap * sizeof(*p));
+        if (!p) {
+            PE.oom = 1;
+            return;
+        }
+        PE.e = p;
+        PE.cap = cap;
+    }
+    PE.e[PE.n++] = (struct perf_entry){ns, type, {a0, a1}};
 }
 
 static void on_switch(void *ctx, uint64_t ns, int out, int preempted)
 {
-    if (out)
-        switches_event(ctx, CTR_EV_SWITCH_OUT, ns, (uint64_t)preempted);
-    else
-        switches_event(ctx, CTR_EV_SWITCH_IN, ns, 0);
+    (void)ctx;
+    perf_entry(ns, out ? CTR_EV_SWITCH_OUT : CTR_EV_SWITCH_IN, (uint64_t)preempted, 0);
 }
 
 static void on_switch_lost(void *ctx, uint64_t n)
 {
-    struct switch_acc *a = ctx;
-    a->lost += n;
+    (void)ctx;
+    PE.lost += n;
 }
 
-static struct switch_acc SW;
+static void on_sample(void *ctx, uint64_t ns, uint64_t stack, uint64_t cpu_ns)
+{
+    (void)ctx;
+    ctr__gen_need_stack(stack);
+    perf_entry(ns, CTR_EV_CPU_SAMPLE, stack, cpu_ns);
+}
+
+/* Each ring is in time order; the two merge by time, switches first at a
+ * tie (an insertion sort: the runs interleave little). */
+static void perf_sort(void)
+{
+    for (size_t i = 1; i < PE.n; i++) {
+        struct perf_entry x = PE.e[i];
+        size_t k = i;
+        while (k > 0 && PE.e[k - 1].ns > x.ns) {
+            PE.e[k] = PE.e[k - 1];
+            k--;
+        }
+        PE.e[k] = x;
+    }
+}
 
 /* @return whether it wrote any. */
-static int write_switches(struct ctr_thread *t)
+static int write_perf(struct ctr_thread *t)
 {
-    SW.base_ns = SW.last_ns = ctr__session.start_mono;
-    SW.lost = 0;
-    SW.ev.len = 0;
-    ctr__sched_drain(t, ctr__session.start_mono, on_switch, on_switch_lost, &SW);
-    if (SW.lost)
-        switches_event(&SW, CTR_EV_LOST, SW.last_ns, SW.lost); /* the kernel's ring was full */
-    int wrote = SW.ev.len && !SW.ev.oom;
-    if (wrote) {
-        CTR_REC_PUT_BYTES(&C.out, SWITCHES, SW.ev.p, SW.ev.len, t->id, SW.base_ns);
-        to_sinks_batch(CTR_REC_SWITCHES, t->id, SW.base_ns, SW.ev.p, SW.ev.len);
+    uint64_t base = ctr__session.start_mono, last = base;
+    PE.n = 0;
+    PE.lost = 0;
+    PE.oom = 0;
+    PE.ev.len = 0;
+    if (ctr__session.sched)
+        ctr__sched_drain(t, base, on_switch, on_switch_lost, NULL);
+    if (ctr__session.cpu_hz)
+        ctr__cpu_drain(t, base, on_sample, NULL);
+    perf_sort();
+    if (PE.lost) /* the kernel's switch ring was full */
+        perf_entry(PE.n ? PE.e[PE.n - 1].ns : base, CTR_EV_LOST, PE.lost, 0);
+    for (size_t i = 0; i < PE.n; i++) {
+        uint8_t ev[CTR_MAX_EVENT_BYTES];
+        const struct perf_entry *x = &PE.e[i];
+        uint8_t *end = ctr_encode_event(ev, x->type, x->ns > last ? x->ns - last : 0, x->args);
+        ctr_out_bytes(&PE.ev, ev, (size_t)(end - ev));
+        if (x->ns > last)
+            last = x->ns;
     }
-    SW.ev.oom = 0;
+    int wrote = PE.ev.len && !PE.ev.oom && !PE.oom;
+    if (wrote) {
+        CTR_REC_PUT_BYTES(&C.out, SWITCHES, PE.ev.p, PE.ev.len, t->id, base);
+        to_sinks_batch(CTR_REC_SWITCHES, t->id, base, PE.ev.p, PE.ev.len);
+    }
+    PE.ev.oom = 0;
     return wrote;
 }
 
@@ -316,11 +363,13 @@ static void gen_close(int last)
          * round's last: a reader that goes generation by generation
          * (analyze/pipeline.c) needs a thread's switches no later than the
          * generation after its events. */
-        if (ctr__session.sched) {
-            if (write_switches(t))
+        if (ctr__session.sched || ctr__session.cpu_hz) {
+            if (write_perf(t))
                 ctr__gen_thread_seen(s, t->id);
-            if (last && C.final)
+            if (last && C.final) {
                 ctr__sched_disable(t);
+                ctr__cpu_disable(t);
+            }
         }
         /* A thread with records in the generation (live, or ended with its
          * last batch in this round: its slot is freed at the round's end). */
@@ -333,6 +382,9 @@ static void gen_close(int last)
         if (last && state == CTR_SLOT_ORPHANED)
             free_slot(s);
     }
+    uint64_t sources, period, lost;
+    if (ctr__cpu_sampling(&sources, &period, &lost))
+        CTR_REC_PUT(&C.out, SAMPLING, sources, period, lost);
     ctr__gen_write_mappings(&C.out);
     ctr__gen_write_tables(&C.out);
     write_clock();

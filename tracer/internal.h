@@ -30,6 +30,7 @@
 #include "ctrace_format.h"
 #include "ctrace_options.h"
 #include "lfstack.h"
+#include "perfring.h"
 #include "lock.h"
 
 #define CTR_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -207,16 +208,22 @@ struct ctr_thread {
 
     struct ctr_lfnode node;     /* free-slot list; fields above are zeroed at registration */
 
-    /* Context-switch ring (sched.c); kept across the slot's memset at
-     * registration, which first closes the previous occupant's. */
-    _Atomic(void *) perf_ring;  /* owner: release once mapped */
-    size_t perf_bytes;
-    _Atomic int perf_fd;        /* a tracer descriptor (fdguard.c): may move */
-    /* Whether read() of perf_fd counts the records the kernel lost
-     * (PERF_FORMAT_LOST, Linux 6.0), and how many of them the trace has
-     * (the collector's; set by the owner before perf_ring is published). */
-    int perf_counts_lost;
-    uint64_t perf_lost_seen;
+    /* Kept across the slot's memset at registration, which first closes
+     * the previous occupant's (ctr__cpu_close, ctr__perf_close). */
+    struct ctr_perf_ring sched_ring; /* context switches (sched.c) */
+    /* CPU sampling (cpu.c). */
+    struct ctr_perf_ring cpu_ring;   /* perf_event samples */
+    size_t cpu_ring_data;            /* its data bytes, and the period it */
+    uint64_t cpu_ring_period;        /* was opened with (the opener's) */
+    /* The session whose sampler this thread has: claimed by CAS, so that
+     * the thread and the session's start never both open one. */
+    _Atomic uint32_t cpu_epoch;
+    /* The timer source's kernel timer id, valid in CTR_CPU_TIMER_ARMED;
+     * every change goes through BUSY by CAS (cpu.c), so that the thread's
+     * exit and the session's end never both delete it, and never delete an
+     * id the program's own timer_create got since. */
+    _Atomic int cpu_timer_state;
+    int cpu_timer_id;
 };
 
 /* The thread slab: slots are recycled through free_slots (see above). */
@@ -410,6 +417,7 @@ struct ctr_session {
     _Atomic uint64_t chunks_flushed;
     _Atomic uint64_t events_dropped;
     int sched;                   /* record context switches (sched.c) */
+    unsigned cpu_hz;             /* CPU samples a second, 0: none (cpu.c) */
     _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
 
     /* Requests: the API bumps req_seq (release) after setting what it asks
@@ -536,8 +544,6 @@ void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped);
 void ctr__sched_session(size_t data_bytes, int idle);
 /* Owner, once per session: opens (or re-enables) t's context-switch ring. */
 void ctr__sched_open(struct ctr_thread *t);
-/* Unmaps and closes t's ring, if any: only when no one can read it. */
-void ctr__sched_close(struct ctr_thread *t);
 /* Stops t's ring recording (the session ended). */
 void ctr__sched_disable(struct ctr_thread *t);
 /* Collector: reads t's ring, calling on_switch for each switch at or after
@@ -545,6 +551,60 @@ void ctr__sched_disable(struct ctr_thread *t);
 void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
                       void (*on_switch)(void *ctx, uint64_t ns, int out, int preempted),
                       void (*on_lost)(void *ctx, uint64_t n), void *ctx);
+
+/* ---------------------------------------------------------------------------
+ * CPU samples (cpu.c, cpu_unwind.c)
+ * ------------------------------------------------------------------------- */
+
+/* A session begins (under the API lock, before it is published): samples
+ * cpu_hz times a second of each thread's CPU time (0: none) with
+ * perf_event, or with the timer when `timer`. flush_ms sizes the rings. */
+void ctr__cpu_session(unsigned cpu_hz, int timer, unsigned flush_ms);
+/* The session is published: samplers for the threads alive now. */
+void ctr__cpu_session_started(uint32_t epoch);
+/* The session's epoch went to 0: the timers go (their signals may still
+ * come, and find nothing to write). */
+void ctr__cpu_session_ended(void);
+/* Opens t's sampler for the session `epoch` unless one is open for it
+ * (t's own thread at its first event, or the session's start). */
+void ctr__cpu_open(struct ctr_thread *t, uint32_t epoch);
+/* The calling thread ends: its timer goes. */
+void ctr__cpu_thread_exit(struct ctr_thread *t);
+/* A slot is reused: the previous occupant's sampler goes. */
+void ctr__cpu_close(struct ctr_thread *t);
+/* Collector: stops t's perf sampler (the session ended). */
+void ctr__cpu_disable(struct ctr_thread *t);
+/* Collector: t's perf samples since the last drain, at or after since_ns,
+ * each to on_sample with its time, stack id and CPU ns. */
+void ctr__cpu_drain(struct ctr_thread *t, uint64_t since_ns,
+                    void (*on_sample)(void *ctx, uint64_t ns, uint64_t stack, uint64_t cpu_ns),
+                    void *ctx);
+/* Whether this session samples; its SAMPLING record's fields. */
+int ctr__cpu_sampling(uint64_t *sources, uint64_t *period_ns, uint64_t *lost);
+/* Counts samples lost (any thread, signal handlers included). */
+void ctr__cpu_lost(uint64_t n);
+/* In a forked child: the parent's samplers are gone (timers are not
+ * inherited; ring descriptors went with the tracer's others). */
+void ctr__cpu_forked(struct ctr_thread *t);
+
+/* The stack of a sample: PCs, the interrupted instruction's plus one
+ * first, from the registers and a copy of the stack (cpu_unwind.c). */
+struct ctr_sample_regs {
+    uint64_t ip, sp, bp;
+    uint64_t regs[17]; /* the perf_event order of PERF_REG_X86_* up to R15 */
+    int have_all;      /* regs[] holds every one of them */
+};
+/* Unwinds a perf sample in the collector: `stack` holds `len` bytes copied
+ * from sp up. @return PCs into pcs[0..max). */
+unsigned ctr__unwind_copy(const struct ctr_sample_regs *r, const uint8_t *stack, size_t len,
+                          uintptr_t *pcs, unsigned max);
+/* The id of the stack a signal interrupted on the calling thread, from its
+ * handler's ucontext (stack.c). Async-signal-safe. */
+uint32_t ctr__stack_signal(struct ctr_thread *t, const void *ucontext);
+/* Interns PCs as a stack id (0 for none). */
+uint32_t ctr__stack_intern(const uintptr_t *pcs, unsigned n);
+/* Whether libunwind is the session's (CTRACE_UNWIND is not fp). */
+int ctr__stack_uses_dwarf(void);
 
 /* ---------------------------------------------------------------------------
  * Write sections: the one guarded path of every event (thread.c)

@@ -45,8 +45,10 @@
 #include "maps.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -70,6 +72,15 @@ static _Atomic unsigned methods = UNWIND_FP;
 /* unw_backtrace, once found; never reset. Release store after its first
  * call, acquire load before each use, so a user of it sees it warmed up. */
 static _Atomic(backtrace_t) backtrace_fn;
+
+/* libunwind's step-by-step local unwinding, for a signal handler's stack
+ * (ctr__stack_signal): found with unw_backtrace, and published by the same
+ * release store of backtrace_fn. */
+static struct {
+    int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+    int (*step)(unw_cursor_t *);
+    int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+} stepper;
 
 /* The lowest address code can have (Linux's default vm.mmap_min_addr). */
 #define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
@@ -243,6 +254,71 @@ static uint32_t intern_pcs(const uintptr_t *pcs, unsigned n)
     return n ? ctr__intern(&ctr__stacks, pcs, n * (uint32_t)sizeof(uintptr_t)) : 0;
 }
 
+uint32_t ctr__stack_intern(const uintptr_t *pcs, unsigned n)
+{
+    return intern_pcs(pcs, n);
+}
+
+int ctr__stack_uses_dwarf(void)
+{
+    /* relaxed: see `methods`. */
+    return (atomic_load_explicit(&methods, memory_order_relaxed) & UNWIND_DWARF) != 0;
+}
+
+/* libunwind from a signal's context: the interrupted frame is a signal
+ * frame, whose PC is exact (UNW_INIT_SIGNAL_FRAME). Into pcs[1..max), after
+ * the interrupted PC. @return the PCs in all, or 0 when libunwind cannot
+ * run now (not loaded, or the program is taking a descriptor's number). */
+static unsigned signal_dwarf(struct ctr_thread *t, ucontext_t *uc, uintptr_t *pcs, unsigned max)
+{
+    /* acquire: pairs with the release store in dwarf_load; `stepper` was
+     * filled before it. */
+    if (!atomic_load_explicit(&backtrace_fn, memory_order_acquire) || !stepper.init_local2 ||
+        !stepper.step || !stepper.get_reg || !ctr__fd_use_begin(0))
+        return 0;
+    unw_cursor_t c;
+    unsigned n = 0;
+    t->internal++; /* as in stack_dwarf */
+    /* relaxed (add and sub): see `unwinding`. */
+    atomic_fetch_add_explicit(&unwinding, 1, memory_order_relaxed);
+    if (stepper.init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0)
+        for (n = 1; n < max && stepper.step(&c) > 0;) {
+            unw_word_t pc;
+            if (stepper.get_reg(&c, UNW_REG_IP, &pc) != 0 || pc < CTR_MIN_CODE_ADDR)
+                break;
+            pcs[n++] = (uintptr_t)pc;
+        }
+    atomic_fetch_sub_explicit(&unwinding, 1, memory_order_relaxed);
+    t->internal--;
+    ctr__fd_use_end();
+    return n;
+}
+
+uint32_t ctr__stack_signal(struct ctr_thread *t, const void *ucontext)
+{
+    ucontext_t *uc = (ucontext_t *)(uintptr_t)ucontext;
+    uintptr_t pcs[CTR_STACK_MAX];
+    unsigned max = ctr__session.stack_depth, n = 0;
+    if (max == 0 || t->stack_hi == 0)
+        return 0;
+    /* The interrupted instruction, plus one: every PC of a stack is read
+     * as a return address (FORMAT.md §4.1). */
+    pcs[0] = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] + 1;
+    if (ctr__stack_uses_dwarf())
+        n = signal_dwarf(t, uc, pcs, max);
+    if (n == 0) {
+        /* Frame pointers from the interrupted frame's: its caller is
+         * missed while it is in its prologue or has no frame of its own. */
+        uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+        uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+        struct fp_walk w = {0, 0, 0};
+        if (fp >= sp && fp < t->stack_hi)
+            walk(t, fp, pcs + 1, max - 1, &w);
+        n = 1 + w.n;
+    }
+    return intern_pcs(pcs, n);
+}
+
 CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
 {
     uintptr_t pcs[CTR_STACK_MAX + 1], dw[CTR_STACK_MAX + 1];
@@ -312,6 +388,10 @@ static int dwarf_load(void)
     *(void **)&fn = dlsym(h, "unw_backtrace"); /* POSIX's way to a function pointer */
     if (!fn)
         return 0; /* the handle stays: nothing else refers to it */
+    /* The names behind unw_init_local2, unw_step and unw_get_reg. */
+    *(void **)&stepper.init_local2 = dlsym(h, "_ULx86_64_init_local2");
+    *(void **)&stepper.step = dlsym(h, "_ULx86_64_step");
+    *(void **)&stepper.get_reg = dlsym(h, "_ULx86_64_get_reg");
     /* Its calls are known by their return address from now on: its pipe,
      * made by the first call, and its files are the tracer's (fdguard.c). */
     ctr__maps_scan(note_unwinder, *(void **)&fn);

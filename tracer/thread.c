@@ -140,7 +140,9 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
         return NULL; /* ctr__self stays "off": this thread is not traced */
     }
     uint32_t slot = (uint32_t)(t - ctr__threads.slab);
-    ctr__sched_close(t); /* the previous occupant's ring: nobody reads a free slot */
+    /* The previous occupant's rings and timer: nobody reads a free slot. */
+    ctr__perf_close(&t->sched_ring);
+    ctr__cpu_close(t);
     memset(t, 0, offsetof(struct ctr_thread, node)); /* node: the free list's */
     t->slot = slot;
     t->id = id;
@@ -239,11 +241,8 @@ void ctr__threads_forked(void)
         /* A ring maps the parent thread's perf event (its descriptor is
          * gone with the tracer's others, ctr__fd_forget_all): unmapped,
          * never read here. */
-        void *ring = atomic_load_explicit(&t->perf_ring, memory_order_relaxed);
-        if (ring)
-            munmap(ring, t->perf_bytes);
-        atomic_store_explicit(&t->perf_ring, NULL, memory_order_relaxed);
-        atomic_store_explicit(&t->perf_fd, -1, memory_order_relaxed);
+        ctr__perf_forget(&t->sched_ring);
+        ctr__cpu_forked(t);
         atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
         atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
         if (t == self) {
@@ -362,6 +361,8 @@ void ctr__emit_slow(struct ctr_thread *t, uint8_t type, uint64_t now, const uint
         t->lost_pending = 0;
         if (ctr__session.sched)
             ctr__sched_open(t);
+        if (ctr__session.cpu_hz)
+            ctr__cpu_open(t, epoch);
         chunk_start(t, p, now);
     } else if (t->chunk) {
         queue_chunk(p, chunk_detach(t), 0);
@@ -401,6 +402,7 @@ void ctr__thread_exit(struct ctr_thread *t)
      * it, or left by pthread_exit in a signal handler). */
     if (t->call_kind != CTR_CALL_NONE)
         ctr__call_abandon(t);
+    ctr__cpu_thread_exit(t); /* no sample after this thread's end */
     /* seq_cst RMW before the epoch load in ctr__write_begin: a stopper that
      * stored epoch 0 and then reads 0 here knows this hand-off either saw
      * epoch 0 or has finished. */

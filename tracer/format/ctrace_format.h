@@ -123,8 +123,8 @@ enum ctr_arg_kind {
     /* which a BLOCK at ticks began in an earlier one (1.2)                                 */ \
     X(14, WAITING,   (CTR_ARG_THREAD, CTR_ARG_TICKS, CTR_ARG_REASON, CTR_ARG_OBJECT,            \
                       CTR_ARG_STACK), CTR_ARG_NONE)                                             \
-    /* CPU sampling is on: its source (enum ctr_cpu_source), its period in CPU ns,         */ \
-    /* samples lost so far in the process (cumulative) (1.3)                                */ \
+    /* CPU sampling is on: its sources (bits of enum ctr_cpu_source), its period in CPU    */ \
+    /* ns, samples lost so far in the trace (a running total) (1.3)                         */ \
     X(15, SAMPLING,  (CTR_ARG_COUNT, CTR_ARG_NS, CTR_ARG_COUNT), CTR_ARG_NONE)
 
 enum ctr_record_kind {
@@ -178,7 +178,7 @@ enum ctr_tick_source {
 #define CTR_INFO_STACKS_DWARF 0x2u /* stacks by .eh_frame unwinding (libunwind) */
 #define CTR_INFO_SCHED_SWITCHES 0x4u /* context switches recorded (SWITCHES records) */
 
-/* source in SAMPLING: what took the CPU samples (FORMAT.md §4.1). */
+/* sources in SAMPLING: bits, what took the CPU samples (FORMAT.md §4.1). */
 enum ctr_cpu_source {
     CTR_CPU_PERF = 1, /* perf_event on each thread's CPU clock; samples in SWITCHES */
     CTR_CPU_TIMER = 2 /* a CPU-time timer and a signal on each thread; samples in BATCH */

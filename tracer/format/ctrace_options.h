@@ -14,7 +14,8 @@
  *   - 0 means the option's default everywhere: in the zero value of struct
  *     trace_options, as a variable's or a flag's value, and an unset
  *     variable or a flag not given is 0. Any other value lies in min..max,
- *     checked as given (before any rounding).
+ *     checked as given (before any rounding). A rate (CTR_OPT_RATE) is off
+ *     by default: its `def` is what a flag given alone stands for.
  *   - As text (variables, flags) a value is decimal; a size (CTR_OPT_SIZE)
  *     may end in k, M or G (powers of 1024). A switch (CTR_OPT_SWITCH) is
  *     0 or 1 as text, while trace_options takes any non-zero int as on.
@@ -36,6 +37,8 @@
 #define CTR_OPT_SIZE 1u   /* bytes: k, M and G in text, and printed so */
 #define CTR_OPT_POW2 2u   /* used rounded up to a power of two */
 #define CTR_OPT_SWITCH 4u /* off (0, the default) or on */
+#define CTR_OPT_RATE 8u   /* off (0, the default) or a rate in min..max; `def`
+                             is the rate when it is just switched on */
 
 /* Bounds that other code needs as constants: stack.c sizes its arrays by
  * the deepest stack, sched.c sizes rings by the default before a session
@@ -83,7 +86,11 @@
       "each thread's context-switch ring (switches beyond it per flush are lost and counted)") \
     X(lttng, "CTRACE_LTTNG", "lttng", "1", CTR_OPT_SWITCH, 0, 1, 0, "0 or 1",                    \
       "also send every event to LTTng-UST (the ctrace tracepoints); with no output file, "     \
-      "to LTTng only")
+      "to LTTng only")                                                                         \
+    X(cpu_hz, "CTRACE_CPU_HZ", "cpu", "HZ", CTR_OPT_RATE, 1, 10000, 100, "samples per second",    \
+      "also sample each thread's stack every 1/HZ s of its CPU time (-cpu alone: 100)")          \
+    X(cpu_timer, "CTRACE_CPU_TIMER", "cpu-timer", "1", CTR_OPT_SWITCH, 0, 1, 0, "0 or 1",        \
+      "take CPU samples with a CPU-time timer and SIGPROF instead of perf_event")
 
 /* struct flightrec_config (ctrace/flightrec.h), in the same columns. */
 #define CTR_FLIGHTREC_OPTIONS(X)                                                                 \
@@ -136,14 +143,21 @@ static inline const struct ctr_option *ctr_flightrec_option(int id)
     return &rows[id];
 }
 
+/* ctr_option_off_by_default() : whether 0 leaves the option off (a switch,
+ * a rate) rather than standing for `def`. */
+static inline int ctr_option_off_by_default(const struct ctr_option *opt)
+{
+    return (opt->kind & (CTR_OPT_SWITCH | CTR_OPT_RATE)) != 0;
+}
+
 /* ctr_option_resolve() : the value an option given as v takes: its default
- * when v is 0; for a switch, 1 when v is anything else; else v, rounded up
- * to a power of two for CTR_OPT_POW2. Into *out.
+ * when v is 0 (0, off, for a rate); for a switch, 1 when v is anything
+ * else; else v, rounded up to a power of two for CTR_OPT_POW2. Into *out.
  * @return 0, or -ERANGE (and *out untouched) when v is out of min..max. */
 static inline int ctr_option_resolve(const struct ctr_option *opt, uint64_t v, uint64_t *out)
 {
     if (v == 0) {
-        *out = opt->def;
+        *out = opt->kind & CTR_OPT_RATE ? 0 : opt->def;
         return 0;
     }
     if (opt->kind & CTR_OPT_SWITCH) {

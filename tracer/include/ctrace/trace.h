@@ -87,7 +87,29 @@ struct trace_options {
      * returns -ELIBACC when the provider cannot be loaded. 0 = off: lttng-ust
      * is never loaded. */
     int lttng;
+
+    /* CPU samples per second of each traced thread's own CPU time: every
+     * 1/cpu_hz s that a thread runs, its stack is recorded (a CPU_SAMPLE
+     * event, for `ctrace -pprof=cpu`). 0 = off; TRACE_CPU_HZ_DEFAULT (100)
+     * is the usual rate. Range 1..10000. Samples come from a perf_event on
+     * each thread (no privilege needed where perf_event_paranoid <= 2; time
+     * in the kernel is not sampled), else from the timer of cpu_timer. */
+    unsigned cpu_hz;
+
+    /* Non-zero: take the CPU samples with a per-thread CPU-time timer and
+     * SIGPROF, whose handler records the stack, instead of perf_event (which
+     * is also the fallback where perf_event cannot be used). Only while the
+     * program leaves SIGPROF at its default: a program with a SIGPROF handler
+     * of its own keeps it, and its threads are not sampled by timer. Like any
+     * SIGPROF profiler, a sample landing as a thread enters a blocking call
+     * that a signal interrupts (nanosleep, epoll_wait, ...) makes it return
+     * EINTR. 0 = perf_event where it works. */
+    int cpu_timer;
 };
+
+/* The CPU sampling rate to set in trace_options.cpu_hz when no other is
+ * wanted (what `ctrace run -cpu` alone uses). */
+#define TRACE_CPU_HZ_DEFAULT 100
 
 /* trace_start() : starts tracing into the file at `path` with default options.
  * @return 0 on success;

@@ -1,0 +1,406 @@
+/* cpu.c - CPU samples: every 1/cpu_hz s of a traced thread's own CPU time,
+ * what it was running (FORMAT.md §4.1), from one of two sources.
+ *
+ * perf_event (the default): each thread has a software task-clock event
+ * that samples user-mode code only (no privilege needed where
+ * perf_event_paranoid <= 2), with the registers and a copy of the top
+ * CPU_STACK_COPY bytes of the stack. The collector drains the rings each
+ * generation and unwinds each copy (cpu_unwind.c): nothing runs on the
+ * traced thread. Samples go into the thread's SWITCHES record, timed in
+ * CLOCK_MONOTONIC ns by the kernel.
+ *
+ * The timer (trace_options.cpu_timer, or where perf_event cannot be used):
+ * each thread has a POSIX timer on its own CPU-time clock that sends it
+ * SIGPROF; the handler (on_sigprof) records the interrupted stack through
+ * the one guarded emit path, into the thread's own buffer. Only while the
+ * program leaves SIGPROF at its default: the handler is installed only over
+ * SIG_DFL, and then stays (a signal queued before a stop must never find the
+ * default action, which ends the process); SIGPROFs that are not our
+ * timers' get the default action, as without the tracer.
+ *
+ * Lifecycle: a thread's sampler is opened once per session, by whichever of
+ * the thread itself (its first event) and the session's start (every thread
+ * alive then) claims the slot's cpu_epoch first. perf rings stay open
+ * between sessions (re-enabled) until their slot is reused; timers are
+ * deleted at the session's end or the thread's, through the BUSY state of
+ * cpu_timer_state (internal.h), so exactly one party deletes each.
+ */
+#include "internal.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Bytes of stack a perf sample copies from the stack pointer up: perf
+ * record's default for DWARF call graphs. Deeper frames are cut (a stack is
+ * true, or shorter than it could be). */
+#define CPU_STACK_COPY 8192u
+/* What a sample record takes besides its stack: header, tid, time, abi,
+ * 17 registers, the copy's size and dyn_size. */
+#define CPU_SAMPLE_EXTRA 256u
+/* The registers a perf sample carries: AX..SP, IP (bits 0..8) and R8..R15
+ * (bits 16..23), in this order in the record (PERF_REG_X86_*). */
+#define CPU_REGS_MASK 0xff01ffull
+/* A timer's sigev_value, to tell our SIGPROFs from any other. */
+#define CPU_TIMER_COOKIE 0x63707573 /* "cpus" */
+
+enum { TIMER_NONE = 0, TIMER_ARMED, TIMER_BUSY };
+enum { HANDLER_NONE = 0, HANDLER_OURS, HANDLER_REFUSED };
+
+/* The session's settings: stored under the API lock before the session is
+ * published (relaxed; the epoch's release publishes them), read by
+ * samplers and the collector after its acquire. */
+static struct {
+    _Atomic unsigned hz;
+    _Atomic uint64_t period_ns;
+    _Atomic int timer;              /* the timer source was asked for */
+    _Atomic size_t ring_data;       /* perf rings' data bytes */
+    _Atomic uint64_t sources;       /* CTR_CPU_* bits used this session */
+    _Atomic uint64_t lost;          /* samples lost in this session */
+    _Atomic int handler;            /* HANDLER_*: set once, by CAS */
+} cpu;
+
+void ctr__cpu_lost(uint64_t n)
+{
+    /* relaxed: a counter read for SAMPLING records only. */
+    atomic_fetch_add_explicit(&cpu.lost, n, memory_order_relaxed);
+}
+
+int ctr__cpu_sampling(uint64_t *sources, uint64_t *period_ns, uint64_t *lost)
+{
+    /* relaxed: see `cpu`; the counters are counters. */
+    if (!atomic_load_explicit(&cpu.hz, memory_order_relaxed))
+        return 0;
+    *sources = atomic_load_explicit(&cpu.sources, memory_order_relaxed);
+    *period_ns = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
+    *lost = atomic_load_explicit(&cpu.lost, memory_order_relaxed);
+    return 1;
+}
+
+static void note_source(uint64_t bit)
+{
+    /* relaxed: a set of bits read for SAMPLING records only. */
+    atomic_fetch_or_explicit(&cpu.sources, bit, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------------
+ * The timer source
+ * ------------------------------------------------------------------------- */
+
+static void on_sigprof(int sig, siginfo_t *si, void *uc)
+{
+    if (si->si_code != SI_TIMER || si->si_value.sival_int != CPU_TIMER_COOKIE) {
+        /* Not ours: what SIG_DFL, the program's choice, would do. */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    int saved_errno = errno;
+    struct ctr_thread *t = ctr__self;
+    /* The tracer's own work on this thread (an event half written, a stack
+     * being unwound with libunwind) must not be re-entered: the sample is
+     * lost, and counted. relaxed: the thread's own flag (internal.h). */
+    if (t && t != &ctr__thread_off &&
+        (t->internal || atomic_load_explicit(&t->writing, memory_order_relaxed))) {
+        ctr__cpu_lost(1);
+    } else if (t && t != &ctr__thread_off && ctr__write_begin(t)) {
+        uint64_t now = ctr__ticks();
+        /* relaxed: see `cpu`. */
+        uint64_t period = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
+        uint64_t args[2] = {ctr__stack_signal(t, uc),
+                            period * (1 + (uint64_t)(si->si_overrun > 0 ? si->si_overrun : 0))};
+        ctr__emit_at(t, CTR_EV_CPU_SAMPLE, now, args);
+        ctr__write_end(t);
+    }
+    errno = saved_errno;
+}
+
+/* Installs on_sigprof over SIG_DFL, once per process. @return whether it is
+ * ours. */
+static int handler_ready(void)
+{
+    /* acquire: pairs with the release below; the handler is installed. */
+    int h = atomic_load_explicit(&cpu.handler, memory_order_acquire);
+    if (h != HANDLER_NONE)
+        return h == HANDLER_OURS;
+    struct sigaction old, sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigfillset(&sa.sa_mask); /* nothing else interrupts the handler's event */
+    int verdict = HANDLER_REFUSED;
+    /* Two threads may get here at once: the second sees our handler as
+     * the program's and refuses; the CAS below keeps the first's verdict. */
+    if (sigaction(SIGPROF, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_DFL && sigaction(SIGPROF, &sa, NULL) == 0)
+        verdict = HANDLER_OURS;
+    int expected = HANDLER_NONE;
+    /* release: the installation before any reader that sees OURS; acquire
+     * on failure: the winner's. */
+    if (!atomic_compare_exchange_strong_explicit(&cpu.handler, &expected, verdict,
+                                                 memory_order_acq_rel, memory_order_acquire))
+        verdict = expected;
+    return verdict == HANDLER_OURS;
+}
+
+/* A thread's CPU-time clock (glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED),
+ * which pthread_getcpuclockid gives for a pthread_t): by kernel tid, so that
+ * the session's start can arm it for a thread whose handle it cannot use. */
+static clockid_t thread_cpu_clock(int tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 4u | 2u);
+}
+
+static int timer_open(struct ctr_thread *t)
+{
+    if (!handler_ready())
+        return -EPERM;
+    int expected = TIMER_NONE;
+    /* acquire: whatever the last deleter did comes first. */
+    if (!atomic_compare_exchange_strong_explicit(&t->cpu_timer_state, &expected, TIMER_BUSY,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return 0; /* armed already, or being changed */
+    struct sigevent ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGPROF;
+    ev.sigev_value.sival_int = CPU_TIMER_COOKIE;
+    ev._sigev_un._tid = t->os_tid;
+    int id, rc = 0;
+    /* The raw calls: glibc's timer_create keeps ids of its own. */
+    if (syscall(SYS_timer_create, thread_cpu_clock(t->os_tid), &ev, &id) != 0) {
+        rc = -errno;
+    } else {
+        /* relaxed: see `cpu`. */
+        uint64_t p = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
+        struct itimerspec its = {{(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
+                                 {(time_t)(p / 1000000000u), (long)(p % 1000000000u)}};
+        if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+            rc = -errno;
+            syscall(SYS_timer_delete, id);
+        }
+    }
+    t->cpu_timer_id = id;
+    /* release: the id before whoever next takes the state (CAS acquire). */
+    atomic_store_explicit(&t->cpu_timer_state, rc == 0 ? TIMER_ARMED : TIMER_NONE,
+                          memory_order_release);
+    if (rc == 0)
+        note_source(CTR_CPU_TIMER);
+    return rc;
+}
+
+static void timer_delete_once(struct ctr_thread *t)
+{
+    int expected = TIMER_ARMED;
+    /* acquire: pairs with the release in timer_open (the id). */
+    if (!atomic_compare_exchange_strong_explicit(&t->cpu_timer_state, &expected, TIMER_BUSY,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return;
+    syscall(SYS_timer_delete, t->cpu_timer_id);
+    /* release: as in timer_open. */
+    atomic_store_explicit(&t->cpu_timer_state, TIMER_NONE, memory_order_release);
+}
+
+/* ---------------------------------------------------------------------------
+ * The perf_event source
+ * ------------------------------------------------------------------------- */
+
+static int perf_open(struct ctr_thread *t)
+{
+    /* relaxed: see `cpu`. */
+    uint64_t period = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
+    size_t data = atomic_load_explicit(&cpu.ring_data, memory_order_relaxed);
+    if (ctr__perf_is_open(&t->cpu_ring)) {
+        if (t->cpu_ring_period == period && t->cpu_ring_data == data) {
+            ctr__perf_restart(&t->cpu_ring);
+            return 0;
+        }
+        /* Another rate or size: open anew. The collector drains only
+         * rings of live sessions' threads, and this is t's or the
+         * session's start (before the collector reads this slot). */
+        ctr__perf_close(&t->cpu_ring);
+    }
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = period;
+    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+                    PERF_SAMPLE_STACK_USER;
+    a.sample_regs_user = CPU_REGS_MASK;
+    a.sample_stack_user = CPU_STACK_COPY;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    t->cpu_ring_period = period;
+    t->cpu_ring_data = data;
+    int rc = ctr__perf_open(&t->cpu_ring, &a, t == ctr__self ? 0 : t->os_tid, data);
+    if (rc == 0)
+        note_source(CTR_CPU_PERF);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------
+ * Lifecycle
+ * ------------------------------------------------------------------------- */
+
+void ctr__cpu_session(unsigned hz, int timer, unsigned flush_ms)
+{
+    /* relaxed: see `cpu`. */
+    atomic_store_explicit(&cpu.hz, hz, memory_order_relaxed);
+    atomic_store_explicit(&cpu.sources, 0, memory_order_relaxed);
+    atomic_store_explicit(&cpu.lost, 0, memory_order_relaxed);
+    if (!hz)
+        return;
+    atomic_store_explicit(&cpu.period_ns, 1000000000u / hz, memory_order_relaxed);
+    atomic_store_explicit(&cpu.timer, timer, memory_order_relaxed);
+    /* Twice the samples of a flush, so that a late round loses none: at
+     * 100 Hz and 100 ms, 256 KiB; at most 1 MiB (locked memory). */
+    uint64_t per_flush = (uint64_t)hz * flush_ms / 1000 + 1;
+    uint64_t want = 2 * per_flush * (CPU_STACK_COPY + CPU_SAMPLE_EXTRA);
+    size_t data = 64u << 10;
+    while (data < want && data < (1u << 20))
+        data <<= 1;
+    atomic_store_explicit(&cpu.ring_data, data, memory_order_relaxed);
+}
+
+void ctr__cpu_open(struct ctr_thread *t, uint32_t epoch)
+{
+    /* relaxed: see `cpu`. */
+    if (!atomic_load_explicit(&cpu.hz, memory_order_relaxed))
+        return;
+    uint32_t seen = atomic_load_explicit(&t->cpu_epoch, memory_order_relaxed);
+    /* relaxed: the claim orders nothing; each opener publishes what it
+     * opens by itself (the ring's release, the timer state's). */
+    if (seen == epoch || !atomic_compare_exchange_strong_explicit(
+                             &t->cpu_epoch, &seen, epoch, memory_order_relaxed,
+                             memory_order_relaxed))
+        return;
+    int rc = atomic_load_explicit(&cpu.timer, memory_order_relaxed) ? -1 : perf_open(t);
+    if (rc != 0)
+        timer_open(t); /* failing that too, the thread is not sampled */
+}
+
+void ctr__cpu_session_started(uint32_t epoch)
+{
+    /* relaxed: see `cpu`. */
+    if (!atomic_load_explicit(&cpu.hz, memory_order_relaxed))
+        return;
+    /* Under reclaim: a live slot cannot be freed and reused meanwhile.
+     * acquire on high and on the state: as in ctr__thread_find (thread.c). */
+    ctr_lock_acquire(&ctr__threads.reclaim);
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
+        struct ctr_thread *t = &ctr__threads.slab[i];
+        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_LIVE)
+            ctr__cpu_open(t, epoch);
+    }
+    ctr_lock_release(&ctr__threads.reclaim);
+}
+
+void ctr__cpu_session_ended(void)
+{
+    /* acquire on high: as in ctr__thread_find. */
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
+        timer_delete_once(&ctr__threads.slab[i]);
+}
+
+void ctr__cpu_thread_exit(struct ctr_thread *t)
+{
+    timer_delete_once(t);
+}
+
+void ctr__cpu_close(struct ctr_thread *t)
+{
+    timer_delete_once(t);
+    ctr__perf_close(&t->cpu_ring);
+    /* relaxed: the slot is being taken by its new owner, before it is
+     * published (its release store of LIVE). */
+    atomic_store_explicit(&t->cpu_epoch, 0, memory_order_relaxed);
+}
+
+void ctr__cpu_disable(struct ctr_thread *t)
+{
+    ctr__perf_disable(&t->cpu_ring);
+}
+
+void ctr__cpu_forked(struct ctr_thread *t)
+{
+    ctr__perf_forget(&t->cpu_ring);
+    /* relaxed: alone in the child. */
+    atomic_store_explicit(&t->cpu_timer_state, TIMER_NONE, memory_order_relaxed);
+    atomic_store_explicit(&t->cpu_epoch, 0, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------------
+ * Draining perf samples (collector)
+ * ------------------------------------------------------------------------- */
+
+struct sample_drain {
+    uint64_t since_ns, period;
+    void (*on_sample)(void *ctx, uint64_t ns, uint64_t stack, uint64_t cpu_ns);
+    void *ctx;
+};
+
+/* A PERF_RECORD_SAMPLE of sample_type TID | TIME | REGS_USER | STACK_USER:
+ *   u32 pid, tid; u64 time; u64 abi; u64 regs[weight(CPU_REGS_MASK)] (when
+ *   abi is not 0); u64 size; u8 data[size]; u64 dyn_size (when size is not 0).
+ * Read as hostile as any input: a short record is skipped. */
+static void on_record(void *ctx, const struct perf_event_header *h, const uint8_t *body,
+                      size_t len)
+{
+    const struct sample_drain *d = ctx;
+    if (h->type != PERF_RECORD_SAMPLE)
+        return;
+    size_t nregs = (size_t)__builtin_popcountll(CPU_REGS_MASK), at = 8;
+    uint64_t ns, abi, size = 0, dyn = 0;
+    struct ctr_sample_regs r = {0};
+    if (len < 24)
+        return;
+    memcpy(&ns, body + at, 8);
+    memcpy(&abi, body + at + 8, 8);
+    at += 16;
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        if (len < at + nregs * 8)
+            return;
+        memcpy(r.regs, body + at, nregs * 8);
+        at += nregs * 8;
+        r.have_all = 1;
+        r.bp = r.regs[6];
+        r.sp = r.regs[7];
+        r.ip = r.regs[8];
+    }
+    if (len >= at + 8) {
+        memcpy(&size, body + at, 8);
+        at += 8;
+    }
+    const uint8_t *stack = body + at;
+    if (size && len >= at + size + 8) {
+        memcpy(&dyn, body + at + size, 8);
+        if (dyn > size)
+            dyn = 0;
+    }
+    if (ns < d->since_ns)
+        return;
+    uintptr_t pcs[CTR_STACK_MAX];
+    unsigned n = r.ip ? ctr__unwind_copy(&r, stack, (size_t)dyn, pcs, ctr__session.stack_depth)
+                      : 0;
+    d->on_sample(d->ctx, ns, ctr__stack_intern(pcs, n), d->period);
+}
+
+void ctr__cpu_drain(struct ctr_thread *t, uint64_t since_ns,
+                    void (*on_sample)(void *ctx, uint64_t ns, uint64_t stack, uint64_t cpu_ns),
+                    void *ctx)
+{
+    /* relaxed: see `cpu`. */
+    struct sample_drain d = {since_ns, atomic_load_explicit(&cpu.period_ns, memory_order_relaxed),
+                             on_sample, ctx};
+    uint64_t lost = ctr__perf_drain(&t->cpu_ring, on_record, &d);
+    if (lost)
+        ctr__cpu_lost(lost);
+}
