@@ -196,6 +196,12 @@ static void retire_chunk(struct ctr_chunk *c)
 
 static void free_slot(uint32_t slot)
 {
+    /* The ended thread's perf rings, read for the last time this round:
+     * unmapping one costs tens of microseconds (100 and more for a CPU
+     * sampler's), better here than in the next thread's start, which takes
+     * the slot (ctr__thread_register closes what is left). */
+    ctr__perf_close(&ctr__threads.slab[slot].sched_ring);
+    ctr__cpu_close(&ctr__threads.slab[slot]);
     ctr__gen_forget(slot);
     C.reported[slot] = 0;
     ctr__thread_free_slot(&ctr__threads.slab[slot]);

@@ -18,6 +18,21 @@
  * default action, which ends the process); SIGPROFs that are not our
  * timers' get the default action, as without the tracer.
  *
+ * Phase: a thread's CPU clock starts at 0, so a sampler whose first sample
+ * came after a whole period would never see a thread that lives less than
+ * one (a server's per-request threads). The first sample comes after a
+ * random part of a period instead (as Go's per-thread timers do), and
+ * stands for a whole period: a thread with c < period of CPU is sampled
+ * with probability c / period, which is its CPU on average. The timer's
+ * first expiry is that random part. A perf event cannot be given one (its
+ * PERF_EVENT_IOC_PERIOD restarts the count), so it starts with that part
+ * as its period, and the collector sets the real one when it sees the
+ * first sample. Until then the event samples every part: those samples
+ * (and those the ring could not take, by their count) are thinned to one
+ * per period of CPU, each standing for the periods it covers (`cpu_credit`).
+ * The part is at least 1/CPU_PHASE_MIN_DIV of a period, which bounds that
+ * flood; a thread with less CPU than that is never sampled.
+ *
  * Lifecycle: a thread's sampler is opened once per session, by whichever of
  * the thread itself (its first event) and the session's start (every thread
  * alive then) claims the slot's cpu_epoch first. perf rings stay open
@@ -28,15 +43,20 @@
 #include "internal.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Bytes of stack a perf sample copies from the stack pointer up: perf
- * record's default for DWARF call graphs. Deeper frames are cut (a stack is
- * true, or shorter than it could be). */
-#define CPU_STACK_COPY 8192u
+/* Bytes of stack a perf sample copies from the stack pointer up. Deeper
+ * frames are cut (a stack is true, or shorter than it could be), and so
+ * are those beyond a page the thread never touched, where the kernel's copy
+ * stops (glibc's regexec keeps 12 KiB of arrays on the stack, mostly
+ * unwritten: a seventh of the gateway example's samples end there). perf
+ * record's default, 8 KiB, cuts more; the ring's size follows this, and a
+ * ring's pages cost time at each thread's start and end. */
+#define CPU_STACK_COPY 16384u
 /* What a sample record takes besides its stack: header, tid, time, abi,
  * 17 registers, the copy's size and dyn_size. */
 #define CPU_SAMPLE_EXTRA 256u
@@ -45,6 +65,10 @@
 #define CPU_REGS_MASK 0xff01ffull
 /* A timer's sigev_value, to tell our SIGPROFs from any other. */
 #define CPU_TIMER_COOKIE 0x63707573 /* "cpus" */
+
+/* The shortest first period, as a fraction of the period: a perf event
+ * samples at that rate until the collector's next round. */
+#define CPU_PHASE_MIN_DIV 16
 
 enum { TIMER_NONE = 0, TIMER_ARMED, TIMER_BUSY };
 enum { HANDLER_NONE = 0, HANDLER_OURS, HANDLER_REFUSED };
@@ -83,6 +107,23 @@ static void note_source(uint64_t bit)
 {
     /* relaxed: a set of bits read for SAMPLING records only. */
     atomic_fetch_or_explicit(&cpu.sources, bit, memory_order_relaxed);
+}
+
+/* A random first period in [period / CPU_PHASE_MIN_DIV, period]: the
+ * phase (see the top). Any thread; no quality needed beyond spreading. */
+static uint64_t first_period(uint64_t period)
+{
+    static _Atomic uint64_t state;
+    /* relaxed: a random number; concurrent callers may share a value. */
+    uint64_t x = atomic_load_explicit(&state, memory_order_relaxed);
+    if (x == 0)
+        x = ctr__ticks() | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17; /* xorshift64 */
+    atomic_store_explicit(&state, x, memory_order_relaxed);
+    uint64_t lo = period / CPU_PHASE_MIN_DIV + 1;
+    return lo + x % (period - lo + 1);
 }
 
 /* ---------------------------------------------------------------------------
@@ -175,8 +216,9 @@ static int timer_open(struct ctr_thread *t)
     } else {
         /* relaxed: see `cpu`. */
         uint64_t p = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
+        uint64_t f = first_period(p);
         struct itimerspec its = {{(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
-                                 {(time_t)(p / 1000000000u), (long)(p % 1000000000u)}};
+                                 {(time_t)(f / 1000000000u), (long)(f % 1000000000u)}};
         if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
             rc = -errno;
             syscall(SYS_timer_delete, id);
@@ -214,7 +256,7 @@ static int perf_open(struct ctr_thread *t)
     size_t data = atomic_load_explicit(&cpu.ring_data, memory_order_relaxed);
     if (ctr__perf_is_open(&t->cpu_ring)) {
         if (t->cpu_ring_period == period && t->cpu_ring_data == data) {
-            ctr__perf_restart(&t->cpu_ring);
+            ctr__perf_restart(&t->cpu_ring); /* its phase is long random */
             return 0;
         }
         /* Another rate or size: open anew. The collector drains only
@@ -227,7 +269,7 @@ static int perf_open(struct ctr_thread *t)
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = period;
+    a.sample_period = first_period(period);
     a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
                     PERF_SAMPLE_STACK_USER;
     a.sample_regs_user = CPU_REGS_MASK;
@@ -238,6 +280,9 @@ static int perf_open(struct ctr_thread *t)
     a.clockid = CLOCK_MONOTONIC;
     t->cpu_ring_period = period;
     t->cpu_ring_data = data;
+    t->cpu_phase = 0;
+    t->cpu_credit = 0;
+    t->cpu_first = a.sample_period;
     int rc = ctr__perf_open(&t->cpu_ring, &a, t == ctr__self ? 0 : t->os_tid, data);
     if (rc == 0)
         note_source(CTR_CPU_PERF);
@@ -258,10 +303,10 @@ void ctr__cpu_session(unsigned hz, int timer, unsigned flush_ms)
         return;
     atomic_store_explicit(&cpu.period_ns, 1000000000u / hz, memory_order_relaxed);
     atomic_store_explicit(&cpu.timer, timer, memory_order_relaxed);
-    /* Twice the samples of a flush, so that a late round loses none: at
-     * 100 Hz and 100 ms, 256 KiB; at most 1 MiB (locked memory). */
+    /* The samples of a flush and a few, so that a late round loses none:
+     * at 100 Hz and 100 ms, 256 KiB; at most 1 MiB (locked memory). */
     uint64_t per_flush = (uint64_t)hz * flush_ms / 1000 + 1;
-    uint64_t want = 2 * per_flush * (CPU_STACK_COPY + CPU_SAMPLE_EXTRA);
+    uint64_t want = (per_flush + 2) * (CPU_STACK_COPY + CPU_SAMPLE_EXTRA);
     size_t data = 64u << 10;
     while (data < want && data < (1u << 20))
         data <<= 1;
@@ -341,20 +386,27 @@ void ctr__cpu_forked(struct ctr_thread *t)
  * Draining perf samples (collector)
  * ------------------------------------------------------------------------- */
 
-struct sample_drain {
-    uint64_t since_ns, period;
-    void (*on_sample)(void *ctx, uint64_t ns, uint64_t stack, uint64_t cpu_ns);
-    void *ctx;
+/* One drain's samples, weighed once all are read (collector only). */
+struct pending_sample {
+    uint64_t ns, stack;
 };
+
+static struct {
+    struct pending_sample *p;
+    size_t n, cap;
+    uint64_t since_ns;
+} D;
 
 /* A PERF_RECORD_SAMPLE of sample_type TID | TIME | REGS_USER | STACK_USER:
  *   u32 pid, tid; u64 time; u64 abi; u64 regs[weight(CPU_REGS_MASK)] (when
- *   abi is not 0); u64 size; u8 data[size]; u64 dyn_size (when size is not 0).
- * Read as hostile as any input: a short record is skipped. */
+ *   abi is not 0); u64 size; u8 data[size]; u64 dyn_size (when size is not
+ *   0). (No PERIOD: a task-clock event reports its first period even after
+ *   PERF_EVENT_IOC_PERIOD changed it.) Read as hostile as any input: a
+ *   short record is skipped. */
 static void on_record(void *ctx, const struct perf_event_header *h, const uint8_t *body,
                       size_t len)
 {
-    const struct sample_drain *d = ctx;
+    (void)ctx;
     if (h->type != PERF_RECORD_SAMPLE)
         return;
     size_t nregs = (size_t)__builtin_popcountll(CPU_REGS_MASK), at = 8;
@@ -385,12 +437,22 @@ static void on_record(void *ctx, const struct perf_event_header *h, const uint8_
         if (dyn > size)
             dyn = 0;
     }
-    if (ns < d->since_ns)
+    if (ns < D.since_ns)
         return;
+    if (D.n == D.cap) {
+        size_t cap = D.cap ? 2 * D.cap : 64;
+        struct pending_sample *p = realloc(D.p, cap * sizeof(*p));
+        if (!p) {
+            ctr__cpu_lost(1);
+            return;
+        }
+        D.p = p;
+        D.cap = cap;
+    }
     uintptr_t pcs[CTR_STACK_MAX];
     unsigned n = r.ip ? ctr__unwind_copy(&r, stack, (size_t)dyn, pcs, ctr__session.stack_depth)
                       : 0;
-    d->on_sample(d->ctx, ns, ctr__stack_intern(pcs, n), d->period);
+    D.p[D.n++] = (struct pending_sample){ns, ctr__stack_intern(pcs, n)};
 }
 
 void ctr__cpu_drain(struct ctr_thread *t, uint64_t since_ns,
@@ -398,9 +460,38 @@ void ctr__cpu_drain(struct ctr_thread *t, uint64_t since_ns,
                     void *ctx)
 {
     /* relaxed: see `cpu`. */
-    struct sample_drain d = {since_ns, atomic_load_explicit(&cpu.period_ns, memory_order_relaxed),
-                             on_sample, ctx};
-    uint64_t lost = ctr__perf_drain(&t->cpu_ring, on_record, &d);
+    uint64_t period = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
+    D.n = 0;
+    D.since_ns = since_ns;
+    uint64_t lost = ctr__perf_drain(&t->cpu_ring, on_record, NULL);
+    size_t i = 0;
+    /* Until the real period is set, the event samples every first period,
+     * and those samples (with the CPU of those the ring could not take)
+     * are thinned; after, every sample is a period (the few taken between
+     * this read and the ioctl below are counted so too). */
+    uint64_t each = period;
+    if (!t->cpu_phase && D.n) {
+        /* The first sample: a whole period, and the real one from now on
+         * (the event restarts its count). */
+        on_sample(ctx, D.p[0].ns, D.p[0].stack, period);
+        ctr__perf_period(&t->cpu_ring, period);
+        t->cpu_phase = 1;
+        i = 1;
+        each = t->cpu_first;
+        if (D.n > 1)
+            each += lost * t->cpu_first / (D.n - 1);
+        else
+            t->cpu_credit += lost * t->cpu_first;
+        lost = 0;
+    }
+    for (; i < D.n; i++) {
+        t->cpu_credit += each;
+        if (t->cpu_credit < period)
+            continue; /* thinned */
+        uint64_t w = t->cpu_credit / period * period;
+        t->cpu_credit -= w;
+        on_sample(ctx, D.p[i].ns, D.p[i].stack, w);
+    }
     if (lost)
         ctr__cpu_lost(lost);
 }

@@ -215,6 +215,12 @@ struct ctr_thread {
     struct ctr_perf_ring cpu_ring;   /* perf_event samples */
     size_t cpu_ring_data;            /* its data bytes, and the period it */
     uint64_t cpu_ring_period;        /* was opened with (the opener's) */
+    /* The collector's, reset by the opener before the ring is published:
+     * whether the first sample came (and the real period was set); the CPU
+     * ns of samples thinned since the last one kept; the first period
+     * (cpu.c, "Phase"). */
+    int cpu_phase;
+    uint64_t cpu_credit, cpu_first;
     /* The session whose sampler this thread has: claimed by CAS, so that
      * the thread and the session's start never both open one. */
     _Atomic uint32_t cpu_epoch;

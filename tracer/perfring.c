@@ -43,12 +43,18 @@ static uint64_t kernel_lost(struct ctr_perf_ring *r)
 }
 
 /* An ioctl on r's descriptor, whose number must not move meanwhile. */
-static void ring_ioctl(struct ctr_perf_ring *r, unsigned long request)
+static void ring_ioctl(struct ctr_perf_ring *r, unsigned long request, void *arg)
 {
     ctr__fd_use_begin(1);
     /* relaxed: as in kernel_lost. */
-    ioctl(atomic_load_explicit(&r->fd, memory_order_relaxed), request, 0);
+    ioctl(atomic_load_explicit(&r->fd, memory_order_relaxed), request, arg);
     ctr__fd_use_end();
+}
+
+void ctr__perf_period(struct ctr_perf_ring *r, uint64_t period)
+{
+    if (ctr__perf_is_open(r))
+        ring_ioctl(r, PERF_EVENT_IOC_PERIOD, &period);
 }
 
 int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid,
@@ -126,14 +132,14 @@ void ctr__perf_restart(struct ctr_perf_ring *r)
      * in ctr__perf_drain. */
     __atomic_store_n(&meta->data_tail, __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
                      __ATOMIC_RELEASE);
-    ring_ioctl(r, PERF_EVENT_IOC_ENABLE);
+    ring_ioctl(r, PERF_EVENT_IOC_ENABLE, NULL);
 }
 
 void ctr__perf_disable(struct ctr_perf_ring *r)
 {
     if (!ctr__perf_is_open(r))
         return;
-    ring_ioctl(r, PERF_EVENT_IOC_DISABLE);
+    ring_ioctl(r, PERF_EVENT_IOC_DISABLE, NULL);
     uint64_t lost = kernel_lost(r);
     if (lost != UINT64_MAX)
         r->lost_seen = lost;

@@ -44,6 +44,9 @@ int ctr__perf_is_open(struct ctr_perf_ring *r);
 /* ctr__perf_restart() : drops what r recorded so far and enables it again
  * (an earlier session's event, kept for the next). */
 void ctr__perf_restart(struct ctr_perf_ring *r);
+/* ctr__perf_period() : sets r's sampling period (which restarts its
+ * count). Collector. */
+void ctr__perf_period(struct ctr_perf_ring *r, uint64_t period);
 /* ctr__perf_disable() : stops r's event; what overflowed since the last
  * drain is no later session's. Collector. */
 void ctr__perf_disable(struct ctr_perf_ring *r);
