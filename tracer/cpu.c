@@ -41,6 +41,7 @@
  * cpu_timer_state (internal.h), so exactly one party deletes each.
  */
 #include "internal.h"
+#include "interpose.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -134,7 +135,10 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
 {
     if (si->si_code != SI_TIMER || si->si_value.sival_int != CPU_TIMER_COOKIE) {
         /* Not ours: what SIG_DFL, the program's choice, would do. */
-        signal(sig, SIG_DFL);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof(dfl));
+        dfl.sa_handler = SIG_DFL;
+        ctr__real.sigaction(sig, &dfl, NULL);
         raise(sig);
         return;
     }
@@ -174,8 +178,8 @@ static int handler_ready(void)
     int verdict = HANDLER_REFUSED;
     /* Two threads may get here at once: the second sees our handler as
      * the program's and refuses; the CAS below keeps the first's verdict. */
-    if (sigaction(SIGPROF, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-        old.sa_handler == SIG_DFL && sigaction(SIGPROF, &sa, NULL) == 0)
+    if (ctr__real.sigaction(SIGPROF, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+        old.sa_handler == SIG_DFL && ctr__real.sigaction(SIGPROF, &sa, NULL) == 0)
         verdict = HANDLER_OURS;
     int expected = HANDLER_NONE;
     /* release: the installation before any reader that sees OURS; acquire
@@ -193,6 +197,8 @@ static clockid_t thread_cpu_clock(int tid)
 {
     return (clockid_t)((~(unsigned)tid << 3) | 4u | 2u);
 }
+
+static void timer_delete_once(struct ctr_thread *t);
 
 static int timer_open(struct ctr_thread *t)
 {
@@ -230,6 +236,10 @@ static int timer_open(struct ctr_thread *t)
                           memory_order_release);
     if (rc == 0)
         note_source(CTR_CPU_TIMER);
+    /* The program took SIGPROF meanwhile (ctr__cpu_sigprof_yield may have
+     * swept the timers before this one was armed). acquire: as above. */
+    if (atomic_load_explicit(&cpu.handler, memory_order_acquire) != HANDLER_OURS)
+        timer_delete_once(t);
     return rc;
 }
 
@@ -335,6 +345,10 @@ void ctr__cpu_session_started(uint32_t epoch)
     /* relaxed: see `cpu`. */
     if (!atomic_load_explicit(&cpu.hz, memory_order_relaxed))
         return;
+    /* The thread that starts the session may never make a traced call (a
+     * program that only computes, started by `ctrace run`): it is one of
+     * the threads alive now, registered here so that it is sampled too. */
+    ctr__self_traced_keeping_errno();
     /* Under reclaim: a live slot cannot be freed and reused meanwhile.
      * acquire on high and on the state: as in ctr__thread_find (thread.c). */
     ctr_lock_acquire(&ctr__threads.reclaim);
@@ -353,6 +367,30 @@ void ctr__cpu_session_ended(void)
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
         timer_delete_once(&ctr__threads.slab[i]);
+}
+
+void ctr__cpu_sigprof_yield(void)
+{
+    int expected = HANDLER_OURS;
+    /* acq_rel: as in handler_ready; a timer armed after the sweep below
+     * sees the state (timer_open) and goes too. */
+    if (!atomic_compare_exchange_strong_explicit(&cpu.handler, &expected, HANDLER_REFUSED,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        /* Not ours yet: it never will be (the program's action comes). */
+        expected = HANDLER_NONE;
+        atomic_compare_exchange_strong_explicit(&cpu.handler, &expected, HANDLER_REFUSED,
+                                                memory_order_acq_rel, memory_order_acquire);
+        return;
+    }
+    ctr__cpu_session_ended(); /* every timer goes */
+}
+
+void ctr__cpu_sigprof_hide(struct sigaction *old)
+{
+    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction == on_sigprof) {
+        memset(old, 0, sizeof(*old));
+        old->sa_handler = SIG_DFL;
+    }
 }
 
 void ctr__cpu_thread_exit(struct ctr_thread *t)

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -589,6 +590,12 @@ void ctr__cpu_drain(struct ctr_thread *t, uint64_t since_ns,
 int ctr__cpu_sampling(uint64_t *sources, uint64_t *period_ns, uint64_t *lost);
 /* Counts samples lost (any thread, signal handlers included). */
 void ctr__cpu_lost(uint64_t n);
+/* The program sets SIGPROF's action (the sigaction and signal wrappers):
+ * the timer source gives SIGPROF up for good, and its timers go. */
+void ctr__cpu_sigprof_yield(void);
+/* What the program reads back of SIGPROF: SIG_DFL where the timer
+ * source's handler stands in for it. */
+void ctr__cpu_sigprof_hide(struct sigaction *old);
 /* In a forked child: the parent's samplers are gone (timers are not
  * inherited; ring descriptors went with the tracer's others). */
 void ctr__cpu_forked(struct ctr_thread *t);

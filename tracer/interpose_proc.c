@@ -1,6 +1,7 @@
 /* interpose_proc.c - libctrace's wrappers of the waits for other processes
  * and for signals: wait, waitpid, wait3, wait4, waitid, sigwait,
- * sigwaitinfo, sigtimedwait, pause, sigsuspend.
+ * sigwaitinfo, sigtimedwait, pause, sigsuspend; and of sigaction and signal
+ * (at the end).
  *
  * They are recorded as the blocking I/O calls are (interpose_io.c): the
  * wrapper times the real call and, if it took at least the session's
@@ -121,3 +122,38 @@ CTR_WAIT_CALL(int, sigtimedwait,
               timeout_blocks(timeout))
 CTR_WAIT_CALL(int, pause, (void), (), 0, 0, CTR_REASON_PAUSE, 1)
 CTR_WAIT_CALL(int, sigsuspend, (const sigset_t *mask), (mask), 0, 0, CTR_REASON_SIGSUSPEND, 1)
+
+/* ---------------------------------------------------------------------------
+ * Signal actions: SIGPROF is the program's (cpu.c)
+ *
+ * The timer source of CPU samples puts its handler on SIGPROF only where the
+ * program left SIG_DFL. When the program sets an action of its own, the
+ * tracer's timers go first (no more of their signals), and the action the
+ * program reads back is SIG_DFL where the tracer's handler stood in for it.
+ * Nothing else of either call is changed.
+ * ------------------------------------------------------------------------- */
+
+CTR_EXPORT CTR_WRAPPER_TEXT int sigaction(int sig, const struct sigaction *restrict act,
+                                          struct sigaction *restrict old)
+{
+    if (sig == SIGPROF && act)
+        ctr__cpu_sigprof_yield();
+    int rc = ctr__real.sigaction(sig, act, old);
+    if (rc == 0 && sig == SIGPROF && old)
+        ctr__cpu_sigprof_hide(old);
+    return rc;
+}
+
+CTR_EXPORT CTR_WRAPPER_TEXT sighandler_t signal(int sig, sighandler_t handler)
+{
+    if (sig == SIGPROF)
+        ctr__cpu_sigprof_yield();
+    sighandler_t prev = ctr__real.signal(sig, handler);
+    if (sig == SIGPROF && prev != SIG_ERR) {
+        struct sigaction as = {0};
+        as.sa_handler = prev;
+        ctr__cpu_sigprof_hide(&as);
+        prev = as.sa_handler;
+    }
+    return prev;
+}

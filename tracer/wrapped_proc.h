@@ -1,6 +1,8 @@
 /* wrapped_proc.h - the waits for processes and signals libctrace wraps
- * (waitpid, sigwait, pause, ...). See interpose.h for the X-macro's columns,
- * interpose_proc.c for the wrappers.
+ * (waitpid, sigwait, pause, ...), and the calls that set a signal's action
+ * (sigaction, signal: SIGPROF is the program's when it asks for it, cpu.c).
+ * See interpose.h for the X-macro's columns, interpose_proc.c for the
+ * wrappers.
  */
 #ifndef CTR_WRAPPED_PROC_H
 #define CTR_WRAPPED_PROC_H
@@ -28,6 +30,9 @@
        const struct timespec *restrict timeout),                                             \
       (set, info, timeout), 1)                                                               \
     X(int, pause, (void), (), 1)                                                             \
-    X(int, sigsuspend, (const sigset_t *mask), (mask), 1)
+    X(int, sigsuspend, (const sigset_t *mask), (mask), 1)                                    \
+    X(int, sigaction, (int sig, const struct sigaction *restrict act,                        \
+                       struct sigaction *restrict old), (sig, act, old), 1)                  \
+    X(sighandler_t, signal, (int sig, sighandler_t handler), (sig, handler), 1)
 
 #endif
