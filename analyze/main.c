@@ -288,6 +288,8 @@ static int breakdown_pass(void *ctx, const struct ctr_task *const *tasks, size_t
     struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, ctr_reading_trace(s->rd));
     struct ctr_trace *t;
     int rc = ctr_reading_pass(s->rd, &c, 1, &t) ? -EIO : 0;
+    if (rc == 0 && ctr_tasks_breakdown_oom(w))
+        rc = -ENOMEM;
     ctr_tasks_breakdown_free(w);
     return rc;
 }

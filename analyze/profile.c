@@ -219,8 +219,8 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     }
 }
 
-/* A CPU sample stands for the CPU time just before it was taken: it counts
- * when its instant is inside a window, in (start, end]. */
+/* A CPU sample counts whole, when the filter keeps the instant it was
+ * taken (ctr_windows_keep_sample). */
 static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
                      const struct ctr_trace_event *e)
 {
@@ -228,7 +228,7 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
     (void)t;
     if (c->rc != 0 || e->type != CTR_EV_CPU_SAMPLE)
         return;
-    if (c->keep && (e->ns == 0 || ctr_windows_overlap(c->keep, thread, e->ns - 1, e->ns) == 0))
+    if (c->keep && !ctr_windows_keep_sample(c->keep, thread, e->ns))
         return;
     add_sample(c, NULL, e->args[0], 0, e->args[1]);
 }

@@ -65,6 +65,17 @@ else
     echo "go not found: the profile is not read back by Go"
 fi
 
+# ctrace tasks: the functions that ran while working for each slow task.
+for src in timer perf; do
+    t=$tmp/$src.bin
+    expect "$src: tasks, task 1's cpu" 0 \
+        "^    cpu      260.0ms in 25 samples: cpu_regcomp 58% \(cputrace.c:[0-9]+\), cpu_hash 42% \(cputrace.c:[0-9]+\)$" -- \
+        "$ctrace" tasks "$t"
+    expect "$src: tasks, task 2's cpu" 0 "^    cpu      20.0ms in 2 samples: cpu_hash 100% " -- \
+        "$ctrace" tasks "$t"
+done
+check "unsampled: tasks has no cpu line" bash -c "! '$ctrace' tasks '$tmp/none.bin' | grep -q '^    cpu '"
+
 # No samples: an error that says how to record them, and no output file.
 expect "unsampled: -pprof=cpu" 1 "the trace has no CPU samples: record it with .ctrace run -cpu HZ. or trace_options.cpu_hz" -- \
     "$ctrace" -pprof=cpu -o "$tmp/none.pb.gz" "$tmp/none.bin"
