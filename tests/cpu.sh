@@ -76,6 +76,16 @@ for src in timer perf; do
 done
 check "unsampled: tasks has no cpu line" bash -c "! '$ctrace' tasks '$tmp/none.bin' | grep -q '^    cpu '"
 
+# ctrace threads: the CPU per start function, from the samples.
+for src in timer perf; do
+    expect "$src: threads' cpu column" 0 "^ *threads +running .* sleep +cpu  start function$" -- \
+        "$ctrace" threads "$tmp/$src.bin"
+    expect "$src: workers' cpu" 0 "^ +2 .* 360.0ms  cpu_worker \(" -- "$ctrace" threads "$tmp/$src.bin"
+    expect "$src: main's cpu" 0 "^ +1 .* 20.0ms  \(running at trace start\)" -- \
+        "$ctrace" threads "$tmp/$src.bin"
+done
+check "unsampled: threads has no cpu column" bash -c "! '$ctrace' threads '$tmp/none.bin' | grep -q ' cpu '"
+
 # No samples: an error that says how to record them, and no output file.
 expect "unsampled: -pprof=cpu" 1 "the trace has no CPU samples: record it with .ctrace run -cpu HZ. or trace_options.cpu_hz" -- \
     "$ctrace" -pprof=cpu -o "$tmp/none.pb.gz" "$tmp/none.bin"
