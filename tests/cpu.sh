@@ -86,6 +86,18 @@ for src in timer perf; do
 done
 check "unsampled: threads has no cpu column" bash -c "! '$ctrace' threads '$tmp/none.bin' | grep -q ' cpu '"
 
+# Perfetto: every sample an instant on its thread's track, with its
+# callstack interned; perfetto_check.py validates the whole file.
+if [ -n "$pcheck" ] && command -v protoc >/dev/null; then
+    for src in timer perf; do
+        "$ctrace" -perfetto -o "$tmp/$src.pftrace" "$tmp/$src.bin"
+        expect "$src: perfetto samples" 0 "^slice_name cpu sample 37$" -- \
+            python3 "$pcheck" "$tmp/$src.pftrace"
+    done
+else
+    echo "protoc or perfetto_check.py missing: the Perfetto export is not checked"
+fi
+
 # No samples: an error that says how to record them, and no output file.
 expect "unsampled: -pprof=cpu" 1 "the trace has no CPU samples: record it with .ctrace run -cpu HZ. or trace_options.cpu_hz" -- \
     "$ctrace" -pprof=cpu -o "$tmp/none.pb.gz" "$tmp/none.bin"
