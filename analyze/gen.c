@@ -249,6 +249,15 @@ static int load_record(struct dec *r, uint8_t kind, const struct ctr_record_fiel
         *c = (struct ctr_gen_count){v[0], v[1]};
         return 0;
     }
+    case CTR_REC_SAMPLING:
+        /* An unknown source is not damage: the samples decode all the
+         * same, and stats names the number. The lost count only grows. */
+        g->has_sampling = 1;
+        g->cpu_source = v[0];
+        g->cpu_period_ns = v[1];
+        if (v[2] > g->cpu_lost)
+            g->cpu_lost = v[2];
+        return 0;
     case CTR_REC_END:
         g->has_end = 1;
         g->end_dropped = v[0];

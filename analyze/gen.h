@@ -74,6 +74,9 @@ struct ctr_gen {
     /* Generation markers */
     uint32_t begins, ends;
     uint64_t first_gen;           /* the number of its first GEN_BEGIN */
+    /* SAMPLING (the frame's latest; lost is cumulative, FORMAT.md §3) */
+    int has_sampling;
+    uint64_t cpu_source, cpu_period_ns, cpu_lost;
     /* END */
     int has_end;
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;

@@ -44,8 +44,8 @@
 
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [FILTERS] [-o FILE] TRACE\n"
-    "                                             delay profile (gzip'd pprof) of TRACE\n"
-    "                                             TYPE: sync, sched, net, syscall or blame\n"
+    "                                             delay or CPU profile (gzip'd pprof) of\n"
+    "                                             TRACE; TYPE: " CTR_PROFILE_TYPES "\n"
     "       ctrace -pprof=TYPE -top [-n N] [FILTERS] [-o FILE] TRACE\n"
     "                                             that profile's N (default 10) heaviest\n"
     "                                             stacks, as text\n"
@@ -61,7 +61,7 @@ static const char usage_text[] =
     "                                             run CMD, unmodified, traced into FILE\n"
     "       ctrace -h | ctrace VERB -h            this help, or a verb's\n"
     "\n"
-    "FILTERS restrict a profile to the waiting done for the program's tasks:\n"
+    "FILTERS restrict a profile to the waiting (or CPU) done for the program's tasks:\n"
     "  -task T            while working for a task of type T\n"
     "  -region NAME       inside a region named NAME\n"
     "  -latmin DURATION   while working for a task at least DURATION long\n"
@@ -180,7 +180,7 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
         return ctr_cli_usage_error(
-            NULL, "unknown profile type '%s' (want sync, sched, net, syscall or blame)", type);
+            NULL, "unknown profile type '%s' (want " CTR_PROFILE_TYPES ")", type);
     if (!top_n && !out_path && isatty(1)) {
         fputs("ctrace: not writing a binary profile to a terminal; use -o FILE or redirect\n",
               stderr);
@@ -205,6 +205,11 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
     if (ctr_reading_pass(&rd, &cons, 1, &t))
         goto done;
     ctr_reading_say(&rd);
+    char err[256];
+    if (ctr_profile_check(t, cls, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ctrace: %s: %s\n", path, err);
+        goto done;
+    }
     /* Remove a half-written output on failure, but only a file we created:
      * the path may name a device or something the user wants kept. */
     struct stat st;
@@ -214,7 +219,6 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
         fprintf(stderr, "ctrace: %s: %s\n", out_path, strerror(errno));
         goto done;
     }
-    char err[256];
     int rc = top_n ? ctr_top_write_collected(t, c, cls, filter, top_n, out, stderr, err,
                                              sizeof(err))
                    : ctr_profile_write_collected(t, c, out, stderr, err, sizeof(err));
@@ -284,6 +288,8 @@ static int breakdown_pass(void *ctx, const struct ctr_task *const *tasks, size_t
     struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, ctr_reading_trace(s->rd));
     struct ctr_trace *t;
     int rc = ctr_reading_pass(s->rd, &c, 1, &t) ? -EIO : 0;
+    if (rc == 0 && ctr_tasks_breakdown_oom(w))
+        rc = -ENOMEM;
     ctr_tasks_breakdown_free(w);
     return rc;
 }

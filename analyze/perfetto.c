@@ -375,6 +375,11 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
                                  .kind = PF_INSTANT, .what = PF_LOST, .thread = thread,
                                  .a = e->args[0]});
         break;
+    case CTR_EV_CPU_SAMPLE: /* what the thread ran (FORMAT.md §4.1) */
+        add(p, &(struct pf_item){.ts = e->ns, .track = PF_TRACK(PF_TR_THREAD, thread),
+                                 .kind = PF_INSTANT, .what = PF_SAMPLE, .thread = thread,
+                                 .a = e->args[1], .b = e->args[0]});
+        break;
     case CTR_EV_REGION_BEGIN:
         region_begin(p, thread, e->ns, e->args[0], e->args[1]);
         break;

@@ -568,6 +568,15 @@ static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
         q = arg_uint(e, q, "waiters", it->nflows, DA_UINT);
         se = stack_of(e, it->b);
         break;
+    case PF_SAMPLE:
+        /* The sample's stack is the running code's; its first PC is the
+         * interrupted instruction + 1, so it interns as any stack does. */
+        q = event_name(e, q, "cpu sample");
+        q = event_category(e, q, "cpu");
+        q = arg_uint(e, q, "cpu_ns", it->a, DA_UINT);
+        if ((se = stack_of(e, it->b)) != NULL)
+            q = arg_value(e, q, "frame", se->top_iid);
+        break;
     case PF_REGION:
         q = event_name(e, q, ctr_trace_name(m, it->a));
         q = event_category(e, q, "region");

@@ -44,6 +44,7 @@ enum pf_what {
     PF_RELEASE,         /* thread: a release; a = object, b = stack id; flows:
                            its waiters; reason: the first waiter's */
     PF_LOST,            /* thread: events lost here; a = count */
+    PF_SAMPLE,          /* thread: a CPU sample; a = CPU ns, b = stack id */
     PF_REGION,          /* annotations: a = name string id, b = task id */
     PF_LOG,             /* annotations: a = category string id, b = task id,
                            ext = the message (len in c) */

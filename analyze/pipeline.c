@@ -227,6 +227,12 @@ static int absorb_tables(struct run *r, const struct ctr_gen *g)
         if (named && n)
             named->name = n;
     }
+    if (g->has_sampling) {
+        t->cpu_source = g->cpu_source ? g->cpu_source : t->cpu_source;
+        t->cpu_period_ns = g->cpu_period_ns;
+        if (g->cpu_lost > t->cpu_lost)
+            t->cpu_lost = g->cpu_lost;
+    }
     if (g->has_end) {
         t->complete = 1;
         t->end_dropped = g->end_dropped;

@@ -1,5 +1,7 @@
 /* profile.c - delay profiles (-pprof=sync|sched|net|syscall|blame), built
- * from the state machine's intervals (see profile.h for what each counts). */
+ * from the state machine's intervals, and the CPU profile (-pprof=cpu) from
+ * the CPU_SAMPLE events (see profile.h for what each counts). A CPU sample
+ * is summed as a wait is: a weight (its CPU ns) at a stack, with no leaf. */
 #include "profile.h"
 
 #include <errno.h>
@@ -18,6 +20,7 @@ static const char *const names[CTR_PROFILE_LIMIT] = {
     [CTR_PROFILE_NET] = "net",
     [CTR_PROFILE_SYSCALL] = "syscall",
     [CTR_PROFILE_BLAME] = "blame",
+    [CTR_PROFILE_CPU] = "cpu",
 };
 
 const char *ctr_profile_name(enum ctr_profile_type type)
@@ -46,8 +49,9 @@ static uint8_t class_of(uint8_t reason)
     return reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].wait_class : 0;
 }
 
-/* One stack summed: the leaf's name, the recorded stack, and for a
- * preempted sample the start routine that stands for it. */
+/* One stack summed: the leaf's name (NULL: none, a CPU sample), the
+ * recorded stack, and for a preempted sample the start routine that stands
+ * for it. */
 struct summed {
     const char *leaf;
     uint64_t stack_id, pc;
@@ -90,14 +94,17 @@ void ctr_profile_collect_free(struct ctr_profile_collect *c)
     }
 }
 
-/* The frames of a sample (`leaf`, then stack_id's PCs, or for a preempted
- * one its start routine) to fn. */
+/* The frames of a sample (`leaf` unless NULL, then stack_id's PCs, or for
+ * a preempted one its start routine) to fn. A CPU sample's first PC is the
+ * interrupted instruction + 1 (FORMAT.md §4.1), so the one rule below
+ * holds for it too. */
 static int give(const struct ctr_trace *t, const char *leaf, uint64_t stack_id, uint64_t pc,
                 int64_t count, int64_t ns, ctr_sample_fn fn, void *ctx)
 {
     struct ctr_pprof_frame frames[1 + 1024];
     size_t n = 0;
-    frames[n++] = (struct ctr_pprof_frame){0, leaf};
+    if (leaf)
+        frames[n++] = (struct ctr_pprof_frame){0, leaf};
     if (pc)
         frames[n++] = (struct ctr_pprof_frame){pc, NULL};
     const struct ctr_stack_info *s = stack_id ? ctr_trace_stack(t, stack_id) : NULL;
@@ -212,8 +219,24 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     }
 }
 
+/* A CPU sample counts whole, when the filter keeps the instant it was
+ * taken (ctr_windows_keep_sample). */
+static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
+                     const struct ctr_trace_event *e)
+{
+    struct ctr_profile_collect *c = ctx;
+    (void)t;
+    if (c->rc != 0 || e->type != CTR_EV_CPU_SAMPLE)
+        return;
+    if (c->keep && !ctr_windows_keep_sample(c->keep, thread, e->ns))
+        return;
+    add_sample(c, NULL, e->args[0], 0, e->args[1]);
+}
+
 struct ctr_consumer ctr_profile_consumer(struct ctr_profile_collect *c)
 {
+    if (c->type == CTR_PROFILE_CPU)
+        return (struct ctr_consumer){.ctx = c, .event = on_event};
     return (struct ctr_consumer){.ctx = c, .interval = on_interval};
 }
 
@@ -392,6 +415,21 @@ void ctr_profile_sym_close(struct ctr_profile_sym *ps, FILE *warn)
     *ps = (struct ctr_profile_sym){0};
 }
 
+int ctr_profile_check(const struct ctr_trace *t, enum ctr_profile_type type, char *err,
+                      size_t errlen)
+{
+    if (type != CTR_PROFILE_CPU || t->events_by_type[CTR_EV_CPU_SAMPLE] > 0)
+        return 0;
+    if (t->cpu_source)
+        snprintf(err, errlen, "the trace has no CPU samples: sampling was on (one every %.3g ms "
+                              "of CPU), but no thread ran that long",
+                 (double)t->cpu_period_ns / 1e6);
+    else
+        snprintf(err, errlen, "the trace has no CPU samples: record it with `ctrace run -cpu HZ` "
+                              "or trace_options.cpu_hz");
+    return -ENODATA;
+}
+
 int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
                                 FILE *out, FILE *warn, char *err, size_t errlen)
 {
@@ -400,10 +438,18 @@ int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_co
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    static const struct ctr_pprof_value_type types[] = {{"contentions", "count"},
-                                                        {"delay", "nanoseconds"}};
-    struct ctr_pprof *p = ctr_pprof_new(types, 2, (struct ctr_pprof_value_type){"trace", "count"},
-                                        1, ps.sym, ps.maps, ps.nmaps);
+    /* Go's value types: a CPU profile's period is the sampling period, a
+     * delay profile's one event of the trace. */
+    static const struct ctr_pprof_value_type delay_types[] = {{"contentions", "count"},
+                                                              {"delay", "nanoseconds"}};
+    static const struct ctr_pprof_value_type cpu_types[] = {{"samples", "count"},
+                                                            {"cpu", "nanoseconds"}};
+    static const struct ctr_pprof_value_type per_event = {"trace", "count"};
+    int cpu = c->type == CTR_PROFILE_CPU;
+    struct ctr_pprof *p = ctr_pprof_new(cpu ? cpu_types : delay_types, 2,
+                                        cpu ? cpu_types[1] : per_event,
+                                        cpu ? (int64_t)t->cpu_period_ns : 1, ps.sym, ps.maps,
+                                        ps.nmaps);
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
@@ -422,9 +468,12 @@ int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
                       const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
                       size_t errlen)
 {
-    struct ctr_windows keep;
-    struct ctr_profile_collect *c;
-    int rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
+    struct ctr_windows keep = {0};
+    struct ctr_profile_collect *c = NULL;
+    int rc = ctr_profile_check(t, type, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
     if (rc == 0)
         rc = ctr_profile_write_collected(t, c, out, warn, err, errlen);
     else

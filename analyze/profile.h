@@ -10,16 +10,21 @@
  *                       under "preempted" at the thread's start routine;
  *   blame               the blocked time of every released wait, at the
  *                       stack of the thread that released it: the end of
- *                       the critical section others waited for.
- * Each sample's leaf frame names the call (e.g. pthread_mutex_lock, or for
- * blame pthread_mutex_unlock) above the recorded stack.
+ *                       the critical section others waited for;
+ *   cpu                 the CPU samples (FORMAT.md §4.1): each the CPU
+ *                       time it stands for, at the stack it interrupted,
+ *                       as Go's CPU profile (samples/count, cpu/nanoseconds).
+ * Each delay sample's leaf frame names the call (e.g. pthread_mutex_lock,
+ * or for blame pthread_mutex_unlock) above the recorded stack; a CPU
+ * sample's stack is the running code's own, with no synthetic leaf.
  *
  * A filter restricts a profile to the user's terms: to the time that threads
  * worked for tasks of a type, or for tasks slower than a latency (tasks.h
  * says when a thread works for a task), and/or to the time they spent inside
  * regions of a name. Each interval is clipped to the windows its thread has
  * in the filter: a wait counts once, with the part of its time inside them
- * (a blame sample with the part of the waiter's time). */
+ * (a blame sample with the part of the waiter's time); a CPU sample counts
+ * whole when the instant it was taken is inside them. */
 #ifndef CTR_PROFILE_H
 #define CTR_PROFILE_H
 
@@ -39,12 +44,14 @@ enum ctr_profile_type {
     CTR_PROFILE_NET,
     CTR_PROFILE_SYSCALL,
     CTR_PROFILE_BLAME,
+    CTR_PROFILE_CPU,
     CTR_PROFILE_LIMIT
 };
 
-/* One sample: frames innermost first (the synthetic leaf, then code PCs
- * already adjusted to the call instruction), and its two values. The frames
- * array lives for the call only; synthetic names are static strings. */
+/* One sample: frames innermost first (a delay profile's synthetic leaf,
+ * then code PCs already adjusted to the call instruction), and its two
+ * values (for cpu: samples and CPU ns). The frames array lives for the call
+ * only; synthetic names are static strings. */
 typedef int (*ctr_sample_fn)(void *ctx, const struct ctr_pprof_frame *frames, size_t n,
                              int64_t count, int64_t delay_ns);
 
@@ -75,7 +82,7 @@ struct ctr_profile_collect *ctr_profile_collect_new(const struct ctr_trace *t,
                                                     const struct ctr_windows *keep,
                                                     ctr_sample_fn each, void *each_ctx);
 
-/* The consumer that feeds c: intervals only. */
+/* The consumer that feeds c: intervals, and for cpu the CPU_SAMPLE events. */
 struct ctr_consumer ctr_profile_consumer(struct ctr_profile_collect *c);
 
 /* ctr_profile_collect_end() : calls fn once per distinct stack summed (in
@@ -104,9 +111,16 @@ int ctr_profile_filter_is_set(const struct ctr_profile_filter *f);
 int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, size_t nregions,
                             const char *what, FILE *warn);
 
+/* ctr_profile_check() : whether t can give profile `type`: a cpu profile
+ * needs CPU samples (else a one-line reason in err, saying how to record
+ * them). @return 0, or -ENODATA. */
+int ctr_profile_check(const struct ctr_trace *t, enum ctr_profile_type type, char *err,
+                      size_t errlen);
+
 /* ctr_profile_write_collected() : writes what c summed (made without
  * `each`) to out as gzip'd profile.proto, samples typed contentions/count
- * and delay/nanoseconds, symbolized by t's mappings (once per distinct
+ * and delay/nanoseconds (cpu: samples/count and cpu/nanoseconds, the
+ * period cpu/nanoseconds of the trace's sampling), symbolized by t's mappings (once per distinct
  * address); symbolization problems go to `warn` (may be NULL).
  * @return 0, or a negative errno with a one-line reason in err. */
 int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
@@ -140,7 +154,8 @@ int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile
 
 /* ctr_profile_write() : writes profile `type` of t, restricted by filter
  * (NULL: none), as ctr_profile_write_collected() does; a filter that
- * matches nothing is said on `warn` too.
+ * matches nothing is said on `warn` too; a cpu profile of a trace without
+ * samples is -ENODATA (ctr_profile_check()).
  * @return 0, or a negative errno with a one-line reason in err. */
 int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
                       const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
@@ -162,7 +177,9 @@ int ctr_profile_sym_open(const struct ctr_trace *t, struct ctr_profile_sym *ps);
  * files, build-id mismatches) to `warn` (may be NULL) and frees ps. */
 void ctr_profile_sym_close(struct ctr_profile_sym *ps, FILE *warn);
 
-/* The CLI's names of the types ("sync", ...): NULL / 0 when unknown. */
+/* The CLI's names of the types ("sync", ...): NULL / 0 when unknown.
+ * CTR_PROFILE_TYPES lists them as the usage text does. */
+#define CTR_PROFILE_TYPES "sync, sched, net, syscall, blame or cpu"
 const char *ctr_profile_name(enum ctr_profile_type type);
 enum ctr_profile_type ctr_profile_parse(const char *name);
 

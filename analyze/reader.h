@@ -107,6 +107,9 @@ struct ctr_trace {
     uint64_t odd;                /* events that did not fit the state machine */
     int complete;                /* END record seen */
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;
+    /* SAMPLING (FORMAT.md §4.1): cpu_source 0 when the trace was not
+     * sampled; the latest period; the most samples lost said (cumulative). */
+    uint64_t cpu_source, cpu_period_ns, cpu_lost;
     uint64_t lttng_discarded;    /* events LTTng discarded (an LTTng trace: ctf.h) */
     uint64_t ctf_tracepoints;    /* an LTTng trace: the tracepoints read (file_bytes 0) */
     /* Problems: damage names the first damaged part (the output covers the

@@ -18,6 +18,42 @@ const char *ctr_stats_empty(const struct ctr_trace *t)
            "the foreground)";
 }
 
+int ctr_stats_sampled(const struct ctr_trace *t)
+{
+    return t->cpu_source != 0 || t->events_by_type[CTR_EV_CPU_SAMPLE] != 0;
+}
+
+const char *ctr_stats_cpu_source(const struct ctr_trace *t)
+{
+    switch (t->cpu_source) {
+    case CTR_CPU_PERF:
+        return "perf_event";
+    case CTR_CPU_TIMER:
+        return "timer";
+    case 0:
+        return "no SAMPLING record";
+    default:
+        return "unknown source";
+    }
+}
+
+/* "cpu samples: N (perf_event, 100 Hz, M lost)", and what the loss means;
+ * nothing for a trace that was not sampled (FORMAT.md §4.1). */
+static void print_sampling(const struct ctr_trace *t, FILE *out)
+{
+    if (!ctr_stats_sampled(t))
+        return;
+    fprintf(out, "cpu samples:  %llu (%s", (unsigned long long)t->events_by_type[CTR_EV_CPU_SAMPLE],
+            ctr_stats_cpu_source(t));
+    if (t->cpu_period_ns)
+        fprintf(out, ", %.4g Hz", 1e9 / (double)t->cpu_period_ns);
+    fprintf(out, ", %llu lost)\n", (unsigned long long)t->cpu_lost);
+    if (t->cpu_lost)
+        fprintf(out, "              %llu CPU samples lost (the kernel's ring was full, or the "
+                     "signal came while the tracer was writing): the CPU profile undercounts\n",
+                (unsigned long long)t->cpu_lost);
+}
+
 void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
 {
     double secs = (double)(t->end_ns - t->start_ns) / 1e9;
@@ -57,6 +93,7 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
     if (switches_lost)
         fprintf(out, "              %llu context switches lost (the kernel's ring was full)\n",
                 (unsigned long long)switches_lost);
+    print_sampling(t, out);
     fprintf(out, "clock:        %s, %zu calibration points\n",
             t->tick_source == CTR_TICKS_TSC ? "tsc" : "monotonic", t->nclocks);
     unsigned fp = !!(t->flags & CTR_INFO_STACKS_FRAME_POINTER);
@@ -74,7 +111,7 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
             t->nmappings);
     fprintf(out, "events:       %llu\n", (unsigned long long)t->nevents);
     for (int ty = 1; ty < CTR_EV_LIMIT; ty++)
-        if (ctr_event_specs[ty].name)
+        if (ctr_event_specs[ty].name && (ty != CTR_EV_CPU_SAMPLE || ctr_stats_sampled(t)))
             fprintf(out, "  %-14s %llu\n", ctr_event_specs[ty].name,
                     (unsigned long long)t->events_by_type[ty]);
     if (t->ctf_tracepoints)

@@ -14,6 +14,14 @@
  *         flush. */
 const char *ctr_stats_empty(const struct ctr_trace *t);
 
+/* ctr_stats_sampled() : whether t holds CPU samples or says it was
+ * sampled (a SAMPLING record, FORMAT.md §4.1). */
+int ctr_stats_sampled(const struct ctr_trace *t);
+
+/* ctr_stats_cpu_source() : the name of t's sampling source ("perf_event",
+ * "timer"), a static string. */
+const char *ctr_stats_cpu_source(const struct ctr_trace *t);
+
 /* Prints the summary of t (read from `name`) to out; an empty trace
  * (ctr_stats_empty()) is said so on a line of its own. */
 void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out);

@@ -407,7 +407,34 @@ struct ctr_tasks_breakdown_walk {
     size_t n, nthreads;
     size_t *by_thread, *by_thread0;    /* tasks with windows on thread th: */
                                        /* by_thread[by_thread0[th] .. by_thread0[th+1]-1] */
+    int oom;
 };
+
+/* A CPU sample counts for every task whose windows keep it. */
+static void bd_event(void *ctx, const struct ctr_trace *t, uint32_t th,
+                     const struct ctr_trace_event *e)
+{
+    struct ctr_tasks_breakdown_walk *w = ctx;
+    if (e->type != CTR_EV_CPU_SAMPLE || th >= w->nthreads)
+        return;
+    for (size_t k = w->by_thread0[th]; k < w->by_thread0[th + 1]; k++) {
+        size_t i = w->by_thread[k];
+        if (ctr_windows_keep_sample(&w->win[i], th, e->ns) &&
+            ctr_cpu_leaves_add(&w->out[i].cpu, t, e->args[0], e->args[1]) != 0)
+            w->oom = 1;
+    }
+}
+
+int ctr_tasks_breakdown_oom(const struct ctr_tasks_breakdown_walk *w)
+{
+    return w->oom;
+}
+
+void ctr_task_breakdowns_free(struct ctr_task_breakdown *b, size_t n)
+{
+    for (size_t i = 0; b && i < n; i++)
+        ctr_cpu_leaves_free(&b[i].cpu);
+}
 
 static void bd_interval(void *ctx, const struct ctr_interval *iv)
 {
@@ -501,7 +528,7 @@ struct ctr_consumer ctr_tasks_breakdown_consumer(struct ctr_tasks_breakdown_walk
                                                  const struct ctr_trace *walked)
 {
     w->t = walked;
-    return (struct ctr_consumer){.ctx = w, .interval = bd_interval};
+    return (struct ctr_consumer){.ctx = w, .interval = bd_interval, .event = bd_event};
 }
 
 int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
@@ -513,6 +540,8 @@ int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
         return -ENOMEM;
     struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, t);
     int rc = ctr_trace_replay(t, &c, 1, NULL);
+    if (rc == 0 && w->oom)
+        rc = -ENOMEM;
     ctr_tasks_breakdown_free(w);
     return rc;
 }

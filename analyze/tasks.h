@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpufuncs.h"
 #include "engine.h"
 #include "reader.h"
 #include "windows.h"
@@ -152,18 +153,25 @@ int ctr_region_windows(const struct ctr_trace *t, const struct ctr_tasks *ts, co
  * Breakdowns
  * ------------------------------------------------------------------------- */
 
-/* Where the threads that worked for a task spent that time, in ns. */
+/* Where the threads that worked for a task spent that time, in ns, and
+ * the CPU samples taken in it (ctr_windows_keep_sample), by innermost PC.
+ * Free with ctr_task_breakdowns_free(). */
 struct ctr_task_breakdown {
     uint64_t running, runnable, sync, net, syscall, sleep;
     size_t nthreads;              /* threads that worked for it */
+    struct ctr_cpu_leaves cpu;
 };
+
+/* Frees what the breakdowns b[0..n-1] hold (not b). */
+void ctr_task_breakdowns_free(struct ctr_task_breakdown *b, size_t n);
 
 /* Breakdowns as a consumer of the pipeline: a walk of the states. */
 struct ctr_tasks_breakdown_walk;
 
 /* ctr_tasks_breakdown_new() : a walk that fills out[i] with the breakdown
  * of tasks[i], i < n, of the model ts of trace t. @return NULL if out of
- * memory. */
+ * memory; a walk that runs out later leaves its breakdowns' CPU short and
+ * says so: ctr_tasks_breakdown_oom(). */
 struct ctr_tasks_breakdown_walk *ctr_tasks_breakdown_new(const struct ctr_trace *t,
                                                          const struct ctr_tasks *ts,
                                                          const struct ctr_task *const *tasks,
@@ -173,6 +181,7 @@ struct ctr_tasks_breakdown_walk *ctr_tasks_breakdown_new(const struct ctr_trace 
  * again (its threads then have the same indexes). */
 struct ctr_consumer ctr_tasks_breakdown_consumer(struct ctr_tasks_breakdown_walk *w,
                                                  const struct ctr_trace *walked);
+int ctr_tasks_breakdown_oom(const struct ctr_tasks_breakdown_walk *w);
 void ctr_tasks_breakdown_free(struct ctr_tasks_breakdown_walk *w);
 
 /* ctr_tasks_breakdown() : the same in one walk of a trace read whole.

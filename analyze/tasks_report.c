@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define CPU_FUNCS_SHOWN 3 /* functions on a task's cpu line */
+
+#include "profile.h"
+#include "stats.h"
 #include "tasks.h"
 #include "text.h"
 
@@ -107,8 +111,27 @@ static int by_region_time(const void *pa, const void *pb)
     return strcmp(a->name, b->name);
 }
 
+/* "cpu      260.0ms in 25 samples: f 58% (file.c:29), g 42% (...)": the
+ * functions that ran most while threads worked for the task. */
+static int put_cpu(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                   const struct ctr_task_breakdown *b)
+{
+    char d[32];
+    if (b->cpu.samples == 0) {
+        fputs("    cpu      no samples\n", out);
+        return 0;
+    }
+    fprintf(out, "    cpu      %s in %" PRIu64 " sample%s: ",
+            ctr_text_ns((int64_t)b->cpu.ns, d, sizeof(d)), b->cpu.samples,
+            b->cpu.samples == 1 ? "" : "s");
+    int rc = ctr_cpu_leaves_print(out, t, ps, &b->cpu, CPU_FUNCS_SHOWN);
+    fputc('\n', out);
+    return rc;
+}
+
 static int put_instance(FILE *out, const struct ctr_trace *t, const struct ctr_tasks *ts,
-                        const struct ctr_task *task, const struct ctr_task_breakdown *b)
+                        const struct ctr_task *task, const struct ctr_task_breakdown *b,
+                        struct ctr_profile_sym *ps)
 {
     char d[7][32];
     fprintf(out, "task %" PRIu64 " ", task->id);
@@ -147,6 +170,8 @@ static int put_instance(FILE *out, const struct ctr_trace *t, const struct ctr_t
             ctr_text_ns((int64_t)b->net, d[4], sizeof(d[4])),
             ctr_text_ns((int64_t)b->syscall, d[5], sizeof(d[5])),
             ctr_text_ns((int64_t)b->sleep, d[6], sizeof(d[6])));
+    if (ps && put_cpu(out, t, ps, b) != 0)
+        return -ENOMEM;
     /* Time per region name: merge the task's regions by name. */
     struct region_sum *sums = calloc(task->nregions ? task->nregions : 1, sizeof(*sums));
     if (!sums)
@@ -204,7 +229,7 @@ int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
     struct type_row *rows = NULL;
     struct ctr_task_breakdown *bd = NULL;
     int rc = -ENOMEM;
-    size_t n = 0, nslow = 0, nrows = 0;
+    size_t n = 0, nslow = 0, nrows = 0, shown = 0;
     sorted = calloc(ts.ntasks ? ts.ntasks : 1, sizeof(*sorted));
     slow = calloc(ts.ntasks ? ts.ntasks : 1, sizeof(*slow));
     rows = calloc(ts.ntasks ? ts.ntasks : 1, sizeof(*rows));
@@ -313,7 +338,7 @@ int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
         free(open);
     }
 
-    size_t shown = o->n < nslow ? o->n : nslow;
+    shown = o->n < nslow ? o->n : nslow;
     if (n && o->n) {
         if (nslow > 1)
             qsort(slow, nslow, sizeof(*slow), by_slowest);
@@ -331,16 +356,27 @@ int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
             goto done;
         }
         rc = -ENOMEM; /* what put_instance can fail of */
-        for (size_t i = 0; i < shown; i++) {
+        /* A sampled trace says what ran: symbols for the CPU lines. */
+        struct ctr_profile_sym ps = {0};
+        int sampled = ctr_stats_sampled(t);
+        if (sampled && ctr_profile_sym_open(t, &ps) != 0)
+            goto done;
+        size_t i = 0;
+        for (; i < shown; i++) {
             fputc('\n', out);
-            if (put_instance(out, t, &ts, slow[i], &bd[i]))
-                goto done;
+            if (put_instance(out, t, &ts, slow[i], &bd[i], sampled ? &ps : NULL))
+                break;
         }
+        if (sampled)
+            ctr_profile_sym_close(&ps, stderr); /* missing files: as the profiles say */
+        if (i < shown)
+            goto done;
     }
     rc = 0;
 done:
     if (rc)
         snprintf(err, errlen, "reading the tasks: %s", strerror(-rc));
+    ctr_task_breakdowns_free(bd, shown);
     free(bd);
     free(rows);
     free(slow);

@@ -14,6 +14,7 @@
 
 #include "profile.h"
 #include "state.h"
+#include "stats.h"
 #include "symbolize.h"
 #include "text.h"
 #include "ctrace_grow.h"
@@ -37,6 +38,8 @@ struct ctr_threads_walk {
     uint8_t *first;               /* per thread index: 0 no event yet, 1 its first
                                      was its THREAD_START, 2 something else */
     size_t nfirst;
+    uint64_t *cpu_ns;             /* per thread index: CPU its samples stand for */
+    size_t ncpu;
     struct open_wait *open;
     size_t nopen, cap;
     int oom;
@@ -58,6 +61,18 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t th,
     }
     if (!w->first[th])
         w->first[th] = e->type == CTR_EV_THREAD_START ? 1 : 2;
+    if (e->type == CTR_EV_CPU_SAMPLE) {
+        if (th >= w->ncpu) {
+            size_t n = w->ncpu;
+            if (ctr_grow(&w->cpu_ns, &n, (size_t)th + 1, sizeof(*w->cpu_ns)) != 0) {
+                w->oom = 1;
+                return;
+            }
+            memset(&w->cpu_ns[w->ncpu], 0, (n - w->ncpu) * sizeof(*w->cpu_ns));
+            w->ncpu = n;
+        }
+        w->cpu_ns[th] += e->args[1];
+    }
 }
 
 static void on_interval(void *ctx, const struct ctr_interval *iv)
@@ -123,6 +138,7 @@ void ctr_threads_walk_free(struct ctr_threads_walk *w)
         free(w->open);
         free(w->times);
         free(w->first);
+        free(w->cpu_ns);
         free(w);
     }
 }
@@ -272,7 +288,8 @@ struct start_group {
     const char *function;         /* what groups merge by (symbolizer-owned or label) */
     size_t nthreads;
     uint64_t times[T_N];
-    uint64_t total;
+    uint64_t total;               /* of the times: what ranks the groups */
+    uint64_t cpu_ns;              /* sampled CPU (FORMAT.md §4.1) */
 };
 
 static int by_pc(const void *pa, const void *pb)
@@ -371,6 +388,7 @@ static int start_groups(const struct ctr_trace *t, const struct ctr_threads_walk
         const uint64_t *at = bsearch(&pc, pcs, npcs, sizeof(*pcs), by_pc);
         struct start_group *grp = &g[group_of[at - pcs]];
         grp->nthreads++;
+        grp->cpu_ns += i < w->ncpu ? w->cpu_ns[i] : 0;
         for (int c = 0; c < T_N; c++) {
             grp->times[c] += w->times[i][c];
             grp->total += w->times[i][c];
@@ -509,12 +527,20 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     fprintf(out, "%7s", "threads");
     for (int c = 0; c < T_N; c++)
         fprintf(out, " %9s", time_names[c]);
+    /* A sampled trace also says how much CPU each group used (running
+     * time is not CPU: a thread runnable in the kernel's eyes, or
+     * running in code the tracer does not see, is counted as running). */
+    int sampled = ctr_stats_sampled(t);
+    if (sampled)
+        fprintf(out, " %9s", "cpu");
     fputs("  start function\n", out);
     char d[32];
     for (size_t i = 0; i < ngroups; i++) {
         fprintf(out, "%7zu", groups[i].nthreads);
         for (int c = 0; c < T_N; c++)
             fprintf(out, " %9s", ctr_text_ns((int64_t)groups[i].times[c], d, sizeof(d)));
+        if (sampled)
+            fprintf(out, " %9s", ctr_text_ns((int64_t)groups[i].cpu_ns, d, sizeof(d)));
         fprintf(out, "  %s\n", groups[i].label);
     }
 

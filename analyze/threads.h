@@ -8,7 +8,8 @@
  * before a flight-recorder window) form the group "(running at trace
  * start)". Times come from the state machine (state.h): running, runnable
  * (released or preempted, not yet running), and blocked by the class of
- * the wait's reason (sync, net, syscall, sleep).
+ * the wait's reason (sync, net, syscall, sleep); for a sampled trace
+ * (FORMAT.md §4.1), a cpu column: the CPU its samples stand for.
  *
  * A leaked thread is one whose events end inside a wait (no UNBLOCK, no
  * THREAD_END): it is blocked when the trace ends. That includes an I/O call

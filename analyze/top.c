@@ -1,4 +1,4 @@
-/* top.c - the text "top" of a delay profile (see top.h).
+/* top.c - the text "top" of a delay or CPU profile (see top.h).
  *
  * Samples are merged by their exact frames (the same PCs, the same synthetic
  * leaf) in a hash set over a frame arena, ranked, and only the stacks that
@@ -193,15 +193,17 @@ int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collec
         fputs(": no samples\n", out);
         goto done;
     }
+    /* A CPU profile weighs CPU time, a delay profile the time waited. */
+    const char *weight = type == CTR_PROFILE_CPU ? "cpu" : "delay";
     put_name(out, type, filter);
-    fprintf(out, ": %s of delay in %" PRId64 " samples, %zu distinct stacks; "
+    fprintf(out, ": %s of %s in %" PRId64 " samples, %zu distinct stacks; "
                  "the heaviest %zu:\n",
-            ctr_text_ns(m.total_delay_ns, d, sizeof(d)), m.total_count,
-            m.nstacks, shown);
+            ctr_text_ns(m.total_delay_ns, d, sizeof(d)), type == CTR_PROFILE_CPU ? "CPU" : weight,
+            m.total_count, m.nstacks, shown);
     struct ctr_profile_sym ps;
     if ((rc = ctr_profile_sym_open(t, &ps)) != 0)
         goto done;
-    fprintf(out, "\n%10s %9s %7s  %s\n", "delay", "count", "share", "stack, innermost first");
+    fprintf(out, "\n%10s %9s %7s  %s\n", weight, "count", "share", "stack, innermost first");
     for (size_t i = 0; i < shown; i++) {
         if (i > 0)
             fputc('\n', out);
@@ -221,9 +223,12 @@ int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type,
                   const struct ctr_profile_filter *filter, size_t n, FILE *out, FILE *warn,
                   char *err, size_t errlen)
 {
-    struct ctr_windows keep;
-    struct ctr_profile_collect *c;
-    int rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
+    struct ctr_windows keep = {0};
+    struct ctr_profile_collect *c = NULL;
+    int rc = ctr_profile_check(t, type, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
     if (rc == 0)
         rc = ctr_top_write_collected(t, c, type, filter, n, out, warn, err, errlen);
     else

@@ -46,6 +46,16 @@ int ctr_windows_intersect(const struct ctr_windows *a, const struct ctr_windows 
 uint64_t ctr_windows_overlap(const struct ctr_windows *ws, uint32_t thread, uint64_t start,
                              uint64_t end);
 
+/* ctr_windows_keep_sample() : whether the finished ws keep a CPU sample
+ * taken at ns on thread. A sample stands for the CPU time just before it
+ * (FORMAT.md §4.1), so it is kept when a window holds ns in (start, end]:
+ * the sample a task's last period gives at its very end is the task's. */
+static inline int ctr_windows_keep_sample(const struct ctr_windows *ws, uint32_t thread,
+                                          uint64_t ns)
+{
+    return ns > 0 && ctr_windows_overlap(ws, thread, ns - 1, ns) > 0;
+}
+
 void ctr_windows_free(struct ctr_windows *ws);
 
 #endif

@@ -27,7 +27,7 @@ expect "help" 0 "usage: ctrace" -- "$ctrace" -h
 expect "stats help" 0 "usage: ctrace stats" -- "$ctrace" stats -h
 expect "no arguments" 2 "^ctrace: no command" -- "$ctrace"
 expect "unknown flag" 2 "unknown flag -bogus" -- "$ctrace" -bogus "$tmp/t.bin"
-expect "unknown profile" 2 "unknown profile type 'cpu'" -- "$ctrace" -pprof=cpu "$tmp/t.bin"
+expect "unknown profile" 2 "unknown profile type 'bogus'" -- "$ctrace" -pprof=bogus "$tmp/t.bin"
 expect "flag without value" 2 "needs a value" -- "$ctrace" "$tmp/t.bin" -pprof
 expect "no trace" 2 "no trace file" -- "$ctrace" -pprof=sync
 expect "two traces" 2 "one trace at a time" -- "$ctrace" -pprof=sync "$tmp/t.bin" "$tmp/t.bin"

@@ -177,6 +177,7 @@ static const uint64_t pending[] = {2, 3000000, CTR_REASON_READ, 5, 3};
 /* Thread 3 waits since before the trace (ticks before clock0). */
 static const uint64_t waiting[] = {3, 500000, CTR_REASON_COND_WAIT, 0x7ffd0040, 3};
 static const uint64_t end[] = {17, 2, 3, 4};
+static const uint64_t sampling[] = {CTR_CPU_PERF, 10000000, 5};
 
 /* What one record must decode to. */
 struct expect {
@@ -261,6 +262,8 @@ static void write_trace(struct stream *s, int complete)
     want(s, CTR_REC_GEN_END, gen, NULL, 0);
     CTR_REC_PUT(o, PENDING, pending[0], pending[1], pending[2], pending[3], pending[4]);
     want(s, CTR_REC_PENDING, pending, NULL, 0);
+    CTR_REC_PUT(o, SAMPLING, sampling[0], sampling[1], sampling[2]);
+    want(s, CTR_REC_SAMPLING, sampling, NULL, 0);
     if (complete) {
         CTR_REC_PUT(o, END, end[0], end[1], end[2], end[3]);
         want(s, CTR_REC_END, end, NULL, 0);
@@ -361,6 +364,9 @@ static void test_reader_loads_every_record(void **state)
         assert_string_equal(t.exe, exe);
         assert_int_equal(t.io_min_ns, info[4]);
         assert_int_equal(t.generations, 1);
+        /* SAMPLING */
+        assert_true(t.cpu_source == sampling[0] && t.cpu_period_ns == sampling[1] &&
+                    t.cpu_lost == sampling[2]);
         assert_int_equal(t.nclocks, 2);
         assert_true(t.clocks[1].ticks == clock1[0] && t.clocks[1].mono_ns == clock1[1] &&
                     t.clocks[1].real_ns == clock1[2]);
