@@ -228,7 +228,7 @@ static int absorb_tables(struct run *r, const struct ctr_gen *g)
             named->name = n;
     }
     if (g->has_sampling) {
-        t->cpu_source = g->cpu_source ? g->cpu_source : t->cpu_source;
+        t->cpu_source |= g->cpu_source; /* bits (FORMAT.md §3) */
         t->cpu_period_ns = g->cpu_period_ns;
         if (g->cpu_lost > t->cpu_lost)
             t->cpu_lost = g->cpu_lost;

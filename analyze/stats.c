@@ -25,13 +25,17 @@ int ctr_stats_sampled(const struct ctr_trace *t)
 
 const char *ctr_stats_cpu_source(const struct ctr_trace *t)
 {
+    /* SAMPLING's sources are bits (FORMAT.md §3): both when threads whose
+     * perf event could not open were sampled by the timer. */
     switch (t->cpu_source) {
     case CTR_CPU_PERF:
         return "perf_event";
     case CTR_CPU_TIMER:
         return "timer";
+    case CTR_CPU_PERF | CTR_CPU_TIMER:
+        return "perf_event, and the timer where it could not open";
     case 0:
-        return "no SAMPLING record";
+        return "no source could start";
     default:
         return "unknown source";
     }

@@ -4,6 +4,12 @@
  * leaf) in a hash set over a frame arena, ranked, and only the stacks that
  * are printed are symbolized. Code frames are compared by PC, synthetic ones
  * by name (profile.h: static strings, so the pointers are kept).
+ *
+ * In a CPU profile the innermost run of frames inside one library, called
+ * from other code, is shown as its outermost frame: the library call the
+ * program made (regcomp, not the malloc under glibc's regex compiler), so
+ * that one call's cost is one entry rather than dozens of internal stacks.
+ * The pprof file keeps every frame.
  */
 #include "top.h"
 
@@ -35,7 +41,33 @@ struct merge {
     size_t *slots;          /* open addressing: stack index + 1, 0 = empty */
     size_t nslots;          /* power of two; load kept <= 1/2 */
     int64_t total_count, total_delay_ns;
+    const struct ctr_trace *fold; /* fold library frames by its mappings (CPU) */
 };
+
+/* The path of the mapping holding pc (NULL: none). */
+static const char *object_of(const struct ctr_trace *t, uint64_t pc)
+{
+    for (size_t i = 0; i < t->nmappings; i++)
+        if (pc >= t->mappings[i].start && pc < t->mappings[i].limit)
+            return t->mappings[i].path;
+    return NULL;
+}
+
+/* How many innermost frames to leave out: the run inside the leaf's object
+ * but its outermost, when that object is a library (not the program's
+ * executable) and the code beyond the run is another object's. */
+static size_t library_run(const struct ctr_trace *t, const struct ctr_pprof_frame *f, size_t n)
+{
+    if (n < 2 || f[0].function)
+        return 0;
+    const char *lib = object_of(t, f[0].pc - 1);
+    if (!lib || (t->exe && strcmp(lib, t->exe) == 0))
+        return 0;
+    size_t k = 1;
+    while (k < n && !f[k].function && lib && object_of(t, f[k].pc - 1) == lib)
+        k++;
+    return lib && k < n ? k - 1 : 0;
+}
 
 /* ================================================================ merging */
 
@@ -96,6 +128,11 @@ static int on_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t n, 
     struct merge *m = ctx;
     m->total_count += count;
     m->total_delay_ns += delay_ns;
+    if (m->fold) {
+        size_t skip = library_run(m->fold, frames, n);
+        frames += skip;
+        n -= skip;
+    }
     if ((m->nstacks + 1) * 2 > m->nslots && rehash(m) != 0)
         return -ENOMEM;
     uint64_t h = hash_frames(frames, n);
@@ -180,6 +217,8 @@ int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collec
                             size_t n, FILE *out, FILE *warn, char *err, size_t errlen)
 {
     struct merge m = {0};
+    if (type == CTR_PROFILE_CPU)
+        m.fold = t;
     int rc = ctr_profile_collect_end(c, on_sample, &m);
     if (rc != 0)
         goto done;
@@ -197,9 +236,11 @@ int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collec
     const char *weight = type == CTR_PROFILE_CPU ? "cpu" : "delay";
     put_name(out, type, filter);
     fprintf(out, ": %s of %s in %" PRId64 " samples, %zu distinct stacks; "
-                 "the heaviest %zu:\n",
+                 "the heaviest %zu%s:\n",
             ctr_text_ns(m.total_delay_ns, d, sizeof(d)), type == CTR_PROFILE_CPU ? "CPU" : weight,
-            m.total_count, m.nstacks, shown);
+            m.total_count, m.nstacks, shown,
+            m.fold ? " (a library's own frames under the call into it folded into that call)"
+                   : "");
     struct ctr_profile_sym ps;
     if ((rc = ctr_profile_sym_open(t, &ps)) != 0)
         goto done;

@@ -33,7 +33,7 @@ cpu_of() {
 }
 
 for source in perf timer; do
-    flags=(-cpu 1000)
+    flags=(-cpu 250)
     [[ $source == timer ]] && flags+=(-cpu-timer)
     name=${source/perf/perf_event}
 
@@ -44,7 +44,7 @@ for source in perf timer; do
     check "$source: the program ran ($a_ms ms, $b_ms ms)" test -n "$a_ms" -a -n "$b_ms"
     stats=$("$ctrace" stats "$tmp/cpu-$source.bin" 2>&1)
     check "$source: stats names the source and the rate" \
-        grep -qE "^cpu samples: +[0-9]+ \($name, 1000 Hz, [0-9]+ lost\)" <<<"$stats"
+        grep -qE "^cpu samples: +[0-9]+ \($name, 250 Hz, [0-9]+ lost\)" <<<"$stats"
     top=$("$ctrace" -pprof=cpu -top -n 100 "$tmp/cpu-$source.bin" 2>&1)
     got_a=$(cpu_of burn_a "$top") got_b=$(cpu_of burn_b "$top")
     check "$source: burn_a and burn_b sampled ($got_a ms, $got_b ms)" \

@@ -4,7 +4,7 @@
  * perf_event (the default): each thread has a software task-clock event
  * that samples user-mode code only (no privilege needed where
  * perf_event_paranoid <= 2), with the registers and a copy of the top
- * CPU_STACK_COPY bytes of the stack. The collector drains the rings each
+ * top of the stack (at most CPU_STACK_COPY bytes). The collector drains the rings each
  * generation and unwinds each copy (cpu_unwind.c): nothing runs on the
  * traced thread. Samples go into the thread's SWITCHES record, timed in
  * CLOCK_MONOTONIC ns by the kernel.
@@ -55,9 +55,12 @@
  * are those beyond a page the thread never touched, where the kernel's copy
  * stops (glibc's regexec keeps 12 KiB of arrays on the stack, mostly
  * unwritten: a seventh of the gateway example's samples end there). perf
- * record's default, 8 KiB, cuts more; the ring's size follows this, and a
- * ring's pages cost time at each thread's start and end. */
+ * record's default, 8 KiB, cuts more. A ring holds a flush's samples and a
+ * few, in at most CPU_RING_MAX bytes (locked memory, whose pages cost time
+ * at each thread's start and end): at high rates the copy is smaller. */
 #define CPU_STACK_COPY 16384u
+#define CPU_STACK_COPY_MIN 4096u
+#define CPU_RING_MAX ((size_t)1 << 20)
 /* What a sample record takes besides its stack: header, tid, time, abi,
  * 17 registers, the copy's size and dyn_size. */
 #define CPU_SAMPLE_EXTRA 256u
@@ -82,6 +85,7 @@ static struct {
     _Atomic uint64_t period_ns;
     _Atomic int timer;              /* the timer source was asked for */
     _Atomic size_t ring_data;       /* perf rings' data bytes */
+    _Atomic unsigned stack_copy;    /* and the stack each sample copies */
     _Atomic uint64_t sources;       /* CTR_CPU_* bits used this session */
     _Atomic uint64_t lost;          /* samples lost in this session */
     _Atomic int handler;            /* HANDLER_*: set once, by CAS */
@@ -265,7 +269,8 @@ static int perf_open(struct ctr_thread *t)
     uint64_t period = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
     size_t data = atomic_load_explicit(&cpu.ring_data, memory_order_relaxed);
     if (ctr__perf_is_open(&t->cpu_ring)) {
-        if (t->cpu_ring_period == period && t->cpu_ring_data == data) {
+        if (t->cpu_ring_period == period && t->cpu_ring_data == data &&
+            t->cpu_ring_copy == atomic_load_explicit(&cpu.stack_copy, memory_order_relaxed)) {
             ctr__perf_restart(&t->cpu_ring); /* its phase is long random */
             return 0;
         }
@@ -283,13 +288,14 @@ static int perf_open(struct ctr_thread *t)
     a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
                     PERF_SAMPLE_STACK_USER;
     a.sample_regs_user = CPU_REGS_MASK;
-    a.sample_stack_user = CPU_STACK_COPY;
+    a.sample_stack_user = atomic_load_explicit(&cpu.stack_copy, memory_order_relaxed);
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     t->cpu_ring_period = period;
     t->cpu_ring_data = data;
+    t->cpu_ring_copy = a.sample_stack_user;
     t->cpu_phase = 0;
     t->cpu_credit = 0;
     t->cpu_first = a.sample_period;
@@ -314,12 +320,16 @@ void ctr__cpu_session(unsigned hz, int timer, unsigned flush_ms)
     atomic_store_explicit(&cpu.period_ns, 1000000000u / hz, memory_order_relaxed);
     atomic_store_explicit(&cpu.timer, timer, memory_order_relaxed);
     /* The samples of a flush and a few, so that a late round loses none:
-     * at 100 Hz and 100 ms, 256 KiB; at most 1 MiB (locked memory). */
-    uint64_t per_flush = (uint64_t)hz * flush_ms / 1000 + 1;
-    uint64_t want = (per_flush + 2) * (CPU_STACK_COPY + CPU_SAMPLE_EXTRA);
+     * at 100 Hz and 100 ms, 256 KiB of 16 KiB copies; at 1000 Hz, 1 MiB
+     * of 8 KiB ones. */
+    uint64_t per_flush = (uint64_t)hz * flush_ms / 1000 + 3;
+    unsigned copy = CPU_STACK_COPY;
+    while (copy > CPU_STACK_COPY_MIN && per_flush * (copy + CPU_SAMPLE_EXTRA) > CPU_RING_MAX)
+        copy /= 2;
     size_t data = 64u << 10;
-    while (data < want && data < (1u << 20))
+    while (data < per_flush * (copy + CPU_SAMPLE_EXTRA) && data < CPU_RING_MAX)
         data <<= 1;
+    atomic_store_explicit(&cpu.stack_copy, copy, memory_order_relaxed);
     atomic_store_explicit(&cpu.ring_data, data, memory_order_relaxed);
 }
 

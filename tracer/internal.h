@@ -214,8 +214,9 @@ struct ctr_thread {
     struct ctr_perf_ring sched_ring; /* context switches (sched.c) */
     /* CPU sampling (cpu.c). */
     struct ctr_perf_ring cpu_ring;   /* perf_event samples */
-    size_t cpu_ring_data;            /* its data bytes, and the period it */
-    uint64_t cpu_ring_period;        /* was opened with (the opener's) */
+    size_t cpu_ring_data;            /* its data bytes, the stack copy and */
+    unsigned cpu_ring_copy;          /* the period it was opened with (the */
+    uint64_t cpu_ring_period;        /* opener's) */
     /* The collector's, reset by the opener before the ring is published:
      * whether the first sample came (and the real period was set); the CPU
      * ns of samples thinned since the last one kept; the first period
