@@ -8,6 +8,8 @@
 #   - the gateway example (tasks, regions, logs) with context switches: the
 #     same events in both, and the same task table;
 #   - LTTng alone (no file): a profile that names the cache's lock line;
+#   - CPU samples from each source (tests/prog-cpu): the CTF trace's cpu
+#     profile is the native one's;
 #   - babeltrace2 prints the events with their field names; and through the
 #     plugin `ctrace` (tp/bt2plugin.c) the gateway's native trace has the
 #     session's event classes, member for member, and the same events;
@@ -16,9 +18,9 @@
 #     runs untraced.
 # Uses the session daemon that answers (tests/run.sh starts one), or starts
 # its own.
-# usage: lttng.sh CTRACE CACHE GATEWAY BT2_PLUGIN_DIR
+# usage: lttng.sh CTRACE CACHE GATEWAY BT2_PLUGIN_DIR PROG_CPU
 set -uo pipefail
-ctrace=$1 cache=$2 gateway=$3 plugins=$4
+ctrace=$1 cache=$2 gateway=$3 plugins=$4 prog_cpu=$5
 here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/checks.sh"
 source "$here/lttng_daemon.sh"
@@ -118,6 +120,25 @@ fi
 check "LTTng only: no trace file written" test ! -e "$tmp/trace.bin"
 check "LTTng only: the lock line at the top" \
     grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <("$ctrace" -pprof=sync -top "$tmp/only" | sed -n 5p)
+
+# ---- CPU samples through LTTng, from each source: perf_event's come in
+# SWITCHES records (ctrace:sched_cpu_sample), the timer's from the thread
+# (ctrace:cpu_sample); the CTF trace's cpu profile is the native one's
+for src in perf timer; do
+    extra=()
+    [[ $src == timer ]] && extra=(-cpu-timer)
+    record "$tmp/cpu-$src" "$ctrace" run -lttng -cpu 250 "${extra[@]}" -o "$tmp/cpu-$src.bin" -- \
+        "$prog_cpu" 100 100 >/dev/null
+    tp=$([[ $src == perf ]] && echo sched_cpu_sample || echo cpu_sample)
+    check "cpu samples ($src): ctrace:$tp in the session" \
+        grep -q "ctrace:$tp:" <(babeltrace2 "$tmp/cpu-$src" 2>/dev/null)
+    native=$("$ctrace" -pprof=cpu -top -n 100 "$tmp/cpu-$src.bin" 2>/dev/null | sed 1d)
+    ctf=$("$ctrace" -pprof=cpu -top -n 100 -pid "$pid" "$tmp/cpu-$src" 2>/dev/null | sed 1d)
+    check "cpu samples ($src): the CTF trace's cpu profile is the native one's" \
+        test -n "$native" -a "$native" = "$ctf"
+    check "cpu samples ($src): burn_a and burn_b in it" \
+        bash -c 'grep -q "burn_a (" <<<"$1" && grep -q "burn_b (" <<<"$1"' _ "$ctf"
+done
 
 # ---- threads that come and go, LTTng only: LTTng-UST's thread-exit destructor
 # must not end up in a ctrace tracepoint under its own registry lock (it hung

@@ -235,6 +235,76 @@ static void test_dump_has_names_stacks_and_old_waits(void **state)
     unlink(path);
 }
 
+/* CPU samples are events like any other: the window keeps them, from
+ * either source, with the burner's own stack. */
+static volatile unsigned long burn_sink;
+
+static __attribute__((noinline)) void burn_cpu(double ms)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    do {
+        for (int i = 0; i < 100000; i++)
+            burn_sink += (unsigned long)i * 7;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    } while ((double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6 < ms);
+}
+
+static void *burner(void *arg)
+{
+    (void)arg;
+    burn_cpu(200);
+    return NULL;
+}
+
+static void window_keeps_samples(int timer)
+{
+    struct trace_options o = {.flush_ms = 20, .cpu_hz = 250, .cpu_timer = timer};
+    struct flightrec_config c = {.min_age_ns = 2000 * MS, .trace = &o};
+    assert_int_equal(flightrec_start(&c), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, burner, NULL), 0);
+    pthread_join(th, NULL);
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "fr-cpu");
+    assert_int_equal(flightrec_dump(path), 0);
+    assert_int_equal(flightrec_stop(), 0);
+
+    struct ctr_trace tr;
+    ctr_test_read(path, &tr);
+    assert_int_equal(tr.cpu_source, timer ? CTR_CPU_TIMER : CTR_CPU_PERF);
+    assert_int_equal(tr.cpu_period_ns, 4 * MS);
+    size_t samples = 0, in_burner = 0;
+    uint64_t cpu_ns = 0;
+    for (size_t i = 0; i < tr.nthreads; i++)
+        for (size_t k = 0; k < tr.threads[i].nevents; k++) {
+            const struct ctr_trace_event *e = &tr.threads[i].events[k];
+            if (e->type != CTR_EV_CPU_SAMPLE)
+                continue;
+            samples++;
+            cpu_ns += e->args[1];
+            const struct ctr_stack_info *st = ctr_trace_stack(&tr, e->args[0]);
+            in_burner += st && st->n > 0 && st->pcs[0] > (uintptr_t)burn_cpu &&
+                         st->pcs[0] <= (uintptr_t)burn_cpu + 512;
+        }
+    print_message("%s: %zu samples, %zu in burn_cpu, %.1f ms\n", timer ? "timer" : "perf",
+                  samples, in_burner, cpu_ns / 1e6);
+    /* 200 ms at 250 Hz: about 50, all but a few in burn_cpu (the rest in
+     * the clock call it makes). */
+    assert_true(samples >= 25);
+    assert_true(in_burner * 2 >= samples);
+    assert_true(cpu_ns >= 100 * MS && cpu_ns <= 300 * MS);
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
+static void test_window_keeps_cpu_samples(void **state)
+{
+    (void)state;
+    window_keeps_samples(0);
+    window_keeps_samples(1);
+}
+
 /* Several threads dump at once while others write. */
 static _Atomic int dumps_ok, dumps_busy;
 
@@ -392,6 +462,7 @@ int main(void)
         cmocka_unit_test_teardown(test_window_spans_min_age, teardown),
         cmocka_unit_test_teardown(test_dump_has_names_stacks_and_old_waits, teardown),
         cmocka_unit_test_teardown(test_concurrent_dumps, teardown),
+        cmocka_unit_test_teardown(test_window_keeps_cpu_samples, teardown),
         cmocka_unit_test_teardown(test_latency_trigger, teardown),
         cmocka_unit_test_teardown(test_beside_trace_start, teardown),
     };
