@@ -113,11 +113,11 @@ void ctr__perf_close(struct ctr_perf_ring *r)
 
 void ctr__perf_forget(struct ctr_perf_ring *r)
 {
-    /* relaxed: a forked child is alone (thread.c, ctr__threads_forked). */
-    void *ring = atomic_load_explicit(&r->meta, memory_order_relaxed);
-    if (ring)
-        munmap(ring, r->bytes);
-    atomic_store_explicit(&r->meta, NULL, memory_order_relaxed);
+    /* No munmap: the kernel does not copy a perf ring's mapping into a
+     * child (VM_DONTCOPY), and by now the child may have mapped something
+     * else at that address (the intern tables it remade: unmapping them
+     * crashed the daemon example). relaxed: a forked child is alone
+     * (thread.c, ctr__threads_forked). */
     atomic_store_explicit(&r->fd, -1, memory_order_relaxed);
 }
 

@@ -35,8 +35,9 @@ int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid,
 /* ctr__perf_close() : unmaps and closes r's event, if open. Not while the
  * collector may read it (see the top). */
 void ctr__perf_close(struct ctr_perf_ring *r);
-/* ctr__perf_forget() : a forked child's: the mapping of the parent's event
- * goes (its descriptor went with the tracer's others). */
+/* ctr__perf_forget() : a forked child's: forgets the parent's event (its
+ * descriptor went with the tracer's others, and its mapping was never
+ * copied into the child). */
 void ctr__perf_forget(struct ctr_perf_ring *r);
 /* ctr__perf_is_open() : whether r holds an event (acquire: its size and
  * descriptor are the opener's). */

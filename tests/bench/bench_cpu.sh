@@ -21,7 +21,7 @@
 # the median of the program's own time (ms), its min and max, the median wall
 # time of the whole process (exec to exit, trace written), the overhead of
 # the medians relative to "traced" (the sampling's own cost) and to
-# "untraced", and from `ctrace stats` of the last round's trace the samples
+# "untraced", that of the minimums relative to "traced", and from `ctrace stats` of the last round's trace the samples
 # taken and lost (for burn, also the share of the samples expected from its
 # threads' CPU time times HZ).
 # Prints tables; never passes or fails on timing: exits 0 unless something
@@ -115,21 +115,22 @@ for w in "${workloads[@]}"; do
     else
         echo "cache: examples/cache slow (64 threads, mostly blocked); own ms = its total="
     fi
-    printf '| %-21s | %9s | %9s | %9s | %9s | %9s | %11s | %8s | %5s | %8s |\n' mode "own ms" min max \
-        "wall ms" "vs traced" "vs untraced" samples lost expected
-    printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------------- ----------- ----------- \
-        ----------- ----------- ----------- ------------- ---------- ------- ----------
+    printf '| %-21s | %8s | %8s | %8s | %8s | %9s | %11s | %9s | %7s | %5s | %8s |\n' mode "own ms" min max \
+        "wall ms" "vs traced" "vs untraced" "min vs tr" samples lost expected
+    printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' ----------------------- ---------- ---------- \
+        ---------- ---------- ----------- ------------- ----------- --------- ------- ----------
     base_u=$(col "$tmp/$w.untraced.dat" 1 | median)
     base_t=$(col "$tmp/$w.traced.dat" 1 | median)
+    min_t=$(col "$tmp/$w.traced.dat" 1 | minmax | cut -d' ' -f1)
     for m in "${modes[@]}"; do
         d=$tmp/$w.$m.dat
         med=$(col "$d" 1 | median)
         read -r lo hi < <(col "$d" 1 | minmax)
         wall=$(col "$d" 2 | median)
-        vt=- vu=- samples=- lost=- expected=-
+        vt=- vu=- mt=- samples=- lost=- expected=-
         [[ $m != untraced ]] && vu=$(pct "$med" "$base_u")
         if [[ -n ${hz[$m]:-} ]]; then
-            vt=$(pct "$med" "$base_t")
+            vt=$(pct "$med" "$base_t") mt=$(pct "$lo" "$min_t")
             line=$("$ctrace" stats "$tmp/$w.$m.bin" | grep '^cpu samples:' || true)
             samples=$(sed -nE 's/^cpu samples: +([0-9]+).*/\1/p' <<<"$line")
             lost=$(sed -nE 's/.*, ([0-9]+) lost.*/\1/p' <<<"$line")
@@ -140,11 +141,13 @@ for w in "${workloads[@]}"; do
                     'BEGIN { printf "%.0f%%", 100 * s / (c / 1000 * h) }')
             fi
         fi
-        printf '| %-21s | %9.1f | %9.1f | %9.1f | %9.0f | %9s | %11s | %8s | %5s | %8s |\n' \
-            "${label[$m]}" "$med" "$lo" "$hi" "$wall" "$vt" "$vu" "$samples" "$lost" "$expected"
+        printf '| %-21s | %8.1f | %8.1f | %8.1f | %8.0f | %9s | %11s | %9s | %7s | %5s | %8s |\n' \
+            "${label[$m]}" "$med" "$lo" "$hi" "$wall" "$vt" "$vu" "$mt" "$samples" "$lost" "$expected"
     done
 done
 echo
-echo "own ms, wall ms: medians; min, max: of own ms; vs traced, vs untraced: the own-ms medians compared."
+echo "own ms, wall ms: medians; min, max: of own ms; vs traced, vs untraced: the own-ms medians compared;"
+echo "min vs tr: the own-ms minimums compared (on a shared machine, noise only adds time: the fastest"
+echo "run of a mode is the one least disturbed)."
 echo "samples, lost: \`ctrace stats\` of the last round's trace; expected: those samples over what"
 echo "burn's threads' CPU time in that run times HZ would give."
