@@ -464,20 +464,30 @@ int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_co
     return rc;
 }
 
+int ctr_profile_collect_checked(const struct ctr_trace *t, enum ctr_profile_type type,
+                                const struct ctr_profile_filter *filter,
+                                struct ctr_windows *keep, struct ctr_profile_collect **c,
+                                FILE *warn, const char *doing, char *err, size_t errlen)
+{
+    int rc = ctr_profile_check(t, type, err, errlen);
+    if (rc != 0)
+        return rc;
+    rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, keep, c, warn);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", doing, strerror(-rc));
+    return rc;
+}
+
 int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
                       const struct ctr_profile_filter *filter, FILE *out, FILE *warn, char *err,
                       size_t errlen)
 {
     struct ctr_windows keep = {0};
     struct ctr_profile_collect *c = NULL;
-    int rc = ctr_profile_check(t, type, err, errlen);
-    if (rc != 0)
-        return rc;
-    rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
+    int rc = ctr_profile_collect_checked(t, type, filter, &keep, &c, warn, "writing the profile",
+                                         err, errlen);
     if (rc == 0)
         rc = ctr_profile_write_collected(t, c, out, warn, err, errlen);
-    else
-        snprintf(err, errlen, "writing the profile: %s", strerror(-rc));
     ctr_profile_collect_free(c);
     ctr_windows_free(&keep);
     return rc;

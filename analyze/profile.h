@@ -145,6 +145,15 @@ int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type t
                               void *each_ctx, struct ctr_windows *keep,
                               struct ctr_profile_collect **c, FILE *warn);
 
+/* ctr_profile_collect_checked() : ctr_profile_check(), then
+ * ctr_profile_collect_whole() (no `each`); a failure of the latter is said
+ * in err as `doing` ("writing the profile") and its errno's text.
+ * @return 0 or a negative errno. */
+int ctr_profile_collect_checked(const struct ctr_trace *t, enum ctr_profile_type type,
+                                const struct ctr_profile_filter *filter,
+                                struct ctr_windows *keep, struct ctr_profile_collect **c,
+                                FILE *warn, const char *doing, char *err, size_t errlen);
+
 /* ctr_profile_filter_check() : when filter names a task type or region that
  * t does not have, or no task passes its latency, says so in one line on
  * `warn` (may be NULL): the profile will be empty.

@@ -266,14 +266,10 @@ int ctr_top_write(const struct ctr_trace *t, enum ctr_profile_type type,
 {
     struct ctr_windows keep = {0};
     struct ctr_profile_collect *c = NULL;
-    int rc = ctr_profile_check(t, type, err, errlen);
-    if (rc != 0)
-        return rc;
-    rc = ctr_profile_collect_whole(t, type, filter, NULL, NULL, &keep, &c, warn);
+    int rc = ctr_profile_collect_checked(t, type, filter, &keep, &c, warn, "building the profile",
+                                         err, errlen);
     if (rc == 0)
         rc = ctr_top_write_collected(t, c, type, filter, n, out, warn, err, errlen);
-    else
-        snprintf(err, errlen, "building the profile: %s", strerror(-rc));
     ctr_profile_collect_free(c);
     ctr_windows_free(&keep);
     return rc;

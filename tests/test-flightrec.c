@@ -84,6 +84,16 @@ static uint64_t storm_stop(struct storm *s)
  * Tests
  * ------------------------------------------------------------------------- */
 
+/* Dumps the window into a new temporary file named after `name` (its
+ * path into path), stops the recorder and reads the dump into *tr. */
+static void dump_stop_read(const char *name, char path[64], struct ctr_trace *tr)
+{
+    ctr_test_temp(path, 64, name);
+    assert_int_equal(flightrec_dump(path), 0);
+    assert_int_equal(flightrec_stop(), 0);
+    ctr_test_read(path, tr);
+}
+
 static void test_memory_bound_under_storm(void **state)
 {
     (void)state;
@@ -107,11 +117,8 @@ static void test_memory_bound_under_storm(void **state)
     assert_true(peak <= max);
     assert_true(peak > max / 2); /* the storm did fill it */
     char path[64];
-    ctr_test_temp(path, sizeof(path), "fr-storm");
-    assert_int_equal(flightrec_dump(path), 0);
-    assert_int_equal(flightrec_stop(), 0);
     struct ctr_trace tr;
-    ctr_test_read(path, &tr);
+    dump_stop_read("fr-storm", path, &tr);
     assert_true(tr.complete);
     assert_true(tr.nevents > 0);
     ctr_trace_free(&tr);
@@ -266,12 +273,8 @@ static void window_keeps_samples(int timer)
     assert_int_equal(pthread_create(&th, NULL, burner, NULL), 0);
     pthread_join(th, NULL);
     char path[64];
-    ctr_test_temp(path, sizeof(path), "fr-cpu");
-    assert_int_equal(flightrec_dump(path), 0);
-    assert_int_equal(flightrec_stop(), 0);
-
     struct ctr_trace tr;
-    ctr_test_read(path, &tr);
+    dump_stop_read("fr-cpu", path, &tr);
     assert_int_equal(tr.cpu_source, timer ? CTR_CPU_TIMER : CTR_CPU_PERF);
     assert_int_equal(tr.cpu_period_ns, 4 * MS);
     size_t samples = 0, in_burner = 0;
