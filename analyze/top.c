@@ -5,11 +5,13 @@
  * are printed are symbolized. Code frames are compared by PC, synthetic ones
  * by name (profile.h: static strings, so the pointers are kept).
  *
- * In a CPU profile the innermost run of frames inside one library, called
- * from other code, is shown as its outermost frame: the library call the
- * program made (regcomp, not the malloc under glibc's regex compiler), so
- * that one call's cost is one entry rather than dozens of internal stacks.
- * The pprof file keeps every frame.
+ * In a CPU profile the innermost run of frames inside the system's
+ * libraries (objects under /lib and /usr/lib: glibc, libstdc++, a
+ * sanitizer's runtime...), called from the program's own code, is shown as
+ * its outermost frame: the library call the program made (regcomp, not the
+ * malloc under glibc's regex compiler), so that one call's cost is one
+ * entry rather than dozens of internal stacks. The pprof file keeps every
+ * frame.
  */
 #include "top.h"
 
@@ -44,29 +46,30 @@ struct merge {
     const struct ctr_trace *fold; /* fold library frames by its mappings (CPU) */
 };
 
-/* The path of the mapping holding pc (NULL: none). */
-static const char *object_of(const struct ctr_trace *t, uint64_t pc)
+/* Whether pc lies in a system library (see the top). */
+static int in_system_library(const struct ctr_trace *t, uint64_t pc)
 {
-    for (size_t i = 0; i < t->nmappings; i++)
-        if (pc >= t->mappings[i].start && pc < t->mappings[i].limit)
-            return t->mappings[i].path;
-    return NULL;
+    static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
+    for (size_t i = 0; i < t->nmappings; i++) {
+        if (pc < t->mappings[i].start || pc >= t->mappings[i].limit)
+            continue;
+        const char *path = t->mappings[i].path;
+        for (size_t k = 0; path && k < sizeof(dirs) / sizeof(dirs[0]); k++)
+            if (strncmp(path, dirs[k], strlen(dirs[k])) == 0)
+                return 1;
+        return 0;
+    }
+    return 0;
 }
 
-/* How many innermost frames to leave out: the run inside the leaf's object
- * but its outermost, when that object is a library (not the program's
- * executable) and the code beyond the run is another object's. */
+/* How many innermost frames to leave out: the run inside system libraries
+ * but its outermost, when code of another object calls it. */
 static size_t library_run(const struct ctr_trace *t, const struct ctr_pprof_frame *f, size_t n)
 {
-    if (n < 2 || f[0].function)
-        return 0;
-    const char *lib = object_of(t, f[0].pc - 1);
-    if (!lib || (t->exe && strcmp(lib, t->exe) == 0))
-        return 0;
-    size_t k = 1;
-    while (k < n && !f[k].function && lib && object_of(t, f[k].pc - 1) == lib)
+    size_t k = 0;
+    while (k < n && !f[k].function && in_system_library(t, f[k].pc - 1))
         k++;
-    return lib && k < n ? k - 1 : 0;
+    return k > 0 && k < n ? k - 1 : 0;
 }
 
 /* ================================================================ merging */
@@ -239,7 +242,7 @@ int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collec
                  "the heaviest %zu%s:\n",
             ctr_text_ns(m.total_delay_ns, d, sizeof(d)), type == CTR_PROFILE_CPU ? "CPU" : weight,
             m.total_count, m.nstacks, shown,
-            m.fold ? " (a library's own frames under the call into it folded into that call)"
+            m.fold ? " (the system libraries' frames under a call into them folded into that call)"
                    : "");
     struct ctr_profile_sym ps;
     if ((rc = ctr_profile_sym_open(t, &ps)) != 0)

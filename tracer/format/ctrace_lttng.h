@@ -163,7 +163,7 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
         ARG(X, object, 3) ARG(U, stack, 4))                                                 \
     REC(WAITING, waiting, ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2)         \
         ARG(X, object, 3) ARG(U, stack, 4))                                                 \
-    REC(SAMPLING, sampling, ARG(U, source, 0) ARG(U, period_ns, 1) ARG(U, lost, 2))
+    REC(SAMPLING, sampling, ARG(U, sources, 0) ARG(U, period_ns, 1) ARG(U, lost, 2))
 
 /* An event tracepoint's head, before its ARGs: HEAD(name, THREAD) for the
  * thread's trace id, HEAD(name, TIME) for the event's time, in ticks, or
