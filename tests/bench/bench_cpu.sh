@@ -5,7 +5,7 @@
 # -cpu-timer: a CPU-time timer per thread and SIGPROF). Target: at most 1%
 # at 100 Hz.
 #
-# Two workloads, each in six modes: untraced; traced (`ctrace run`, no
+# Three workloads, each in six modes: untraced; traced (`ctrace run`, no
 # sampling); traced + -cpu 100; traced + -cpu 1000; the same two with
 # -cpu-timer.
 #   - burn: tests/bench/bench_cpu_burn.c, a FIXED amount of CPU work on two
@@ -13,6 +13,9 @@
 #     machine); the time is its own (first thread's start to last one's end),
 #     which leaves out exec, the preload's start and the trace's last flush.
 #     (tests/prog-cpu burns a fixed CPU TIME, which would hide a slowdown.)
+#   - churn: bench_cpu_burn churn, a thread per request (1000 threads one
+#     after the other, ~0.1 ms of work each): what a sampler costs at each
+#     thread's start and end (perf_event maps and unmaps a ring per thread);
 #   - cache: examples/cache slow, 64 threads mostly waiting on one mutex held
 #     across 500 us sleeps (~2.4 s, little CPU: few samples); the time is the
 #     `total=` it prints.
@@ -54,7 +57,7 @@ declare -A label=([untraced]="untraced" [traced]="traced, no sampling"
 declare -A flags=([untraced]="" [traced]="" [cpu100]="-cpu 100" [cpu1000]="-cpu 1000"
     [timer100]="-cpu 100 -cpu-timer" [timer1000]="-cpu 1000 -cpu-timer")
 declare -A hz=([cpu100]=100 [cpu1000]=1000 [timer100]=100 [timer1000]=1000)
-workloads=(burn cache)
+workloads=(burn churn cache)
 
 # run_one WORKLOAD MODE: one run; appends "own_ms wall_ms cpu_ms" to
 # $tmp/WORKLOAD.MODE.dat (cpu_ms: burn's threads, 0 for cache) and leaves
@@ -63,6 +66,8 @@ run_one() {
     local w=$1 m=$2 cmd pre=() f own cpu t0 t1
     if [[ $w == burn ]]; then
         cmd=("$burn" "$burn_threads" "$burn_miters")
+    elif [[ $w == churn ]]; then
+        cmd=("$burn" churn 1000)
     else
         cmd=("$build/examples/cache" slow)
     fi
@@ -74,7 +79,7 @@ run_one() {
     "${pre[@]}" "${cmd[@]}" >"$tmp/out" 2>"$tmp/err" ||
         { cat "$tmp/out" "$tmp/err" >&2; echo "$0: failed: ${pre[*]} ${cmd[*]}" >&2; exit 1; }
     t1=$(date +%s%N)
-    if [[ $w == burn ]]; then
+    if [[ $w != cache ]]; then
         own=$(sed -nE 's/.* elapsed_ms=([0-9.]+).*/\1/p' "$tmp/out")
         cpu=$(sed -nE 's/.* cpu_ms=([0-9.]+).*/\1/p' "$tmp/out")
     else
@@ -111,6 +116,9 @@ for w in "${workloads[@]}"; do
     echo
     if [[ $w == burn ]]; then
         echo "burn: bench_cpu_burn $burn_threads threads x $burn_miters M rounds (fixed work);" \
+            "own ms = its elapsed time"
+    elif [[ $w == churn ]]; then
+        echo "churn: bench_cpu_burn churn 1000 (a thread per request, ~0.1 ms each);" \
             "own ms = its elapsed time"
     else
         echo "cache: examples/cache slow (64 threads, mostly blocked); own ms = its total="
