@@ -151,13 +151,8 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
                          const struct ctr_trace_event *e)
 {
     struct ctr_tasks *ts = b->ts;
-    if (i >= b->nopen) {
-        size_t cap = b->nopen;
-        if (ctr_grow(&b->open, &cap, (size_t)i + 1, sizeof(*b->open)))
-            return -ENOMEM;
-        memset(&b->open[b->nopen], 0, (cap - b->nopen) * sizeof(*b->open));
-        b->nopen = cap;
-    }
+    if (ctr_grow_zeroed(&b->open, &b->nopen, (size_t)i + 1, sizeof(*b->open)) != 0)
+        return -ENOMEM;
     switch (e->type) {
     case CTR_EV_TASK_BEGIN:
         if (ctr_grow(&ts->tasks, &b->tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))

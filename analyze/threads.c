@@ -50,26 +50,16 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t th,
 {
     struct ctr_threads_walk *w = ctx;
     (void)t;
-    if (th >= w->nfirst) {
-        size_t n = w->nfirst;
-        if (ctr_grow(&w->first, &n, (size_t)th + 1, 1) != 0) {
-            w->oom = 1;
-            return;
-        }
-        memset(&w->first[w->nfirst], 0, n - w->nfirst);
-        w->nfirst = n;
+    if (ctr_grow_zeroed(&w->first, &w->nfirst, (size_t)th + 1, 1) != 0) {
+        w->oom = 1;
+        return;
     }
     if (!w->first[th])
         w->first[th] = e->type == CTR_EV_THREAD_START ? 1 : 2;
     if (e->type == CTR_EV_CPU_SAMPLE) {
-        if (th >= w->ncpu) {
-            size_t n = w->ncpu;
-            if (ctr_grow(&w->cpu_ns, &n, (size_t)th + 1, sizeof(*w->cpu_ns)) != 0) {
-                w->oom = 1;
-                return;
-            }
-            memset(&w->cpu_ns[w->ncpu], 0, (n - w->ncpu) * sizeof(*w->cpu_ns));
-            w->ncpu = n;
+        if (ctr_grow_zeroed(&w->cpu_ns, &w->ncpu, (size_t)th + 1, sizeof(*w->cpu_ns)) != 0) {
+            w->oom = 1;
+            return;
         }
         w->cpu_ns[th] += e->args[1];
     }
@@ -79,14 +69,10 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
 {
     struct ctr_threads_walk *w = ctx;
     uint32_t th = (uint32_t)(iv->thread - w->t->threads);
-    if (w->want_times && th >= w->ntimes) {
-        size_t n = w->ntimes;
-        if (ctr_grow(&w->times, &n, (size_t)th + 1, sizeof(*w->times)) != 0) {
-            w->oom = 1;
-            return;
-        }
-        memset(&w->times[w->ntimes], 0, (n - w->ntimes) * sizeof(*w->times));
-        w->ntimes = n;
+    if (w->want_times &&
+        ctr_grow_zeroed(&w->times, &w->ntimes, (size_t)th + 1, sizeof(*w->times)) != 0) {
+        w->oom = 1;
+        return;
     }
     uint64_t ns = iv->end_ns - iv->start_ns;
     int k = T_SYNC;
@@ -496,13 +482,9 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     int rc = -ENOMEM;
     if (w->oom)
         goto done;
-    if (!tsv && w->ntimes < t->nthreads) { /* threads that had no interval */
-        size_t n = w->ntimes;
-        if (ctr_grow(&w->times, &n, t->nthreads, sizeof(*w->times)) != 0)
-            goto done;
-        memset(&w->times[w->ntimes], 0, (n - w->ntimes) * sizeof(*w->times));
-        w->ntimes = n;
-    }
+    /* Threads that had no interval get zero times too. */
+    if (!tsv && ctr_grow_zeroed(&w->times, &w->ntimes, t->nthreads, sizeof(*w->times)) != 0)
+        goto done;
     if ((rc = group_leaks(t, w, &leaks, &nleaks)) != 0 ||
         (rc = ctr_profile_sym_open(t, &ps)) != 0)
         goto done;

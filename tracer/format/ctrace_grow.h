@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Makes *arrp (a pointer to the array's pointer, of *cap elements of elem
  * bytes) hold at least `need` elements, doubling. @return 0 or -ENOMEM (the
@@ -23,6 +24,18 @@ static inline int ctr_grow(void *arrp, size_t *cap, size_t need, size_t elem)
         return -ENOMEM;
     *arr = p;
     *cap = c;
+    return 0;
+}
+
+/* ctr_grow_zeroed() : ctr_grow() for an array indexed by id whose length
+ * is its capacity (*cap): the elements it adds, from the old *cap on, are
+ * zeroed. @return 0 or -ENOMEM (the array is then unchanged). */
+static inline int ctr_grow_zeroed(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+    size_t old = *cap;
+    if (ctr_grow(arrp, cap, need, elem) != 0)
+        return -ENOMEM;
+    memset((char *)*(void **)arrp + old * elem, 0, (*cap - old) * elem);
     return 0;
 }
 
