@@ -90,6 +90,9 @@ check "-cpu alone samples at 100 Hz" \
 # need SIGPROF
 expect "a program's own SIGPROF, under -cpu -cpu-timer" 0 "^sigprof: [1-9][0-9]* signals$" -- \
     "$ctrace" run -cpu -cpu-timer -o "$tmp/sigprof-timer.bin" -- "$prog_sigprof"
+expect "a program's own SIGPROF set with signal(), under -cpu -cpu-timer" 0 \
+    "^sigprof: [1-9][0-9]* signals$" -- \
+    "$ctrace" run -cpu -cpu-timer -o "$tmp/sigprof-signal.bin" -- "$prog_sigprof" signal
 check "-cpu-timer beside the program's SIGPROF: no timer samples" \
     grep -qE "^cpu samples: +0 " <<<"$("$ctrace" stats "$tmp/sigprof-timer.bin" 2>&1)"
 expect "a program's own SIGPROF, under -cpu (perf_event)" 0 "^sigprof: [1-9][0-9]* signals$" -- \

@@ -3,7 +3,9 @@
  * CPU. Its signals are its own under any tracing (tests/cpu_sampling.sh):
  * prints "sigprof: N signals" (N > 0, every one with the kernel's si_code,
  * none of the tracer's) and exits 0, or says what went wrong and exits 1.
- * usage: prog-sigprof */
+ * With "signal", the handler is set with signal() instead (which hands the
+ * old one back as a bare pointer, and the handler sees no si_code).
+ * usage: prog-sigprof [signal] */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +25,12 @@ static void on_prof(int sig, siginfo_t *si, void *uc)
         foreign++;
 }
 
+static void on_prof_plain(int sig)
+{
+    (void)sig;
+    ticks++;
+}
+
 static double cpu_ms(void)
 {
     struct timespec ts;
@@ -30,17 +38,25 @@ static double cpu_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = on_prof;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    if (sigaction(SIGPROF, &sa, &old) != 0)
-        return perror("sigaction"), 1;
-    if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
-        fprintf(stderr, "prog-sigprof: SIGPROF's action was not SIG_DFL before ours\n");
-        return 1;
+    if (argc > 1 && strcmp(argv[1], "signal") == 0) {
+        void (*was)(int) = signal(SIGPROF, on_prof_plain);
+        if (was != SIG_DFL) {
+            fprintf(stderr, "prog-sigprof: signal() says SIGPROF's handler was not SIG_DFL\n");
+            return 1;
+        }
+    } else {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_sigaction = on_prof;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        if (sigaction(SIGPROF, &sa, &old) != 0)
+            return perror("sigaction"), 1;
+        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
+            fprintf(stderr, "prog-sigprof: SIGPROF's action was not SIG_DFL before ours\n");
+            return 1;
+        }
     }
     struct itimerval it = {{0, 10000}, {0, 10000}};
     if (setitimer(ITIMER_PROF, &it, NULL) != 0)

@@ -139,7 +139,7 @@ int ctr__session_begin(const struct trace_options *o)
     if (s->sched)
         ctr__sched_session(r.sched_ring_bytes, !s->tainted);
     s->cpu_hz = r.cpu_hz;
-    ctr__cpu_session(r.cpu_hz, r.cpu_timer, r.flush_ms);
+    ctr__cpu_session(r.cpu_hz, r.cpu_timer, r.flush_ms, !s->tainted);
     /* relaxed: published with the epoch below (release). */
     atomic_store_explicit(&s->sched_failed, 0, memory_order_relaxed);
     atomic_store_explicit(&s->io_min_ticks, (uint64_t)(s->io_min_ns * ctr__clock_ticks_per_ns()),

@@ -3,10 +3,10 @@
  *
  * perf_event (the default): each thread has a software task-clock event
  * that samples user-mode code only (no privilege needed where
- * perf_event_paranoid <= 2), with the registers and a copy of the top
- * top of the stack (at most CPU_STACK_COPY bytes). The collector drains the rings each
- * generation and unwinds each copy (cpu_unwind.c): nothing runs on the
- * traced thread. Samples go into the thread's SWITCHES record, timed in
+ * perf_event_paranoid <= 2), with the registers and a copy of the top of
+ * the stack (at most CPU_STACK_COPY bytes). The collector drains the rings
+ * each generation and unwinds each copy (cpu_unwind.c): nothing runs on
+ * the traced thread. Samples go into the thread's SWITCHES record, timed in
  * CLOCK_MONOTONIC ns by the kernel.
  *
  * The timer (trace_options.cpu_timer, or where perf_event cannot be used):
@@ -36,7 +36,9 @@
  * Lifecycle: a thread's sampler is opened once per session, by whichever of
  * the thread itself (its first event) and the session's start (every thread
  * alive then) claims the slot's cpu_epoch first. perf rings stay open
- * between sessions (re-enabled) until their slot is reused; timers are
+ * between sessions (re-enabled) until their slot is reused, or a session
+ * with another rate or size starts while no one can read them (as sched.c
+ * does with its rings); timers are
  * deleted at the session's end or the thread's, through the BUSY state of
  * cpu_timer_state (internal.h), so exactly one party deletes each.
  */
@@ -263,21 +265,36 @@ static void timer_delete_once(struct ctr_thread *t)
  * The perf_event source
  * ------------------------------------------------------------------------- */
 
+/* Whether t's open ring is of the session's rate and sizes. */
+static int ring_fits(const struct ctr_thread *t)
+{
+    /* relaxed: see `cpu`. */
+    return t->cpu_ring_period == atomic_load_explicit(&cpu.period_ns, memory_order_relaxed) &&
+           t->cpu_ring_data == atomic_load_explicit(&cpu.ring_data, memory_order_relaxed) &&
+           t->cpu_ring_copy == atomic_load_explicit(&cpu.stack_copy, memory_order_relaxed);
+}
+
+/* Closes t's ring if it does not fit the session: only while no one can
+ * read it (see ctr__cpu_session). */
+static void close_misfit(struct ctr_thread *t, void *ctx)
+{
+    (void)ctx;
+    if (ctr__perf_is_open(&t->cpu_ring) && !ring_fits(t))
+        ctr__perf_close(&t->cpu_ring);
+}
+
 static int perf_open(struct ctr_thread *t)
 {
     /* relaxed: see `cpu`. */
     uint64_t period = atomic_load_explicit(&cpu.period_ns, memory_order_relaxed);
     size_t data = atomic_load_explicit(&cpu.ring_data, memory_order_relaxed);
     if (ctr__perf_is_open(&t->cpu_ring)) {
-        if (t->cpu_ring_period == period && t->cpu_ring_data == data &&
-            t->cpu_ring_copy == atomic_load_explicit(&cpu.stack_copy, memory_order_relaxed)) {
-            ctr__perf_restart(&t->cpu_ring); /* its phase is long random */
-            return 0;
-        }
-        /* Another rate or size: open anew. The collector drains only
-         * rings of live sessions' threads, and this is t's or the
-         * session's start (before the collector reads this slot). */
-        ctr__perf_close(&t->cpu_ring);
+        /* Another rate or size is a ring the session's start could not
+         * close (the last stop gave up on a writer): the timer then. */
+        if (!ring_fits(t))
+            return -EBUSY;
+        ctr__perf_restart(&t->cpu_ring); /* its phase is long random */
+        return 0;
     }
     struct perf_event_attr a;
     memset(&a, 0, sizeof(a));
@@ -309,7 +326,7 @@ static int perf_open(struct ctr_thread *t)
  * Lifecycle
  * ------------------------------------------------------------------------- */
 
-void ctr__cpu_session(unsigned hz, int timer, unsigned flush_ms)
+void ctr__cpu_session(unsigned hz, int timer, unsigned flush_ms, int idle)
 {
     /* relaxed: see `cpu`. */
     atomic_store_explicit(&cpu.hz, hz, memory_order_relaxed);
@@ -331,6 +348,8 @@ void ctr__cpu_session(unsigned hz, int timer, unsigned flush_ms)
         data <<= 1;
     atomic_store_explicit(&cpu.stack_copy, copy, memory_order_relaxed);
     atomic_store_explicit(&cpu.ring_data, data, memory_order_relaxed);
+    if (idle)
+        ctr__threads_each(close_misfit, NULL);
 }
 
 void ctr__cpu_open(struct ctr_thread *t, uint32_t epoch)
@@ -371,12 +390,16 @@ void ctr__cpu_session_started(uint32_t epoch)
     ctr_lock_release(&ctr__threads.reclaim);
 }
 
+/* ctr__threads_each's form of timer_delete_once. */
+static void delete_timer(struct ctr_thread *t, void *ctx)
+{
+    (void)ctx;
+    timer_delete_once(t);
+}
+
 void ctr__cpu_session_ended(void)
 {
-    /* acquire on high: as in ctr__thread_find. */
-    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
-    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
-        timer_delete_once(&ctr__threads.slab[i]);
+    ctr__threads_each(delete_timer, NULL); /* the timers' state takes turns by CAS */
 }
 
 void ctr__cpu_sigprof_yield(void)
@@ -397,7 +420,9 @@ void ctr__cpu_sigprof_yield(void)
 
 void ctr__cpu_sigprof_hide(struct sigaction *old)
 {
-    if ((old->sa_flags & SA_SIGINFO) && old->sa_sigaction == on_sigprof) {
+    /* By the handler alone: signal() hands back a bare pointer, flags and
+     * all unknown (sa_handler and sa_sigaction share their storage). */
+    if (old->sa_sigaction == on_sigprof) {
         memset(old, 0, sizeof(*old));
         old->sa_handler = SIG_DFL;
     }

@@ -273,6 +273,10 @@ void ctr__threads_init(void);
  * every slot but the calling thread's, and forgets what the parent's
  * threads held (locks, rings, chunks). */
 void ctr__threads_forked(void);
+/* Calls fn on every slot ever used, whatever its state. No lock: for what
+ * no one else touches meanwhile (a session's start, under the API lock,
+ * before the collector runs), or state that takes its own turns (CAS). */
+void ctr__threads_each(void (*fn)(struct ctr_thread *t, void *ctx), void *ctx);
 /* Waits until no thread is inside a write section or an exit hand-off,
  * after the session's epoch went to 0: a full memory barrier on every
  * thread of the process (membarrier), then a scan of the slots. Gives up
@@ -566,8 +570,10 @@ void ctr__sched_drain(struct ctr_thread *t, uint64_t since_ns,
 
 /* A session begins (under the API lock, before it is published): samples
  * cpu_hz times a second of each thread's CPU time (0: none) with
- * perf_event, or with the timer when `timer`. flush_ms sizes the rings. */
-void ctr__cpu_session(unsigned cpu_hz, int timer, unsigned flush_ms);
+ * perf_event, or with the timer when `timer`. flush_ms sizes the rings.
+ * With `idle` (as for ctr__sched_session), the rings kept from an earlier
+ * session at another rate or size are closed, to be opened anew. */
+void ctr__cpu_session(unsigned cpu_hz, int timer, unsigned flush_ms, int idle);
 /* The session is published: samplers for the threads alive now. */
 void ctr__cpu_session_started(uint32_t epoch);
 /* The session's epoch went to 0: the timers go (their signals may still

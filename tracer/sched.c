@@ -23,22 +23,23 @@
  * bytes a switch: 64 KiB, the default, hold about 2700 per flush. */
 static _Atomic size_t ring_data_bytes = CTR_SCHED_RING_DEFAULT;
 
+/* Closes t's ring if it is not of `bytes` (the mapping's, page included). */
+static void close_other_size(struct ctr_thread *t, void *bytes)
+{
+    if (ctr__perf_is_open(&t->sched_ring) && t->sched_ring.bytes != *(size_t *)bytes)
+        ctr__perf_close(&t->sched_ring);
+}
+
 void ctr__sched_session(size_t data_bytes, int idle)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (data_bytes < page)
         data_bytes = page;
-    /* relaxed: see ring_data_bytes. acquire on high: more than needed
-     * (slot_get's add is relaxed). */
+    /* relaxed: see ring_data_bytes. */
     atomic_store_explicit(&ring_data_bytes, data_bytes, memory_order_relaxed);
-    if (!idle)
-        return;
-    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
-    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
-        struct ctr_thread *t = &ctr__threads.slab[i];
-        if (ctr__perf_is_open(&t->sched_ring) && t->sched_ring.bytes != page + data_bytes)
-            ctr__perf_close(&t->sched_ring);
-    }
+    size_t bytes = page + data_bytes;
+    if (idle)
+        ctr__threads_each(close_other_size, &bytes);
 }
 
 void ctr__sched_open(struct ctr_thread *t)

@@ -215,6 +215,14 @@ void ctr__thread_free_slot(struct ctr_thread *t)
     ctr_lock_release(&ctr__threads.reclaim);
 }
 
+void ctr__threads_each(void (*fn)(struct ctr_thread *t, void *ctx), void *ctx)
+{
+    /* acquire on high: as in ctr__thread_find. */
+    uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
+        fn(&ctr__threads.slab[i], ctx);
+}
+
 /* ---------------------------------------------------------------------------
  * A forked child
  * ------------------------------------------------------------------------- */
@@ -238,9 +246,9 @@ void ctr__threads_forked(void)
                      offsetof(struct ctr_thread, node));
     for (uint32_t i = high; i-- > 0;) {
         struct ctr_thread *t = &ctr__threads.slab[i];
-        /* A ring maps the parent thread's perf event (its descriptor is
-         * gone with the tracer's others, ctr__fd_forget_all): unmapped,
-         * never read here. */
+        /* The parent thread's perf events: their descriptors went with the
+         * tracer's others (ctr__fd_forget_all), their rings were never
+         * copied into the child (ctr__perf_forget). */
         ctr__perf_forget(&t->sched_ring);
         ctr__cpu_forked(t);
         atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
