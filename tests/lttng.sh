@@ -163,15 +163,19 @@ lttng destroy "$session" >/dev/null
 # packet headers. `lttng list` counts the same thing, but on one fresh machine
 # it printed a figure near 2^63 for this session (its per-UID statistics are
 # not to be trusted after the application exits), so it is only shown.
+# babeltrace2 says "1 event" for a packet that discarded one.
 discarded=$(babeltrace2 "$tmp/small" 2>&1 >/dev/null |
-    sed -nE 's/^WARNING: Tracer discarded ([0-9]+) events.*/\1/p' |
+    sed -nE 's/^WARNING: Tracer discarded ([0-9]+) events? .*/\1/p' |
     { n=0; while read -r k; do n=$((n + k)); done; echo "$n"; })
 check "discards: LTTng discarded some ($discarded by babeltrace2, $listed by lttng list)" \
     test "$discarded" -gt 0
 out=$("$ctrace" stats -pid "$small_pid" "$tmp/small" 2>&1)
 check "discards: said" grep -q "warning: LTTng discarded $discarded events" <<<"$out"
-check "discards: counted as dropped" grep -qE "^dropped: +$discarded events" <<<"$out"
+# (the tracer's own drops, if any on a loaded machine, add to LTTng's)
+dropped=$(sed -nE 's/^dropped: +([0-9]+) events.*/\1/p' <<<"$out")
+check "discards: counted as dropped ($dropped)" test "${dropped:-0}" -ge "$discarded"
 check "discards: counted as LTTng's" grep -q "$discarded of them discarded by LTTng" <<<"$out"
+grep -q "warning: LTTng discarded $discarded events" <<<"$out" || printf '%s\n' "$out" | head -20
 
 # ---- damaged LTTng traces: a clear message, a non-zero exit
 cp -r "$tmp/cache-lttng" "$tmp/bad-meta"
