@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctrace/version.h"
+#include "ctrace_format.h"
 #include "passes.h"
 #include "perfetto_cmd.h"
 #include "profile.h"
@@ -60,6 +62,7 @@ static const char usage_text[] =
     "       ctrace run [-o FILE] [FLAGS] -- CMD [ARG...]\n"
     "                                             run CMD, unmodified, traced into FILE\n"
     "       ctrace -h | ctrace VERB -h            this help, or a verb's\n"
+    "       ctrace -version                       versions: ctrace, libctrace's ABI, trace format\n"
     "\n"
     "FILTERS restrict a profile to the waiting (or CPU) done for the program's tasks:\n"
     "  -task T            while working for a task of type T\n"
@@ -429,6 +432,12 @@ int main(int argc, char **argv)
         return ctr_cli_usage_error(NULL, "no command or trace given%s", "");
     if (ctr_cli_is_help(argv[1])) {
         fputs(usage_text, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "-version") == 0 || strcmp(argv[1], "--version") == 0) {
+        printf("ctrace %s\nlibctrace ABI %d (libctrace.so.%d)\ntrace format %d.%d\n",
+               CTRACE_VERSION_STRING, CTRACE_ABI_VERSION, CTRACE_ABI_VERSION, CTR_VERSION_MAJOR,
+               CTR_VERSION_MINOR);
         return 0;
     }
     if (strcmp(argv[1], "stats") == 0)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctrace/version.h"
 #include "ctrace_options.h"
 
 #define RUN_DEFAULT_OUT "trace.bin"
@@ -115,9 +116,29 @@ static int lib_at(const char *path, char *out)
     return access(path, R_OK) == 0 && realpath(path, out) != NULL;
 }
 
-/* Finds libctrace.so: $CTRACE_LIB, else next to this binary (the build
- * tree's tracer/, an installation's ../lib), else the configured install
- * directory. Prints why not and returns -1 when there is none. */
+/* libctrace by its SONAME (an installation may hold only that), else the
+ * development link (the build tree). */
+static const char *const lib_names[] = {
+    "libctrace.so." CTRACE_VERSION__XSTR(CTRACE_ABI_VERSION),
+    "libctrace.so",
+};
+
+/* Whether dir holds libctrace; if so, its absolute path into out. */
+static int lib_in(const char *dir, char out[PATH_MAX])
+{
+    char cand[PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof(lib_names) / sizeof(lib_names[0]); i++) {
+        snprintf(cand, sizeof(cand), "%s/%s", dir, lib_names[i]);
+        if (lib_at(cand, out))
+            return 1;
+    }
+    return 0;
+}
+
+/* Finds libctrace: $CTRACE_LIB, else next to this binary (the build tree's
+ * tracer/, an installation's LIBDIR however the tree was moved), else the
+ * configured install directory. Prints why not and returns -1 when there
+ * is none. */
 static int find_lib(char out[PATH_MAX])
 {
     const char *env = getenv("CTRACE_LIB");
@@ -134,25 +155,18 @@ static int find_lib(char out[PATH_MAX])
         char *slash = strrchr(dir, '/');
         if (slash)
             *slash = 0;
-        snprintf(cand, sizeof(cand), "%s/tracer/libctrace.so", dir);
-        if (lib_at(cand, out))
-            return 0;
-        snprintf(cand, sizeof(cand), "%s/../lib/libctrace.so", dir);
-        if (lib_at(cand, out))
-            return 0;
+        static const char *const beside[] = {"%s/tracer", "%s/" CTRACE_LIBDIR_FROM_BIN};
+        for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+            snprintf(cand, sizeof(cand), beside[i], dir);
+            if (lib_in(cand, out))
+                return 0;
+        }
     }
-#ifdef CTRACE_INSTALL_LIBDIR
-    if (lib_at(CTRACE_INSTALL_LIBDIR "/libctrace.so", out))
+    if (lib_in(CTRACE_INSTALL_LIBDIR, out))
         return 0;
-#endif
-    fprintf(stderr, "ctrace: run: cannot find libctrace.so next to ctrace%s%s; "
-                    "set CTRACE_LIB to its path\n",
-#ifdef CTRACE_INSTALL_LIBDIR
-            " or in ", CTRACE_INSTALL_LIBDIR
-#else
-            "", ""
-#endif
-    );
+    fprintf(stderr,
+            "ctrace: run: cannot find %s next to ctrace or in %s; set CTRACE_LIB to its path\n",
+            lib_names[0], CTRACE_INSTALL_LIBDIR);
     return -1;
 }
 

@@ -12,6 +12,7 @@
  * the next generation ends (on the collector thread, so the slow request's
  * thread does no I/O).
  */
+#include "abi.h"
 #include "ctrace/flightrec.h"
 #include "internal.h"
 #include "interpose.h"
@@ -126,15 +127,30 @@ static const struct ctr_sink_ops recorder_ops = {
  * The API
  * ------------------------------------------------------------------------- */
 
-int flightrec_start(const struct flightrec_config *cfg)
+/* As abi.c for trace.h's structs: each ends with a field (trace.h, "ABI"). */
+_Static_assert(offsetof(struct flightrec_config, trace) + sizeof(void *) ==
+                   sizeof(struct flightrec_config),
+               "struct flightrec_config must end without padding");
+_Static_assert(offsetof(struct flightrec_trigger, min_interval_ns) + sizeof(uint64_t) ==
+                   sizeof(struct flightrec_trigger),
+               "struct flightrec_trigger must end without padding");
+_Static_assert(offsetof(struct flightrec_stats, triggers_limited) + sizeof(uint64_t) ==
+                   sizeof(struct flightrec_stats),
+               "struct flightrec_stats must end without padding");
+
+int flightrec__start(const struct flightrec_config *cfg, size_t cfg_size, size_t opts_size)
 {
-    struct flightrec_config c = cfg ? *cfg : (struct flightrec_config){0};
-    struct trace_options defaults = {0};
-    const struct trace_options *o = c.trace ? c.trace : &defaults;
+    struct flightrec_config c = {0};
+    struct trace_options o = {0};
+    int copied = cfg ? ctr__abi_copy_in(&c, sizeof(c), cfg, cfg_size, sizeof(c)) : 0;
+    if (copied == 0 && c.trace)
+        copied = ctr__abi_copy_in(&o, sizeof(o), c.trace, opts_size, TRACE_OPTIONS_SIZE_VER0);
+    if (copied != 0)
+        return copied;
     uint64_t min_age, max_bytes;
     if (ctr_option_resolve(ctr_flightrec_option(CTR_FR_OPT_min_age_ns), c.min_age_ns, &min_age) ||
         ctr_option_resolve(ctr_flightrec_option(CTR_FR_OPT_max_bytes), c.max_bytes, &max_bytes) ||
-        ctr__options_check(o) != 0)
+        ctr__options_check(&o) != 0)
         return -EINVAL;
     ctr__api_lock();
     int rc = -EBUSY;
@@ -144,7 +160,7 @@ int flightrec_start(const struct flightrec_config *cfg)
         /* Frames small enough for the window to hold several. */
         uint64_t quarter = max_bytes / 4;
         R.sink.frame_bytes = quarter < (64u << 10) ? (64u << 10) : (size_t)quarter;
-        rc = ctr__sink_attach(&R.sink, o);
+        rc = ctr__sink_attach(&R.sink, &o);
     }
     ctr__api_unlock();
     return rc;
@@ -236,8 +252,16 @@ int flightrec_dump(const char *path)
     return rc;
 }
 
-int flightrec_trigger_latency(const struct flightrec_trigger *t)
+int flightrec__trigger_latency(const struct flightrec_trigger *trigger, size_t trigger_size)
 {
+    struct flightrec_trigger own;
+    const struct flightrec_trigger *t = NULL;
+    if (trigger) {
+        int copied = ctr__abi_copy_in(&own, sizeof(own), trigger, trigger_size, sizeof(own));
+        if (copied != 0)
+            return copied;
+        t = &own;
+    }
     if (t && (!t->dir || !t->latency_ns || strlen(t->dir) >= sizeof(R.trigger_dir) - 96))
         return -EINVAL;
     ctr__api_lock();
@@ -302,17 +326,17 @@ int flightrec_latency(uint64_t latency_ns)
     return 1;
 }
 
-int flightrec_get_stats(struct flightrec_stats *out)
+int flightrec__get_stats(struct flightrec_stats *out, size_t out_size)
 {
     if (!out)
         return -EINVAL;
-    memset(out, 0, sizeof(*out));
-    ctr__fr_stats(&out->window_bytes, &out->window_span_ns, &out->generations);
+    struct flightrec_stats st = {0};
+    ctr__fr_stats(&st.window_bytes, &st.window_span_ns, &st.generations);
     /* relaxed: counters read only for statistics. */
-    out->dumps_written = atomic_load_explicit(&R.dumps_written, memory_order_relaxed);
-    out->dumps_failed = atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
-    out->triggers_limited = atomic_load_explicit(&R.triggers_dropped, memory_order_relaxed);
-    return 0;
+    st.dumps_written = atomic_load_explicit(&R.dumps_written, memory_order_relaxed);
+    st.dumps_failed = atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
+    st.triggers_limited = atomic_load_explicit(&R.triggers_dropped, memory_order_relaxed);
+    return ctr__abi_copy_out(out, out_size, &st, sizeof(st), sizeof(st));
 }
 
 /* Free the window when the program exits normally. */

@@ -91,6 +91,8 @@ int ctr__init(void)
 int ctr__options_resolve(const struct trace_options *o, struct trace_options *r)
 {
     *r = *o;
+    if (o->reserved) /* a later field's place (trace.h, "ABI") */
+        return -EINVAL;
     uint64_t v;
     /* Each field as the table counts: a negative int becomes a number above
      * any int field's max (a switch's: on, as trace.h says). */

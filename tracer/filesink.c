@@ -10,6 +10,7 @@
  * remembers its first write error, after which it ends at a frame boundary
  * and nothing more is written to it.
  */
+#include "abi.h"
 #include "ctrace/trace.h"
 #include "interpose.h"
 #include "internal.h"
@@ -140,10 +141,17 @@ static int file_start(const struct trace_options *o)
     return rc;
 }
 
-int trace_start_opts(const struct trace_options *o)
+int trace__start_opts(const struct trace_options *opts, size_t opts_size)
 {
+    if (!opts)
+        return -EINVAL;
+    struct trace_options own;
+    int copied = ctr__abi_copy_in(&own, sizeof(own), opts, opts_size, TRACE_OPTIONS_SIZE_VER0);
+    if (copied != 0)
+        return copied;
+    const struct trace_options *o = &own;
     int to_file = o && (o->path || o->fd >= 1);
-    if (!o || (!to_file && (!o->lttng || o->fd < 0)) || ctr__options_check(o) != 0)
+    if ((!to_file && (!o->lttng || o->fd < 0)) || ctr__options_check(o) != 0)
         return -EINVAL;
     ctr__api_lock();
     int rc = 0;
@@ -188,15 +196,16 @@ int trace_is_running(void)
     return ctr__sink_is_attached(&F.sink) || ctr__sink_is_attached(ctr__lttng_sink());
 }
 
-int trace_get_counters(struct trace_counters *out)
+int trace__get_counters(struct trace_counters *out, size_t out_size)
 {
     if (!out)
         return -EINVAL;
+    struct trace_counters c;
     /* relaxed: counters read only for statistics. */
-    out->events_dropped = atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed);
-    out->bytes_written = atomic_load_explicit(&F.bytes, memory_order_relaxed);
-    out->chunks_flushed = atomic_load_explicit(&ctr__session.chunks_flushed, memory_order_relaxed);
-    return 0;
+    c.events_dropped = atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed);
+    c.bytes_written = atomic_load_explicit(&F.bytes, memory_order_relaxed);
+    c.chunks_flushed = atomic_load_explicit(&ctr__session.chunks_flushed, memory_order_relaxed);
+    return ctr__abi_copy_out(out, out_size, &c, sizeof(c), sizeof(c));
 }
 
 int ctr__trace_fd(void)

@@ -35,11 +35,13 @@
  * buffered). Older events are not in the dump.
  *
  * Errors are negative errno values. All functions are thread-safe; none is
- * async-signal-safe.
+ * async-signal-safe. The structs here grow as trace.h's do (its "ABI"):
+ * the inline functions pass the library their sizes.
  */
 #ifndef CTRACE_FLIGHTREC_H
 #define CTRACE_FLIGHTREC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ctrace/trace.h"
@@ -58,10 +60,19 @@ struct flightrec_config {
     const struct trace_options *trace;
 };
 
-/* flightrec_start() : starts the flight recorder.
- * @return 0; -EBUSY if it already runs; -EINVAL for a bad config; a negative
- *         errno from mmap(2) or pthread_create(3). Thread-safe. */
-CTRACE_EXPORT int flightrec_start(const struct flightrec_config *cfg);
+/* flightrec__start() : flightrec_start() for a config of cfg_size bytes
+ * whose `trace` points to options of opts_size bytes (trace.h's ABI). */
+CTRACE_EXPORT int flightrec__start(const struct flightrec_config *cfg, size_t cfg_size,
+                                   size_t opts_size);
+
+/* flightrec_start() : starts the flight recorder; cfg NULL: the defaults.
+ * @return 0; -EBUSY if it already runs; -EINVAL for a bad config; -E2BIG if
+ *         run with an older libctrace that does not know a field set here;
+ *         a negative errno from mmap(2) or pthread_create(3). Thread-safe. */
+static inline int flightrec_start(const struct flightrec_config *cfg)
+{
+    return flightrec__start(cfg, sizeof(*cfg), sizeof(struct trace_options));
+}
 
 /* flightrec_stop() : stops the recorder and frees its window (and the
  * latency trigger). Called at exit if it still runs.
@@ -91,10 +102,18 @@ struct flightrec_trigger {
     uint64_t min_interval_ns; /* 0 = 10 s */
 };
 
+/* flightrec__trigger_latency() : flightrec_trigger_latency() for a
+ * trigger of t_size bytes (trace.h's ABI). */
+CTRACE_EXPORT int flightrec__trigger_latency(const struct flightrec_trigger *t, size_t t_size);
+
 /* flightrec_trigger_latency() : arms the trigger (NULL disarms it).
  * @return 0; -ENOENT if the recorder is not running; -EINVAL for a bad
- *         trigger or a dir longer than 4000 bytes. Thread-safe. */
-CTRACE_EXPORT int flightrec_trigger_latency(const struct flightrec_trigger *t);
+ *         trigger or a dir longer than 4000 bytes; -E2BIG as
+ *         flightrec_start(). Thread-safe. */
+static inline int flightrec_trigger_latency(const struct flightrec_trigger *t)
+{
+    return flightrec__trigger_latency(t, sizeof(*t));
+}
 
 /* flightrec_latency() : reports a latency the caller measured. Cheap when
  * below the threshold (two loads and a compare).
@@ -112,8 +131,16 @@ struct flightrec_stats {
     uint64_t triggers_limited;  /* triggers dropped by the rate limit */
 };
 
+/* flightrec__get_stats() : flightrec_get_stats() into a struct of
+ * out_size bytes (trace.h's ABI): fills the fields both know, zeroes the
+ * rest. */
+CTRACE_EXPORT int flightrec__get_stats(struct flightrec_stats *out, size_t out_size);
+
 /* flightrec_get_stats() : @return 0, -EINVAL if out is NULL. Thread-safe. */
-CTRACE_EXPORT int flightrec_get_stats(struct flightrec_stats *out);
+static inline int flightrec_get_stats(struct flightrec_stats *out)
+{
+    return flightrec__get_stats(out, sizeof(*out));
+}
 
 /* flightrec_is_running() : @return 1 while the recorder runs, else 0. */
 CTRACE_EXPORT int flightrec_is_running(void);

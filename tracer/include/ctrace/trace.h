@@ -8,12 +8,30 @@
  *
  * Errors are negative errno values. All functions here are thread-safe; none is
  * async-signal-safe.
+ *
+ * ABI. The structs passed to the library (trace_options, trace_counters,
+ * and flightrec.h's) can grow without breaking programs built against an
+ * older header: fields are only ever added at the end, and a new field's
+ * zero value keeps the older behaviour. The functions that take them are
+ * inline here and pass the library the struct's size as the program was
+ * compiled (trace__start_opts and the like: call the inline ones). A
+ * library newer than the header takes the fields the program does not have
+ * as zero, and fills only the fields of an output struct that the program
+ * has. A library older than the header fails with -E2BIG if the program
+ * set a field it does not know (non-zero), and otherwise works. So that no
+ * field ever lands in padding whose bytes a program left undefined, each
+ * struct's fields fill it exactly (a `reserved` field where needed), and
+ * fields are added 8 bytes at a time. Start a struct from its zero value
+ * (`= {0}` or a designated initializer). See ctrace/version.h for the
+ * versions, and libctrace(3).
  */
 #ifndef CTRACE_TRACE_H
 #define CTRACE_TRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ctrace/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,11 +123,29 @@ struct trace_options {
      * that a signal interrupts (nanosleep, epoll_wait, ...) makes it return
      * EINTR. 0 = perf_event where it works. */
     int cpu_timer;
+
+    /* Must be zero (-EINVAL otherwise). It keeps the struct free of tail
+     * padding (see ABI above): a later field takes its place. */
+    int reserved;
 };
 
 /* The CPU sampling rate to set in trace_options.cpu_hz when no other is
  * wanted (what `ctrace run -cpu` alone uses). */
 #define TRACE_CPU_HZ_DEFAULT 100
+
+/* The smallest struct trace_options that trace__start_opts takes: the
+ * fields up to sched_ring_bytes, those of ctrace before LTTng and CPU
+ * samples. */
+#define TRACE_OPTIONS_SIZE_VER0 offsetof(struct trace_options, lttng)
+
+/* ctrace_version() : @return the library's CTRACE_VERSION_NUMBER (see
+ * ctrace/version.h), which may differ from the header's. Thread-safe and
+ * async-signal-safe. */
+CTRACE_EXPORT unsigned ctrace_version(void);
+
+/* ctrace_version_string() : @return the library's CTRACE_VERSION_STRING, a
+ * static string. Thread-safe and async-signal-safe. */
+CTRACE_EXPORT const char *ctrace_version_string(void);
 
 /* trace_start() : starts tracing into the file at `path` with default options.
  * @return 0 on success;
@@ -119,9 +155,20 @@ struct trace_options {
  * Thread-safe. */
 CTRACE_EXPORT int trace_start(const char *path);
 
+/* trace__start_opts() : trace_start_opts() for a struct of opts_size bytes
+ * (see ABI above). @return as trace_start_opts(); -EINVAL if opts_size is
+ * below TRACE_OPTIONS_SIZE_VER0; -E2BIG if the struct sets a field this
+ * library does not know. */
+CTRACE_EXPORT int trace__start_opts(const struct trace_options *opts, size_t opts_size);
+
 /* trace_start_opts() : as trace_start(), with options (see struct trace_options).
- * @return as trace_start(), and -EINVAL for an option out of range. */
-CTRACE_EXPORT int trace_start_opts(const struct trace_options *opts);
+ * @return as trace_start(), and -EINVAL for an option out of range (or opts
+ *         NULL); -E2BIG if run with an older libctrace that does not know a
+ *         field set here. Thread-safe. */
+static inline int trace_start_opts(const struct trace_options *opts)
+{
+    return trace__start_opts(opts, sizeof(*opts));
+}
 
 /* trace_stop() : stops tracing and writes everything still buffered, including
  * the buffers of idle and blocked threads, then closes the file (unless it was
@@ -147,9 +194,18 @@ struct trace_counters {
     uint64_t chunks_flushed;  /* chunks (full or partial) handed to the file */
 };
 
+/* trace__get_counters() : trace_get_counters() into a struct of out_size
+ * bytes (see ABI above): fills the fields both know, zeroes the rest.
+ * @return 0; -EINVAL if out is NULL or out_size is below the size of 0.1's
+ * struct (its three fields). */
+CTRACE_EXPORT int trace__get_counters(struct trace_counters *out, size_t out_size);
+
 /* trace_get_counters() : fills *out. @return 0, or -EINVAL if out is NULL.
  * Thread-safe; the figures are exact after trace_stop() returns. */
-CTRACE_EXPORT int trace_get_counters(struct trace_counters *out);
+static inline int trace_get_counters(struct trace_counters *out)
+{
+    return trace__get_counters(out, sizeof(*out));
+}
 
 /* ---------------------------------------------------------------------------
  * User annotations: tasks, regions and logs (in the spirit of Go's
