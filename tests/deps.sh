@@ -6,7 +6,8 @@
 #   CTRACE_DEPS            the package names
 #   ctrace_missing_deps    prints the packages of CTRACE_DEPS not installed
 #   ctrace_install_deps    installs them with apt-get (as root, or through sudo);
-#                          runs `apt-get update` only when something is missing.
+#                          runs `apt-get update` only when something is missing,
+#                          and needs neither root nor sudo when nothing is.
 #                          Returns non-zero if it cannot.
 
 # shellcheck shell=bash
@@ -21,6 +22,7 @@ CTRACE_DEPS=(
     liblttng-ust-dev lttng-tools            # LTTng-UST provider (tp/)
     libbabeltrace2-dev babeltrace2          # CTF reader in the analyzer
     clang                                   # second compiler
+    dpkg-dev                                # cpack's Debian package: dpkg-shlibdeps
     python3 xz-utils                        # real programs traced by tests/run_debian.sh;
                                             # xz makes MiniDebugInfo in symbol_sources.sh
 )
@@ -45,6 +47,7 @@ ctrace_install_deps() {
     local missing
     mapfile -t missing < <(ctrace_missing_deps)
     if [[ ${#missing[@]} -eq 0 ]]; then
+        echo "== the ${#CTRACE_DEPS[@]} packages ctrace needs are installed: nothing to install =="
         return 0
     fi
     local -a sudo=()

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# deb.sh - the Debian package `cpack -G DEB` makes (packaging/CMakeLists.txt):
+#   - named ctrace_VERSION_ARCH.deb, with its control fields and the
+#     Depends that dpkg-shlibdeps found;
+#   - holding, in Debian's places under /usr (the multiarch library
+#     folder), the CLI, libctrace (shared with its links, static), the LTTng
+#     provider, the babeltrace2 plugin, the headers, ctrace.pc, the CMake
+#     package, both man pages (gzip'd) and the copyright file;
+#   - as root, with no ctrace package installed already: installed with
+#     dpkg, the installed `ctrace run` traces a program (it must find the
+#     installed libctrace), pkg-config and man find theirs, and dpkg -r
+#     removes every file again.
+# A build configured for another prefix than /usr is configured again for
+# /usr in a temporary folder (without tests) to make the package.
+# Exit 77 (skipped) in sanitizer builds, and where dpkg-deb is missing.
+# usage: deb.sh BUILD_DIR CC
+set -uo pipefail
+build=$1 cc=$2
+here=$(dirname "${BASH_SOURCE[0]}")
+source "$here/checks.sh"
+
+for v in CTRACE_SANITIZE CTRACE_TSAN; do
+    if grep -qE "^$v:BOOL=(ON|1|TRUE)" "$build/CMakeCache.txt"; then
+        echo "skipped: sanitizer build"; exit 77
+    fi
+done
+command -v dpkg-deb >/dev/null || { echo "skipped: no dpkg-deb (not Debian)"; exit 77; }
+cache() { sed -nE "s|^$1:[A-Z]+=(.*)|\1|p" "$build/CMakeCache.txt"; }
+version=$(sed -nE 's/^#define CTRACE_VERSION_(MAJOR|MINOR|PATCH) +([0-9]+)$/\2/p' \
+    "$here/../tracer/include/ctrace/version.h" | paste -sd.)
+abi=$(sed -nE 's/^#define CTRACE_ABI_VERSION +([0-9]+)$/\1/p' "$here/../tracer/include/ctrace/version.h")
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+
+pkgbuild=$build
+if [ "$(cache CMAKE_INSTALL_PREFIX)" != /usr ]; then
+    pkgbuild=$tmp/build-usr
+    echo "(configuring $pkgbuild for /usr)"
+    CC=$cc cmake -S "$(cache CMAKE_HOME_DIRECTORY)" -B "$pkgbuild" -DCMAKE_INSTALL_PREFIX=/usr \
+        -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE="$(cache CMAKE_BUILD_TYPE)" >"$tmp/cpack.log" 2>&1 &&
+        cmake --build "$pkgbuild" -j"$(nproc)" >>"$tmp/cpack.log" 2>&1
+fi
+(cd "$tmp" && cpack -G DEB -B "$tmp/pkg" --config "$pkgbuild/CPackConfig.cmake") \
+    >>"$tmp/cpack.log" 2>&1
+deb=$tmp/pkg/ctrace_${version}_$arch.deb
+check "cpack -G DEB makes ctrace_${version}_$arch.deb" test -f "$deb"
+if [ ! -f "$deb" ]; then
+    tail -n 40 "$tmp/cpack.log"
+    finish
+    exit
+fi
+
+info=$(dpkg-deb --info "$deb")
+check "control: Package ctrace" grep -qE '^ Package: ctrace$' <<<"$info"
+check "control: Version $version" grep -qE "^ Version: $version\$" <<<"$info"
+check "control: Architecture $arch" grep -qE "^ Architecture: $arch\$" <<<"$info"
+check "control: Depends names libzstd1 and libc6 (dpkg-shlibdeps)" \
+    bash -c 'grep -E "^ Depends:" <<<"$1" | grep -q libzstd1 && grep -E "^ Depends:" <<<"$1" | grep -q libc6' _ "$info"
+
+contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+lib=./usr/lib/$multiarch
+for f in ./usr/bin/ctrace "$lib/libctrace.so.$abi" "$lib/libctrace.so" "$lib/libctrace.a" \
+    "$lib/libctrace-lttng.so.1" "$lib/babeltrace2/plugins/babeltrace-plugin-ctrace.so" \
+    ./usr/include/ctrace/trace.h ./usr/include/ctrace/flightrec.h ./usr/include/ctrace/version.h \
+    "$lib/pkgconfig/ctrace.pc" "$lib/cmake/ctrace/ctraceConfig.cmake" \
+    "$lib/cmake/ctrace/ctraceConfigVersion.cmake" "$lib/cmake/ctrace/ctraceTargets.cmake" \
+    ./usr/share/man/man1/ctrace.1.gz ./usr/share/man/man3/libctrace.3.gz \
+    ./usr/share/doc/ctrace/copyright; do
+    check "contents: $f" grep -qxF -- "$f" <<<"$contents"
+done
+check "contents: nothing outside /usr" bash -c '! grep -vE "^\./(usr/.*)?$" <<<"$1"' _ "$contents"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "(not root: the package's installation is not tried)"
+elif dpkg-query -W -f='${Status}' ctrace 2>/dev/null | grep -q 'install ok'; then
+    echo "(a ctrace package is installed already: left alone, installation not tried)"
+else
+    trap 'dpkg -r ctrace >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+    dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1
+    check "dpkg -i installs it" test $? -eq 0
+    cat >"$tmp/plain.c" <<'C'
+#include <pthread.h>
+#include <unistd.h>
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static void *worker(void *arg)
+{
+    for (int i = 0; i < 20; i++) {
+        pthread_mutex_lock(&m);
+        usleep(500);
+        pthread_mutex_unlock(&m);
+    }
+    return arg;
+}
+int main(void)
+{
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    return 0;
+}
+C
+    "$cc" -O1 -g -o "$tmp/plain" "$tmp/plain.c" -lpthread
+    check "installed: /usr/bin/ctrace run traces a program with the installed libctrace" \
+        bash -c "cd '$tmp' && env -u CTRACE_LIB /usr/bin/ctrace run -o '$tmp/t.bin' -- '$tmp/plain' &&
+                 /usr/bin/ctrace -pprof=sync -top '$tmp/t.bin' 2>/dev/null | grep -q worker"
+    check "installed: pkg-config finds ctrace $version" \
+        bash -c "env -u PKG_CONFIG_PATH pkg-config --modversion ctrace | grep -qx '$version'"
+    check "installed: a program builds and runs with pkg-config's flags" \
+        bash -c "printf '#include <ctrace/trace.h>\nint main(void){return ctrace_version() != CTRACE_VERSION_NUMBER;}\n' >'$tmp/v.c' &&
+                 '$cc' -o '$tmp/v' '$tmp/v.c' \$(env -u PKG_CONFIG_PATH pkg-config --cflags --libs ctrace) && '$tmp/v'"
+    if command -v man >/dev/null; then
+        check "installed: man finds ctrace(1) and libctrace(3)" \
+            bash -c "man -w ctrace >/dev/null && man -w 3 libctrace >/dev/null"
+    fi
+    dpkg -r ctrace >>"$tmp/dpkg.log" 2>&1
+    check "dpkg -r removes it" bash -c "test ! -e /usr/bin/ctrace && test ! -e /usr/lib/$multiarch/libctrace.so.$abi"
+    [ "$fail" -eq 0 ] || tail -n 20 "$tmp/dpkg.log"
+fi
+[ "$fail" -eq 0 ] || tail -n 30 "$tmp/cpack.log"
+finish
