@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufpool.c - big buffers reused (see bufpool.h). A handful of blocks, a
  * mutex: taking and giving happen a few times a frame, not an event. */
 #include "bufpool.h"

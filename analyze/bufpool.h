@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bufpool.h - big buffers handed from one generation to the next: the
  * streaming reader (pipeline.c) decodes every frame into buffers of a few
  * MB (the decompressed records, each thread's events) and frees them a

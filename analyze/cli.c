@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c - the command-line helpers that main.c and run.c share (see cli.h). */
 #include "cli.h"
 #include "ctf.h"

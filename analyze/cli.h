@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h - what the verbs of the `ctrace` command line (main.c, run.c)
  * share: Go-style flags (-flag=value or -flag value; one or two dashes),
  * the help flag, and usage errors with their exit status. */

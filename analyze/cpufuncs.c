@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpufuncs.c - the functions that ran most, from CPU samples (see
  * cpufuncs.h). The leaves are summed by PC in the event loop; names come
  * only when a report prints them, once per distinct PC. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpufuncs.h - the functions that ran most, from CPU samples (FORMAT.md
  * §4.1): samples summed per innermost PC as they go by (cheap, no
  * symbolization in the event loop), then, for a report, symbolized once per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctf.c - LTTng traces read back as native frames (see ctf.h): the
  * babeltrace2 side. A graph: source.ctf.fs over every trace found under the
  * directory, flt.utils.muxer to merge their streams by time, and a simple

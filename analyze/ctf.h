@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctf.h - an LTTng trace (CTF, read with the babeltrace2 library) as the
  * frames of a native trace, so that every analysis reads it through the
  * same pipeline (source.h hands these frames out for a directory).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctf_rebuild.c - the `ctrace` tracepoints made into native frames again
  * (see ctf_rebuild.h): records re-encoded by the format's tables, each
  * thread's events buffered until its generation closes, processes kept

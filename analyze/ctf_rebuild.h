@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctf_rebuild.h - the `ctrace` tracepoints, in the order LTTng recorded
  * them, made into a native trace's frames again (the half of reading an
  * LTTng trace that knows nothing of babeltrace2: ctf.c feeds it).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* decoders.c - frames decoded ahead of the analysis (see decoders.h).
  *
  * A ring of slots: the caller reads a frame into a free slot, a worker

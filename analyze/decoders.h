@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* decoders.h - a trace's frames decoded ahead of the analysis: the source
  * (source.h) cut into frames, each decoded (gen.h) on one of jobs - 1
  * worker threads, handed back in file order (pipeline.c takes them in).

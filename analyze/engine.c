@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* engine.c - the merge, the state machine's feed and the consumers' dispatch
  * (see engine.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* engine.h - the analyzer's event loop: merges the threads' events into one
  * time order, runs the state machine (state.h) over them and hands events
  * and intervals to the consumers (the analyses: stats, profiles, threads,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen.c - decodes one frame of a trace (see gen.h).
  *
  * Three steps over bytes that are all treated as hostile:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen.h - one frame of a trace file decoded on its own: the unit of work of
  * the streaming analyzer (pipeline.c), done on a worker thread.
  *

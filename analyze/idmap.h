@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* idmap.h - a hash map from a 64-bit id to a 64-bit value: how the streaming
  * analyzer finds a table entry by its id (threads, stacks, strings) and the
  * last release of an object, in constant time, as the tables grow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c - the `ctrace` command line: flag parsing and dispatch to the
  * analyses, and to `ctrace run` (run.c). Flags follow Go's style
  * (-flag=value or -flag value; one or two dashes), parsed by cli.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* passes.c - a verb's reading of a trace (see passes.h). */
 #include "passes.h"
 

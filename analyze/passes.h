@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* passes.h - a verb's reading of a trace (main.c): the source opened once
  * and read by the pipeline once, or twice when the first reading decides
  * what the second looks for (a filter's windows come from the tasks; the

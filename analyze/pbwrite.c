@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pbwrite.c - the protocol-buffer encoder's slow paths (see pbwrite.h). */
 #include "pbwrite.h"
 

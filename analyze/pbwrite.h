@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pbwrite.h - a protocol-buffer encoder into a growing byte buffer: what the
  * pprof writer (pprof.c) and the Perfetto writer (perfetto_out.c) encode
  * their messages with. Field numbers are the callers' business (each names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto.c - the Perfetto export's front (see perfetto.h): a consumer of
  * the pipeline that turns the merged trace into timeline items
  * (perfetto_out.h) as it streams by.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto.h - `ctrace -perfetto`: a trace as a timeline for Perfetto's UI,
  * written in Perfetto's protobuf trace format while the pipeline streams
  * the trace (memory does not grow with its length).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto_cmd.c - `ctrace -perfetto`: a trace as a Perfetto timeline
  * (perfetto.h), written to a file or served to the Perfetto UI.
  *

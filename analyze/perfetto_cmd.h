@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto_cmd.h - `ctrace -perfetto` (perfetto_cmd.c), for main.c. */
 #ifndef CTR_PERFETTO_CMD_H
 #define CTR_PERFETTO_CMD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto_enc.c - the Perfetto export's encoder (see perfetto_enc.h).
  *
  * One packet per event: its time, the sequence id, the flag that it needs

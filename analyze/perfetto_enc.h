@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto_enc.h - the Perfetto export's encoder: timeline items (perfetto_out.h)
  * as TracePackets of Perfetto's trace format, one sequence, with the
  * tracks declared before their first event and names, categories,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto_out.c - the Perfetto export's back half (see perfetto_out.h): the
  * time-order buffer and the cut to the time kept. The packets themselves
  * are encoded in perfetto_enc.c.

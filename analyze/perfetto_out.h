@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfetto_out.h - the back half of the Perfetto export (perfetto.c is the
  * front): a buffer that puts the timeline's items in time order, the cut to
  * the time the user asked for, and the encoder that writes them as

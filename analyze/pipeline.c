@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pipeline.c - the streaming analyzer's driver (see pipeline.h).
  *
  * Frames come decoded, in file order, from decoders.c (jobs - 1 worker

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pipeline.h - the streaming analyzer: reads a trace generation by
  * generation and feeds its events, in time order, through the state machine
  * to the consumers (engine.h), in memory bounded by what is live (threads,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pprof.c - builds a pprof profile (profile.proto) in memory and writes it
  * gzip'd.
  *

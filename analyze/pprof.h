@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pprof.h - writes pprof profiles (profile.proto, gzip'd), the format that
  * `go tool pprof` and `pprof -http` read.
  *

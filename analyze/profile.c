@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.c - delay profiles (-pprof=sync|sched|net|syscall|blame), built
  * from the state machine's intervals, and the CPU profile (-pprof=cpu) from
  * the CPU_SAMPLE events (see profile.h for what each counts). A CPU sample

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* profile.h - delay profiles: where threads waited, as pprof profiles.
  *
  * Types, with Go's semantics where Go has them:

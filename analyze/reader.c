@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reader.c - the model's tables, built as the pipeline reads them, and a
  * whole trace read into memory (see reader.h).
  *

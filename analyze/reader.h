@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reader.h - the model of a trace: its tables (threads, stacks, strings,
  * mappings, clock points) and totals, which the streaming analyzer
  * (pipeline.h) fills generation by generation, and, for tests and small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.c - `ctrace run` (see run.h): trace an unmodified program through
  * LD_PRELOAD. This process sets the CTRACE_* variables that libctrace's
  * autostart reads, puts libctrace.so first in LD_PRELOAD and becomes the

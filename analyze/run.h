@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* run.h - `ctrace run`: trace an unmodified, dynamically linked program from
  * start to exit, through LD_PRELOAD and libctrace's autostart. */
 #ifndef CTR_RUN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve.c - ctr_serve_file() (see serve.h): a minimal HTTP/1.1 server of
  * one file, for the Perfetto UI to fetch.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* serve.h - serves one file (a trace converted for Perfetto) over HTTP on
  * the loopback, so that the Perfetto UI opens it by URL, as Perfetto's own
  * tools/open_trace_in_ui does: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:PORT/NAME

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* source.c - reads a trace file front to back and cuts it into frames (see
  * source.h).
  *

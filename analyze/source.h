@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* source.h - where a trace's bytes come from: a file, or standard input
  * ("-"), read front to back and cut into its zstd frames (FORMAT.md §2),
  * each handed out whole for a worker to decode (gen.h); or a directory of

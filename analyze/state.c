@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* state.c - the per-thread state machine (see state.h).
  *
  * Each thread has a walker: the interval it is in, and while it waits, the

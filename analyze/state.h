@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* state.h - the per-thread state machine: turns each thread's events into the
  * intervals it spent in each state, and ties each wait to the release that
  * ended it.

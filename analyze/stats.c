@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.c - `ctrace stats`: the summary of a trace: extent, threads, events by
  * type, bytes per event, and every count of what the trace lost (dropped
  * events, stack-table overflows, untraced threads), so that a reader knows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stats.h - `ctrace stats`: what a trace holds and how healthy it is. */
 #ifndef CTR_STATS_H
 #define CTR_STATS_H

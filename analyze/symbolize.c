@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize.c - maps PCs recorded in a trace to inline chains of (function,
  * file, line) with elfutils libdwfl/libdw.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize.h - turns code addresses recorded in a trace into function, file and
  * line, using the trace's memory-mapping table and DWARF (elfutils libdw).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symname.c - demangles C++ names and reduces them to the form symname.h
  * describes.
  *

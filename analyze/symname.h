@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symname.h - the one form in which the analyzer names a function, whether
  * the name comes from DWARF or from a symbol table.
  *

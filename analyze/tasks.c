@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks.c - tasks, regions and logs: the model, the windows of time they
  * give each thread, and where that time went (the breakdowns); the rules
  * are in tasks.h. The window algebra is windows.c's, `ctrace tasks` is

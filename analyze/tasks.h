@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks.h - the user's tasks, regions and logs as the analyses see them, the
  * time windows they give each thread (windows.h), and where that time went.
  * `ctrace tasks` prints them (tasks_report.h); the profile filters keep

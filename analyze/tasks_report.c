@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks_report.c - `ctrace tasks` (see tasks_report.h): the table by type,
  * the tasks still open, and the slowest tasks each with its breakdown, its
  * time per region name and its logs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tasks_report.h - `ctrace tasks`: the user's tasks as a report, their
  * latencies by type and the slowest ones in detail (the model it reads is
  * tasks.h's).

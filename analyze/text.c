@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text.c - durations and symbolized frames for the text outputs (text.h). */
 #include "text.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* text.h - what the text outputs of the analyzer share (-top, tasks,
  * threads): durations as people read and write them, and symbolized code
  * frames printed as "function (file:line)". */

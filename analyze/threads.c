@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threads.c - `ctrace threads` and the leak finder (see threads.h).
  *
  * One walk of the state machine fills a row of times per thread and notes

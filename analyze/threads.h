@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threads.h - `ctrace threads`: threads grouped by start function, with
  * where their time went (like Go's goroutine analysis), and the leak
  * finder: threads still alive and blocked when the trace ends, grouped by

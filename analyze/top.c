@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* top.c - the text "top" of a delay or CPU profile (see top.h).
  *
  * Samples are merged by their exact frames (the same PCs, the same synthetic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* top.h - `ctrace -pprof=TYPE -top`: a delay profile's heaviest stacks as
  * text, for reading a profile without `go tool pprof`. */
 #ifndef CTR_TOP_H

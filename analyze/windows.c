@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* windows.c - per-thread time windows and their algebra (see windows.h).
  *
  * A window set is kept sorted by (thread, start) and merged, so that how

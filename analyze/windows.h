@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* windows.h - per thread, the time ranges that a filter keeps: sets of
  * [start, end) windows, merged, intersected and measured against an
  * interval.

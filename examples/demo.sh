@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # examples/demo.sh - ctrace end to end on the cache example: installs what is
 # missing (Debian 12, tests/deps.sh), builds, traces `cache`, prints the trace's
 # summary and the sync (lock contention) profile, which points at the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dump.c - writes the flight recorder's window out as a normal trace file,
  * from whatever thread asked (flightrec_dump, or the collector for the
  * latency trigger), in the time it takes to write it: the window is already

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* flightrec.c - the flight recorder's API (ctrace/flightrec.h) and its sink.
  *
  * flightrec_start attaches the recorder's sink (tracer/sink.h) to the

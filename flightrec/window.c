@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* window.c - the flight recorder's window: the newest generations of the
  * trace, as the collector compressed them, in memory.
  *

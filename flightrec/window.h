@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* window.h - the flight recorder's window (window.c), for its sink
  * (flightrec.c) and its dumps (dump.c), inside flightrec/: the newest
  * generations' compressed frames, and snapshots of them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* asleep.h - whether a thread sleeps in the kernel (state S in
  * /proc/PID/task/TID/stat): how the tests and their programs wait until a
  * thread is in its blocking call, instead of sleeping "long enough", which a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # babeltrace.sh - the babeltrace2 plugin `ctrace` (tp/bt2plugin.c) end to
 # end, on the cache example's native trace:
 #   - babeltrace2 picks source.ctrace.trace by itself (its answer to the
@@ -85,7 +86,7 @@ check "sink.ctf.fs wrote a CTF trace" test -f "$tmp/ctf/cache.bin/metadata"
 check "CTF: same top stack" test "$(shares "$tmp/native.top" | head -1 | cut -f2)" = \
     "$(shares "$tmp/ctf.top" | head -1 | cut -f2)"
 check "CTF: the lock line at the top" \
-    grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <(sed -n 5p "$tmp/ctf.top")
+    grep -qE "^ {20,}cache_get_slow \(.*cache\.c:$cache_lock_line\)" <(sed -n 5p "$tmp/ctf.top")
 if same_shares "$tmp/native.top" "$tmp/ctf.top"; then ok "CTF: every stack's share within 5 points"
 else bad "CTF: shares"; cat "$tmp/native.top" "$tmp/ctf.top"; fi
 if diff <(counts "$tmp/cache.bin") <(counts "$tmp/ctf"); then ok "CTF: the same events of each type"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bt2plugin_run.sh - sourced by the tests that run babeltrace2 with the
 # plugin `ctrace` (tp/bt2plugin.c):
 #   bt2 PLUGIN_DIR ARG...   babeltrace2 --plugin-path=PLUGIN_DIR ARG...

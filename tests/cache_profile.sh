@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cache_profile.sh - end to end: trace examples/cache (slow version), build its
 # sync and blame profiles with `ctrace -pprof=...`, and check with
 # `go tool pprof` that

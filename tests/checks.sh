@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # checks.sh - sourced by the shell tests: a temporary directory ($tmp,
 # removed at exit), and counting checks (a command's success, or its exit
 # status and output) with the "N passed, N failed" line at the end that test
@@ -34,3 +35,10 @@ finish() {
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
+
+# The line of the cache example's bug, the lock taken for a whole miss
+# (cache_get_slow's first pthread_mutex_lock), read from the source, so that
+# tests name it wherever edits move it.
+cache_lock_line=$(awk '/cache_get_slow\(/ { inside = 1 }
+    inside && /pthread_mutex_lock\(&cache_lock\)/ { print NR; exit }' \
+    "$(dirname "${BASH_SOURCE[0]}")/../examples/cache/cache.c")

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cli.sh - the `ctrace` command line on good and bad input: usage errors exit 2
 # with one line, unreadable input exits 1, a damaged trace is read up to the
 # damage and exits 3, and a trace whose program ended without trace_stop is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu-trace-gen.c - writes the synthetic CPU-sampled trace of cputrace.h
  * for the CLI's tests (tests/cpu.sh).
  * usage: cpu-trace-gen OUT perf|timer|none [LOST]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cpu.sh - CPU samples through the CLI, on the synthetic sampled trace of
 # tests/cputrace.h (its answers are there): `ctrace stats` names the source,
 # rate and losses; -pprof=cpu is Go's CPU profile (read back by

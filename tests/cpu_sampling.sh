@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cpu_sampling.sh - CPU samples end to end, from each source (perf_event,
 # the default, and the timer: -cpu-timer), on real programs:
 #   - tests/prog-cpu burns known CPU in two functions on two threads (300

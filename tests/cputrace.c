@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cputrace.c - writes the synthetic CPU-sampled trace of cputrace.h: one
  * generation holding the tables, the threads' events, their CPU samples and
  * a SAMPLING record, then END, in one zstd frame after the file header.

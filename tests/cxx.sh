@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cxx.sh - a C++ program's sync profile names its functions as C++ reads
 # them (analyze/symname.h): qualified, demangled, the same from DWARF and
 # from the symbol table, so that two classes' lock() stay apart (in -top

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # daemon.sh - `ctrace run` on a daemon (prog-daemon: daemon(3) forks, the
 # parent exits at once, the child does the work and exits):
 #   - with "%p" in the output name the forked child traces into its own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # deb.sh - the Debian package `cpack -G DEB` makes (packaging/CMakeLists.txt):
 #   - named ctrace_VERSION_ARCH.deb, with its control fields and the
 #     Depends that dpkg-shlibdeps found;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/deps.sh - the Debian 12 packages that ctrace's build, tests and demo need,
 # and a function that installs whichever of them are missing.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # dlsym.sh - threads that a library creates through the pthread_create it
 # looked up (dlsym(RTLD_NEXT, ...) as jemalloc does, and RTLD_DEFAULT),
 # under `ctrace run`: traced from their start like any other (their start

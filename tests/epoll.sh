@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # epoll.sh - an event-loop server's non-blocking calls are not waits: under
 # `ctrace run`, with every call long enough to record (-io-min-ns 1), the net
 # profile of prog-epoll (non-blocking sockets, epoll, sendmsg) holds its

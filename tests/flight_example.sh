@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # flight_example.sh - end to end: examples/flight runs the slow cache with the
 # flight recorder on; its first request over 30 ms must dump the window into
 # the given directory, and the sync top it prints (ctrace -pprof=sync -top)

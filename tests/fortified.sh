@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fortified.sh - a program built with _FORTIFY_SOURCE calls __read_chk, not
 # read; its 50 ms pipe read must still be in the syscall profile, at its line.
 # usage: fortified.sh PROG_FORTIFIED CTRACE

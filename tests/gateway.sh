@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # gateway.sh - end to end: examples/gateway's three bugs, found in its trace.
 # The slow build, traced (-trace), must show
 #   - in the leak finder (ctrace threads -tsv), helpers blocked in write()

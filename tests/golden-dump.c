@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* golden-dump.c - prints what the analyzer computes from a trace, with no
  * symbolization: the output contract of analyze/ that tests/golden.sh
  * compares with tests/golden/NAME.dump.expected, so that a rewrite of the

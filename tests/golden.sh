@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # golden.sh - the analyzer gives the same answers as it did: for every trace
 # tests/golden/NAME.bin, the outputs that need no symbols (`ctrace stats`,
 # `ctrace tasks` with and without -tsv, -type and -latmin, each with its

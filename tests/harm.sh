@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # harm.sh - `ctrace run` must leave a program's signals, descriptors and files
 # exactly as they are untraced: each case runs without and with ctrace, and
 # what the program prints, writes and returns must be the same, byte for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install.sh - ctrace as a user gets it from `cmake --install`: the build
 # tree installed into a staging folder (DESTDIR), then used from there only:
 #   - every file in its GNU place: CLI, libctrace.so.ABI with its links,

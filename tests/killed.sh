@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # killed.sh - a program killed by a signal (prog-killed: SIGINT as Ctrl-C
 # sends it, SIGTERM) while a thread is blocked in read(): it dies by that
 # signal, with the status it has untraced, and its trace, cut short where

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib-dlsym.c - a library that creates threads as jemalloc does, through
  * the pthread_create it looks up itself (tests/dlsym.sh): loaded after
  * libctrace, its RTLD_NEXT lookup would find libc's, past the wrapper. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lttng.sh - end to end through LTTng: the `ctrace` tracepoints recorded by an
 # LTTng session (libctrace loads the provider, tp/), read back by ctrace
 # through babeltrace2, and by the babeltrace2 CLI.
@@ -56,8 +57,8 @@ cache_pid=$pid
 check "cache: LTTng session written" test -f "$tmp/cache-lttng/ust/uid/$(id -u)/64-bit/metadata"
 "$ctrace" -pprof=sync -top -n 8 "$tmp/cache.bin" >"$tmp/native.top" 2>&1
 "$ctrace" -pprof=sync -top -n 8 -pid "$cache_pid" "$tmp/cache-lttng" >"$tmp/ctf.top" 2>&1
-check "cache: CTF profile names cache_get_slow cache.c:104 at the top" \
-    grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <(sed -n 5p "$tmp/ctf.top")
+check "cache: CTF profile names cache_get_slow cache.c:$cache_lock_line at the top" \
+    grep -qE "^ {20,}cache_get_slow \(.*cache\.c:$cache_lock_line\)" <(sed -n 5p "$tmp/ctf.top")
 check "cache: same top stack" test "$(shares "$tmp/native.top" | head -1 | cut -f2)" = \
     "$(shares "$tmp/ctf.top" | head -1 | cut -f2)"
 if same_shares "$tmp/native.top" "$tmp/ctf.top"; then ok "cache: every stack's share within 5 points"
@@ -119,7 +120,7 @@ fi
 (cd "$tmp" && novpid=1 record "$tmp/only" "$ctrace" run -lttng -- "$cache" slow >/dev/null)
 check "LTTng only: no trace file written" test ! -e "$tmp/trace.bin"
 check "LTTng only: the lock line at the top" \
-    grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <("$ctrace" -pprof=sync -top "$tmp/only" | sed -n 5p)
+    grep -qE "^ {20,}cache_get_slow \(.*cache\.c:$cache_lock_line\)" <("$ctrace" -pprof=sync -top "$tmp/only" | sed -n 5p)
 
 # ---- CPU samples through LTTng, from each source: perf_event's come in
 # SWITCHES records (ctrace:sched_cpu_sample), the timer's from the thread

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # lttng_relay.sh - a fleet through LTTng's relay daemon, on loopback: two
 # traced processes (the cache example and the gateway example, LTTng only)
 # stream one session to an lttng-relayd of the test's own; ctrace reads what
@@ -55,7 +56,7 @@ samples() { sed -nE '1s/.* in ([0-9]+) samples.*/\1/p' "$1"; }
 "$ctrace" -pprof=sync -top -n 20 -pid "$p2" "$dir" >"$tmp/p2.top" 2>"$tmp/p2.err"
 "$ctrace" -pprof=sync -top -n 40 -pid all "$dir" >"$tmp/all.top" 2>"$tmp/all.err"
 check "-pid (cache): the lock line on top" \
-    grep -qE '^ {20,}cache_get_slow \(.*cache\.c:104\)' <(sed -n 5p "$tmp/p1.top")
+    grep -qE "^ {20,}cache_get_slow \(.*cache\.c:$cache_lock_line\)" <(sed -n 5p "$tmp/p1.top")
 check "-pid (gateway): its own waits, none of the cache's" \
     bash -c "grep -q gateway '$tmp/p2.top' && ! grep -q cache_get_slow '$tmp/p2.top'"
 n1=$(samples "$tmp/p1.top") n2=$(samples "$tmp/p2.top") na=$(samples "$tmp/all.top")

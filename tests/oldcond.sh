@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # oldcond.sh - a program using glibc's old condvar ABI works under the tracer
 # (prog-oldcond.c says why that is not a given) and its waits are recorded,
 # both linked with libctrace and with libctrace only preloaded (then the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # perfetto.sh - `ctrace -perfetto` end to end. Every output is decoded with
 # protoc against the project's schema and checked by perfetto_check.py
 # (tracks declared before use, slices nested and closed per track, time

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """perfetto_check.py - validates a Perfetto trace (`ctrace -perfetto`) the way
 Perfetto's importer would need it, and prints what the trace holds.
 

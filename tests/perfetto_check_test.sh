@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # perfetto_check_test.sh - tests of the Perfetto trace checker itself: traces
 # written by hand as protoc text, encoded with the project's schema
 # (tests/proto/perfetto.proto); perfetto_check.py must accept a good one,

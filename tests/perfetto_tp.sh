@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # perfetto_tp.sh - loads a Perfetto trace into Perfetto's own importer,
 # trace_processor_shell (what the Perfetto UI runs), and prints what it made
 # of it, one fact a line:

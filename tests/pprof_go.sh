@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # pprof_go.sh - checks that Go's pprof reads a profile ctrace wrote.
 #
 # Usage: tests/pprof_go.sh PROFILE [SAMPLE_INDEX]

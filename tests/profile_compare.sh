@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # profile_compare.sh - sourced by the tests that read one run two ways (a
 # native trace against an LTTng session of the same run, or against its
 # conversion to CTF): what ctrace says of each, compared.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-busy.c - a traced program whose busiest thread is known: "spinner"
  * burns 150 ms of its own CPU time while three "napper" threads sleep and
  * the main thread joins them all. The Perfetto export must rank the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-contend.c - a small traced program for the CLI tests: named threads
  * that contend on one mutex, ending in one of several ways so the tests can
  * check what each leaves in the trace.

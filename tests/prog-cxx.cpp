@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // prog-cxx.cpp - a C++ program for tests/cxx.sh, whose sync profile must name
 // its functions as C++ reads them: two classes with a lock() each (one called,
 // one inlined), a method of a class template that waits on a condition

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-dlsym.c - threads created through dlsym'd pthread_create, by a
  * library (lib-dlsym.c), for `ctrace run` (tests/dlsym.sh): two through
  * dlsym(RTLD_NEXT, ...) and one through dlsym(RTLD_DEFAULT, ...), each

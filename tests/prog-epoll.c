@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-epoll.c - an event-loop echo server, the way real ones are written:
  * non-blocking sockets, one epoll loop per worker thread, replies sent with
  * sendmsg, reads until EAGAIN; and a closed-loop load for it over loopback.

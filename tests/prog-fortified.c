@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-fortified.c - built with -O2 -D_FORTIFY_SOURCE=2, as Debian builds its
  * packages, so that its read() of a buffer of known size is a call to glibc's
  * __read_chk: the tracer must see that wait too. A thread writes to a pipe

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-harm.c - programs that do to their own signals and descriptors what
  * real programs do, run with and without `ctrace run` by harm.sh, which
  * compares what they print and write. Built without frame pointers, so that

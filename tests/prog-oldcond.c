@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-oldcond.c - a program built against glibc's old condition-variable ABI
  * (pthread_cond_*@GLIBC_2.2.5, as binaries from the LinuxThreads era are),
  * run under the tracer: two threads hand a token back and forth through an

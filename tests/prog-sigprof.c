@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-sigprof.c - a program that profiles itself as gprof-like tools do: a
  * SIGPROF handler of its own and setitimer(ITIMER_PROF), then 200 ms of
  * CPU. Its signals are its own under any tracing (tests/cpu_sampling.sh):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* prog-waits.c - a small workload with a wait of every sync kind, for the
  * golden traces (tests/golden/make.sh): four named workers go through
  * phases, each separated by a barrier, in which they make each other wait

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record-count.c - uses of the record writer (tracer/record.h), one per
  * CASE, for tests/record_count.sh, which only compiles them: case 0 is
  * right and must compile; every other case passes a record a number of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # record_count.sh - the record writer's compile-time checks (tracer/record.h)
 # cannot silently stop working: each case of record-count.c that passes a
 # record the wrong number of fields, or uses a writer that does not fit the

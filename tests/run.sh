@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/run.sh - installs what ctrace needs (Debian 12), builds it and runs every
 # test suite: once in build/ (gcc, RelWithDebInfo), once in build-asan/ under
 # AddressSanitizer + UndefinedBehaviorSanitizer, once in build-clang/ (clang:

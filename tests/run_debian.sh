@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_debian.sh - `ctrace run` on real threaded programs from Debian's packages,
 # which this project did not write and which know nothing of ctrace: their
 # output and exit status must be the same as without ctrace, and the trace's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stacks_nofp.c - code built with -fomit-frame-pointer for test-stacks.c.
  *
  * Two ways such code fools a frame-pointer walk: a chain of calls through

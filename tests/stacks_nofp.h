@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stacks_nofp.h - code built without frame pointers, for test-stacks.c
  * (stacks_nofp.c says how it defeats a frame-pointer walk). */
 #ifndef CTR_STACKS_NOFP_H

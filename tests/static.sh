@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # static.sh - libctrace.a and a -static executable: such a program could
 # not run with the wrappers in it (no dynamic linker to find libc's real
 # functions, which the wrappers shadow), so the link fails, naming why;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # streaming.sh - the analyzer's input, as the streaming reader takes it: a
 # damaged generation in the middle of a trace is named and skipped, and the
 # generations after it are still analysed, with the missing span of time

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # symbol_sources.sh - the symbolizer finds names where distributions put them
 # (README, "Names and symbol sources"): one trace of prog-contend, read while
 # the file at the traced path is, in turn (the same build-id each time),

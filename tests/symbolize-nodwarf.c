@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbolize-nodwarf.c - code without DWARF of its own, for test-symbolize.c
  * (built with -g0):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-abi.c - the library's ABI as a program built against another header
  * sees it (trace.h, "ABI"), through libctrace.so itself:
  *   - the version the library reports is the header's;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-annotate.c - tasks, regions and logs as the trace records them: a task
  * handed to another thread and ended there, a child task, nested regions, a
  * region left open, logs (a long one cut at 1024 bytes, a formatted one),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-bt2read.c - the reading behind the babeltrace2 plugin (tp/bt2read.c)
  * on trace files made by hand, record by record: the order and the times it
  * hands tracepoints out in (records at the CLOCK before them, events at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-calls.c - calls that do not return normally, and what the trace says
  * of them (the open call marks of tracer/wait.c):
  *   - a read() cancelled by pthread_cancel is a wait from its start to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-codec.c - the format's writers and decoders against each other and
  * against the bytes the format specifies: the table-driven record writer
  * (tracer/record.h), the event encoder and the record and event decoders

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-ctf-rebuild.c - the LTTng round trip without LTTng: each golden trace
  * (tests/golden, real traces of every kind: waits with context switches, a
  * flight recorder's window, a killed program's, a damaged one) is

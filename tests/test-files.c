@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-files.c - the files libctrace writes, as the program's owner would
  * want them:
  *   - traces and dumps are created 0600 (they hold the program's log

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-flightrec.c - the flight recorder: its memory bound under an event
  * storm, its time span, what a dump contains (names, stacks, a thread
  * blocked since before the window), concurrent dumps while every thread

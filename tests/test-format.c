@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-format.c - the wire-format table's invariants, varints, a round
  * trip of every event type through the real writer and the real reader,
  * and the LTTng tracepoints' table (ctrace_lttng.h) against the format's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-generations.c - every generation stands alone (FORMAT.md §3.1), and
  * the sink seam (tracer/sink.h) lets an output start at any of them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-interpose.c - the pthread wrappers: they keep the real functions'
  * semantics, record nothing when uncontended, and record a contended wait
  * with its true duration and the caller's stack. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-io.c - the I/O wrappers (tracer/interpose_io.c): a call that waits is
  * recorded with its true duration, the reason of its class (NET_ on a socket,
  * plain otherwise) and the caller's stack and line; a call shorter than the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-options.c - the options table (tracer/format/ctrace_options.h) and
  * the three readers generated from it, each checked against the table row
  * by row, so that a row or a reader that goes wrong fails here:

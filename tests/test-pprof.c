@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-pprof.c - tests for analyze/pprof.c: builds profiles over a fake
  * symbolizer, reads the gzip'd protobuf back with a small decoder written
  * here (independent of the encoder), and checks the rules pprof readers rely

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-proc.c - the wrappers of the waits for processes and signals
  * (tracer/interpose_proc.c): a wait for a child or a signal is recorded with
  * the duration the test measured around it, its reason (syscall class), its

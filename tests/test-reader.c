@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-reader.c - robustness tests for the analyzer's reader (analyze/
  * reader.c, pipeline.c, gen.c, source.c): a real trace, every truncation of
  * it, thousands of corruptions of it, hand-made record streams for the

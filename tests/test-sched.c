@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-sched.c - ground truth for the sched profile from context switches:
  * more CPU-bound threads than cores, each measuring its own wall and CPU
  * time. A thread that is neither running nor waiting is runnable, so the

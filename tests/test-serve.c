@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-serve.c - tests for analyze/serve.c: a forked child serves a file of
  * random bytes on a port the system picks (port 0) and prints its link on a
  * pipe; the test talks HTTP to it over plain sockets and checks the answers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-sessions.c - what stops, starts, thread ends and signal handlers may not
  * do to a trace or to the traced program (the write sections and the slot
  * hand-off of tracer/thread.c):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-stacks.c - stacks are true or absent, for code without frame pointers
  * (tracer/stack.c, tracer/frames.c):
  *   - a chain of calls built with -fomit-frame-pointer (stacks_nofp.c) is

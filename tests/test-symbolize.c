@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-symbolize.c - unit tests for analyze/symbolize.c, run against this test
  * binary's own mappings (as the tracer would record them) and a few bogus ones.
  *

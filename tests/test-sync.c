@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-sync.c - ground truth for the sync and blame profiles: for each kind of
  * wait, one thread waits in a known function for about 50 ms and the
  * profile must show that delay, within 10%, under the right leaf at that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-tasks.c - ground truth for the analyses that read a trace in the
  * user's terms: `ctrace tasks` (latencies, breakdowns, region times, logs,
  * the -type/-latmin filters, the -tsv table), the profile filters (-task,

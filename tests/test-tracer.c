@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test-tracer.c - libctrace's buffers, hand-off and sessions, checked through
  * the file they produce:
  *   - several writer threads, nothing dropped: every event arrives exactly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testutil.h - what the cmocka tests of ctrace share: temporary files, and
  * reading back the trace a test just wrote. Include after <cmocka.h>. */
 #ifndef CTR_TESTUTIL_H

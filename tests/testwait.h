@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* testwait.h - what the tests of recorded waits share (test-io.c,
  * test-proc.c): a recorded wait against the time the test measured itself,
  * and a stack's call site against the test's own source line. Include after

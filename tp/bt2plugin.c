@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bt2plugin.c - the babeltrace2 plugin `ctrace`: its source component class
  * `source.ctrace.trace` reads native ctrace trace files as LTTng would have
  * recorded them, so that every babeltrace2 tool (the text and details

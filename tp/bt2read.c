@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bt2read.c - a native trace file read frame by frame, each frame's
  * tracepoints in time order (see bt2read.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace_tp.h - the LTTng-UST tracepoint provider `ctrace`: one tracepoint
  * per ctrace event type and per record kind, declared from the table of
  * tracer/format/ctrace_lttng.h (CTR_LTTNG_TRACEPOINTS: names in lower case;

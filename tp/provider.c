@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* provider.c - libctrace-lttng: the `ctrace` LTTng-UST tracepoint provider
  * (ctrace_tp.h) and the function table through which libctrace sends its
  * events to it (struct ctr_lttng_ops, tracer/format/ctrace_lttng.h).

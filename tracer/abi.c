@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi.c - the library's version, and the copying of the program's
  * extensible structs (abi.h; the rule is in trace.h, "ABI").
  *

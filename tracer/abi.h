@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* abi.h - the rule by which the public structs grow (trace.h, "ABI"): the
  * program passes each struct's size as it was compiled, and these two
  * functions reconcile it with the library's own. Used by the exported

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* annotate.c - the user's own structure in the trace: tasks, regions and
  * logs (the API is in ctrace/trace.h, whose inline functions check
  * trace__active before calling in here).

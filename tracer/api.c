@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* api.c - the tracing session that the sinks (sink.h: the trace file's
  * trace_start, the flight recorder's flightrec_start) run on.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* autostart.c - starts tracing when libctrace is loaded into a program whose
  * environment asks for it: how `ctrace run` traces an unmodified program
  * through LD_PRELOAD.

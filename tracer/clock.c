@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.c - the tracer's time source: the TSC where it is invariant (one rdtsc,
  * about 11 ns here), CLOCK_MONOTONIC otherwise.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collector.c - the collector thread: turns per-thread chunks into
  * generations, and hands each to the sinks (sink.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu.c - CPU samples: every 1/cpu_hz s of a traced thread's own CPU time,
  * what it was running (FORMAT.md §4.1), from one of two sources.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu_unwind.c - unwinds a perf_event CPU sample (cpu.c) in the collector:
  * the registers the kernel saved and a copy of the top of the stack, the
  * way `perf record --call-graph dwarf` does, but in the traced process

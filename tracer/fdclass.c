@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdclass.c - which descriptors are sockets, so that a recorded read, write,
  * readv or writev lands in the net profile or the syscall one without a
  * syscall per call.

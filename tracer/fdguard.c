@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fdguard.c - the tracer's own descriptors, kept out of the program's way.
  *
  * The program's descriptors are its own: it picks numbers (`exec 3>file`,

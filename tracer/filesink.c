@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* filesink.c - the trace file: the sink behind trace_start / trace_stop
  * (ctrace/trace.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frames.c - the tables behind frames.h: the executable segments of the
  * process, and the verdicts on frame-pointer steps.
  *

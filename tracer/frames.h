@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* frames.h - what the stack walks (stack.c) know about a return address:
  * whether it lies in code (an executable segment of a loaded object), and
  * whether the frame-pointer step from its frame has been found true.

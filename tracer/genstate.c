@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* genstate.c - what makes each generation stand alone (FORMAT.md §3.1).
  *
  * A reader, or a sink, may start at any generation: so each one repeats what

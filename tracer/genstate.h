@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* genstate.h - what makes each generation stand alone (genstate.c): the
  * collector's per-generation tables and its view of each thread's state.
  * Collector thread only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* intern.c - content-addressed, insert-only tables that give a small id to a
  * byte string (a stack's PCs, a thread name), lock-free.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* internal.h - libctrace's private structures and the functions its files share.
  *
  * The moving parts (the file format they produce is format/FORMAT.md):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose.c - how libctrace interposes: the table of real functions and its
  * resolvers, and the wrappers of thread creation and naming. The waits are in
  * interpose_sync.c, interpose_cond.c and interpose_io.c.

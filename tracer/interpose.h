@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose.h - the real libc/libpthread functions behind libctrace's wrappers,
  * and the section that holds the wrappers' code.
  *

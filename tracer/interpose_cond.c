@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose_cond.c - wrappers of condition variables, for both of glibc's ABIs.
  *
  * glibc (x86_64) has two versions of each condvar function: GLIBC_2.3.2, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose_dl.c - libctrace's dlsym: threads that a library creates through
  * the pthread_create it looked up itself (jemalloc's background threads:
  * dlsym(RTLD_NEXT, "pthread_create")) are traced like any other.

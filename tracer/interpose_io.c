@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose_io.c - libctrace's wrappers of blocking I/O calls (read, recv,
  * poll, fsync, open, ...) and of the calls that create and close descriptors.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose_proc.c - libctrace's wrappers of the waits for other processes
  * and for signals: wait, waitpid, wait3, wait4, waitid, sigwait,
  * sigwaitinfo, sigtimedwait, pause, sigsuspend; and of sigaction and signal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* interpose_sync.c - wrappers of the pthread and POSIX waits: mutexes,
  * rwlocks, semaphores, barriers, joins, spin locks and sleeps, and the
  * releases that end them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lfstack.h - a lock-free LIFO of nodes that live in one array (a slab or the
  * chunk pool), used for the pool's free list, the collector's queue of full
  * chunks and the thread slab's free slots.

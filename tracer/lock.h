@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lock.h - the tracer's own mutex: a futex word, for the few places where
  * threads of the tracer and of the program must take turns (the thread slab's
  * reclamation, the flight recorder's window, the registry of the tracer's

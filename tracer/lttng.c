@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lttng.c - libctrace's events sent to LTTng-UST, as the `ctrace`
  * tracepoints (tp/), instead of the trace file or as well as it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* maps.c - lists the process's executable mappings (the main program and every
  * loaded shared object) with their load bias and GNU build-id, so that the
  * analyzer can symbolize raw PCs offline and check it has the right files.

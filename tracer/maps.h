@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* maps.h - the executable mappings of the traced process (see maps.c). */
 #ifndef CTR_MAPS_H
 #define CTR_MAPS_H

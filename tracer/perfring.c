@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfring.c - one perf_event of one thread and its ring buffer: opening it
  * out of the program's way, and reading its records (see perfring.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perfring.h - one perf_event of one thread and its ring buffer (perfring.c):
  * what the context-switch recorder (sched.c) and the CPU sampler (cpu.c)
  * share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pool.c - a session's buffers: one anonymous mapping that holds its own
  * header (struct ctr_pool: the free list, the queue of full chunks) in its
  * first page and fixed-size chunks after it, handed to threads lock-free.

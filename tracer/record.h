@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* record.h - building the records of the trace stream (FORMAT.md §3) in a
  * growable buffer: shared by the collector's generations and the flight
  * recorder's dumps. A buffer belongs to one thread (not thread-safe).

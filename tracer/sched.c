@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sched.c - context switches from perf_event, the opt-in second source of the
  * sched profile (trace_options.sched_switches).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sink.c - the sinks' registry and the frames they are handed.
  *
  * The API attaches and detaches sinks (sink.h) in wanted[]; the collector

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sink.h - the seam between the collector and its outputs.
  *
  * The collector (collector.c) turns the threads' buffers into one

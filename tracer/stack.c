@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* stack.c - captures the calling thread's stack as raw PCs and interns it to
  * a stack id: by walking frame pointers, checked step by step, and by
  * .eh_frame unwinding with libunwind wherever they cannot be trusted.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tables.c - the records that describe the traced process rather than its
  * events (FORMAT.md §3): TRACE_INFO, CLOCK, MAPPING, STRING, STACK, THREAD,
  * WAITING, and for the calls still in progress the PENDING records of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* thread.c - per-thread state: registration in the thread slab, the slow path
  * of event writing (new chunk, drops), the end of a thread, and the wait for
  * writers that stopping a session needs.

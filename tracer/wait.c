@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wait.c - how a wrapper records a wait, a release or an I/O call: the events,
  * each in a write section (internal.h), the stack of the code that called
  * the wrapper, and the open call mark that lets the trace hear the end of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* waiters.h - whether a pthread object has waiters, read from glibc's public
  * object layouts, so a releasing wrapper writes a Release event only when
  * some thread is waiting (the uncontended path stays one load more).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wrapped_io.h - the blocking I/O calls libctrace wraps, and the calls that
  * create or close descriptors (which keep the socket/other table of fdclass.c
  * up to date). See interpose.h for the X-macro's columns, interpose_io.c for

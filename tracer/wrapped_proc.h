@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wrapped_proc.h - the waits for processes and signals libctrace wraps
  * (waitpid, sigwait, pause, ...), and the calls that set a signal's action
  * (sigaction, signal: SIGPROF is the program's when it asks for it, cpu.c).

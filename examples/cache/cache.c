@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cache.c - example workload: a cache whose one mutex is held across a slow fetch.
  *
  * This is one of the ctrace example scenarios: a small program with a known

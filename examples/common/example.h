@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* example.h - the small helpers the example programs share: a clock, a
  * per-thread PRNG, a hash, a real blocking "remote" wait, nearest-rank
  * latency percentiles, and workers started together. Header-only: each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* flight.c - example: the flight recorder catching a slow request in the act.
  *
  * The workload is examples/cache's bug in small: 64 threads x 200 requests

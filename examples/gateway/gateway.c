@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gateway.c - example workload: a request gateway with three bugs that each
  * pass review.
  *

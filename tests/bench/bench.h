@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench.h - the harness the benchmarks share: variants of one operation run
  * side by side in one process, interleaved over several rounds, and printed
  * as a table of medians with each one's ratio to the first (the baseline).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench_analyze.sh - how fast the analyzer (`ctrace`) reads big traces, and
 # how much memory it takes: the baseline that a rewrite of analyze/ is held to.
 #

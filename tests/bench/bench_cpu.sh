@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench_cpu.sh - the overhead of CPU sampling (issue 14): how much longer a
 # program takes when `ctrace run -cpu HZ` samples its threads' stacks, at
 # 100 Hz and 1000 Hz, with either source (perf_event, the default, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_cpu_burn.c - a fixed amount of CPU work on N threads, for
  * bench_cpu.sh (the overhead of CPU sampling).
  *

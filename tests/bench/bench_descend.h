@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_descend.h - the call chain bench_stacks.c takes stacks through,
  * included once by each file that builds it: bench_stacks.c with frame
  * pointers, bench_stacks_nofp.c without. Define BENCH_DESCEND to its name. */

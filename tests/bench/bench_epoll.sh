@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench_epoll.sh - what tracing costs an event-loop server's throughput:
 # prog-epoll's server (2 worker threads, non-blocking sockets, epoll) under a
 # closed-loop load over loopback (CONNS blocking client connections in another

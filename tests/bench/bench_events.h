@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_events.h - the event-writing loops that several benchmarks time
  * (bench_hotpath: the native path; bench_lttng: the native path against
  * LTTng's): one event at a time, each in its own write section, by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_flightrec.c - what the flight recorder costs and gives, side by side
  * with trace_start in one process:
  *   1. events per second that 2 threads offer at full speed, and that get

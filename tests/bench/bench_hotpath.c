@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_hotpath.c - what tracing costs a thread on the hot path, measured side
  * by side in one process:
  *   1. one event written to the thread's buffer (Unblock: type + time delta;

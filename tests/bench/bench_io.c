@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_io.c - what libctrace's I/O wrappers cost a call that does not wait:
  * a read of 1 byte from a pipe whose writer end is filled beforehand (so the
  * read never blocks), by the real glibc read (through dlsym(RTLD_NEXT)), by

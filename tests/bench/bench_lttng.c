@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_lttng.c - what one event costs the thread that writes it, on the
  * native path (the thread's own buffer) and on the LTTng path (the `ctrace`
  * tracepoint, tp/), side by side in one process: the same Block events

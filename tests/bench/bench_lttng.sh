@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench_lttng.sh - the LTTng path against the native one, in one run:
 #   1. the cost of one event to the thread that writes it (bench_lttng: the
 #      native buffer, the `ctrace` tracepoint, both), with an LTTng session

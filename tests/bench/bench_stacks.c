@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_stacks.c - what one stack costs a wrapper (ctr__stack_here: the walk
  * or libunwind, and interning), about 17 frames deep (11 calls of its own
  * below main), side by side in one process:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_stacks_nofp.c - the call chain of bench_stacks.c, built without
  * frame pointers (as Debian's packages are). */
 #define BENCH_DESCEND bench_nofp_descend

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # hotpath_ab.sh - bench_hotpath of two builds side by side: runs OLD and NEW
 # alternately RUNS times (default 7) and prints, for each figure, the median
 # of each and their ratio. A change to the tracer is measured this way:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* pingpong.c - a trace generator for the analyzer's benchmark
  * (bench_analyze.sh): two pairs of threads ping-pong through POSIX
  * semaphores for SECONDS, so that a traced run yields a large trace of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_bt2read.c - libFuzzer harness for the babeltrace2 plugin's reading
  * (tp/bt2read.c: ctrbt_open, ctrbt_next_frame, ctrbt_next).
  *

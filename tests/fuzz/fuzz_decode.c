@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_decode.c - libFuzzer harness for the decoders in ctrace_format.h:
  * ctr_decode_record (+ ctr_decode_record_fields) and ctr_decode_event, the
  * entry points that every reader of the format shares (the analyzer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_reader.c - libFuzzer harness for ctr_trace_read_mem (analyze/reader.c).
  *
  * Each input is read twice:

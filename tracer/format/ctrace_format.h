@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace_format.h - the ctrace wire format: the one table of records, events and
  * wait reasons that both the writer (tracer/) and the reader (analyze/) use,
  * and the decoders (and the event encoder) that read it.

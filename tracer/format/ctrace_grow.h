@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace_grow.h - growing an array as entries are decoded or collected, the
  * one way the analyzer and the collector do it (sizes come from what was
  * actually read or seen, never from a count in the input). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace_lttng.h - ctrace's events as LTTng-UST tracepoints: how the trace
  * format (ctrace_format.h) maps onto the `ctrace` tracepoint provider
  * (tp/ctrace_tp.h), and the interface between libctrace and the provider

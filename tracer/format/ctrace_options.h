@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace_options.h - the one table of libctrace's options: for each field of
  * struct trace_options (ctrace/trace.h), its CTRACE_* environment variable,
  * its `ctrace run` flag, its range, its default and its help text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace/flightrec.h - the flight recorder: the last moments of a program's
  * trace, kept in memory all the time and written out on demand.
  *

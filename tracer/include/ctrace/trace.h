@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace/trace.h - the public tracing API of libctrace.
  *
  * Link a program with -lctrace (or run it under `ctrace run`) and wrap the part

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ctrace/version.h - the version of the ctrace headers, and of the ABI of the
  * libctrace they describe. Included by ctrace/trace.h.
  *
