@@ -13,7 +13,8 @@
 #   HEADER...     the public headers (ctrace/*.h)
 # Needs man-db and groff (tests/deps.sh), objcopy (binutils), perl.
 set -uo pipefail
-. "$(dirname "$0")/checks.sh"
+# shellcheck source=checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 if [ $# -lt 6 ]; then
     echo "usage: $0 CTRACE LIBCTRACE_SO GZ_DIR CTRACE_1 LIBCTRACE_3 HEADER..." >&2
@@ -116,10 +117,10 @@ for verb in $verbs; do
     fi
 done
 nflags=0
-for flag in $(sort -u "$tmp/flags"); do
+while read -r flag; do
     nflags=$((nflags + 1))
     grep -qxF -- "$flag" "$tmp/tagflags" || bad "ctrace.1 has no entry (.TP) for the flag -$flag"
-done
+done < <(sort -u "$tmp/flags")
 # Sanity: the help texts were read (run alone has a dozen flags).
 if [ "$nflags" -ge 20 ]; then
     ok "ctrace.1 has an entry for each of the $nflags flags the help texts print"
@@ -141,7 +142,7 @@ if ! grep -q CTRACE_OUTPUT <<<"$libvars"; then
     bad "no CTRACE_OUTPUT in $lib's .rodata: is the extraction broken?"
 fi
 nvars=0
-for v in $(printf '%s\n' $libvars $clivars | sort -u); do
+for v in $(printf '%s\n' "$libvars" "$clivars" | sort -u); do
     nvars=$((nvars + 1))
     grep -qE "^$v\$" "$tmp/tags1" || bad "ctrace.1 has no entry (.TP) for $v"
 done
