@@ -138,9 +138,11 @@ vars() {
 }
 libvars=$(vars "$lib")
 clivars=$(vars "$ctrace")
-if ! grep -q CTRACE_OUTPUT <<<"$libvars"; then
-    bad "no CTRACE_OUTPUT in $lib's .rodata: is the extraction broken?"
-fi
+# Both name CTRACE_OUTPUT (libctrace reads it, ctrace run sets it).
+for found in "$lib:$libvars" "$ctrace:$clivars"; do
+    grep -q CTRACE_OUTPUT <<<"${found#*:}" ||
+        bad "no CTRACE_OUTPUT in ${found%%:*}'s .rodata: is the extraction broken?"
+done
 nvars=0
 for v in $(printf '%s\n' "$libvars" "$clivars" | sort -u); do
     nvars=$((nvars + 1))
