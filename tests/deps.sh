@@ -26,6 +26,7 @@ CTRACE_DEPS=(
     dpkg-dev                                # cpack's Debian package: dpkg-shlibdeps
     python3 xz-utils                        # real programs traced by tests/run_debian.sh;
                                             # xz makes MiniDebugInfo in symbol_sources.sh
+    man-db groff-base                       # tests/man.sh renders the manual pages
 )
 
 ctrace_missing_deps() {
