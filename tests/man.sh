@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # man.sh - the manual pages against what they document: each renders through
 # man-db and groff without a warning, with every flag escaped (\-); ctrace.1
 # has an entry for every verb and flag that `ctrace -h` and each verb's -h
@@ -157,12 +158,12 @@ ok "checked the $nvars CTRACE_* variables of libctrace.so and ctrace"
 
 # names HEADER: what a header declares for programs: exported functions and
 # variables (CTRACE_EXPORT), static inline functions, and macros (not the
-# include guard).
+# include guard, nor a macro's private helpers, named with __).
 names() {
     perl -0777 -ne '
         my $s = $_;
         $s =~ s{/\*.*?\*/}{}gs;                 # comments
-        while ($s =~ /^#\s*define\s+(\w+)/mg) { print "$1\n" unless $1 =~ /_H$/ }
+        while ($s =~ /^#\s*define\s+(\w+)/mg) { print "$1\n" unless $1 =~ /_H$|__/ }
         $s =~ s/^#.*(?:\\\n.*)*$//mg;           # preprocessor lines
         while ($s =~ /\bCTRACE_EXPORT\b([^;{]*)/g) {
             my $d = $1;
