@@ -80,17 +80,20 @@ static inline int flightrec_start(const struct flightrec_config *cfg)
  * @return 0, or -ENOENT if it was not running. Thread-safe. */
 CTRACE_EXPORT int flightrec_stop(void);
 
-/* flightrec_dump() : writes the window to the file at path (created or
- * truncated, 0644), with the events up to about now (the collector first
- * closes the generation in progress). The calling thread waits for the dump
- * (a few milliseconds for a few MiB).
- * @return 0; -ENOENT if the recorder is not running; -EBUSY if another dump
+/* flightrec_dump() : writes the window to the file at path, with the
+ * events up to about now (the collector first closes the generation in
+ * progress). The dump is written beside path (mode 0600: it holds the
+ * program's logs) and renamed over it: a reader never sees half a dump, and
+ * a symbolic link at path is replaced, not followed. The calling thread
+ * waits for the dump (a few milliseconds for a few MiB).
+ * @return 0; -EINVAL if path is NULL; -ENAMETOOLONG if path is too long;
+ *         -ENOENT if the recorder is not running; -EBUSY if another dump
  *         is in progress (that one is written, this one is not); a negative
- *         errno from open(2) or write(2). Thread-safe. */
+ *         errno from open(2), write(2) or rename(2). Thread-safe. */
 CTRACE_EXPORT int flightrec_dump(const char *path);
 
 /* flightrec_dump_fd() : the same into an open, writable descriptor, which
- * is not closed. */
+ * is not closed. @return as flightrec_dump(), and -EBADF if fd < 0. */
 CTRACE_EXPORT int flightrec_dump_fd(int fd);
 
 /* The latency trigger: when a caller reports (flightrec_latency) a request,

@@ -47,10 +47,11 @@ extern "C" {
 /* Options for trace_start_opts(). The zero value (`struct trace_options o = {0}`)
  * means: write to `path`, with the defaults documented on each field. */
 struct trace_options {
-    /* Where to write: the file at path (created or truncated, mode 0644), or,
-     * when path is NULL, the descriptor fd, which must be >= 1, open for
-     * writing, and is not closed by ctrace. Zero value: invalid (-EINVAL);
-     * set one of them, unless `lttng` is set. */
+    /* Where to write: the file at path (created or truncated, mode 0600: it
+     * holds the program's logs and paths; a symbolic link there is not
+     * followed: -ELOOP), or, when path is NULL, the descriptor fd, which
+     * must be >= 1, open for writing, and is not closed by ctrace. Zero
+     * value: invalid (-EINVAL); set one of them, unless `lttng` is set. */
     const char *path;
     int fd;
 
