@@ -24,6 +24,7 @@ CTRACE_DEPS=(
     libbabeltrace2-dev babeltrace2          # CTF reader in the analyzer
     clang                                   # second compiler
     dpkg-dev                                # cpack's Debian package: dpkg-shlibdeps
+    clang-format                            # tests/format.sh (Debian 12: version 14)
     python3 xz-utils                        # real programs traced by tests/run_debian.sh;
                                             # xz makes MiniDebugInfo in symbol_sources.sh
     man-db groff-base                       # tests/man.sh renders the manual pages

@@ -5,23 +5,26 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer, once in build-clang/ (clang:
 # other inlining and tail calls than gcc's), and the unit tests (the test-*
 # programs) once more in build-tsan/ under ThreadSanitizer, where any report
-# fails the test.
+# fails the test. First of all it checks the sources' format (tests/format.sh).
 #
-# Usage: tests/run.sh [--no-install] [--no-asan] [--no-clang] [--no-tsan]
+# Usage: tests/run.sh [--no-install] [--no-format] [--no-asan] [--no-clang] [--no-tsan]
 #   --no-install  do not check for or install packages (tests/deps.sh)
+#   --no-format   skip the format check (tests/format.sh)
 #   --no-asan     skip the sanitizer build and its test run
 #   --no-clang    skip the clang build and its test run
 #   --no-tsan     skip the ThreadSanitizer build and its test run
 # Works from any directory. Exit status: 0 when every step passed, 1 when a
-# build or a test suite failed, 2 on a usage error. Both test suites run even
-# if the first fails; the last line says what happened.
+# build, the format check or a test suite failed, 2 on a usage error. The
+# builds and test suites run even if the format check or a suite fails; the
+# last line says what happened.
 set -euo pipefail
 
 prog=tests/run.sh
 usage() {
     cat <<'USAGE'
-usage: tests/run.sh [--no-install] [--no-asan] [--no-clang] [--no-tsan]
+usage: tests/run.sh [--no-install] [--no-format] [--no-asan] [--no-clang] [--no-tsan]
   --no-install  do not check for or install packages (tests/deps.sh)
+  --no-format   skip the format check (tests/format.sh)
   --no-asan     skip the sanitizer build and its test run
   --no-clang    skip the clang build and its test run
   --no-tsan     skip the ThreadSanitizer build and its test run
@@ -29,12 +32,14 @@ USAGE
 }
 
 install=1
+format=1
 asan=1
 clang=1
 tsan=1
 for arg in "$@"; do
     case $arg in
     --no-install) install=0 ;;
+    --no-format) format=0 ;;
     --no-asan) asan=0 ;;
     --no-clang) clang=0 ;;
     --no-tsan) tsan=0 ;;
@@ -111,6 +116,14 @@ if [[ $install -eq 1 ]]; then
     ctrace_install_deps || fail "installing packages"
 fi
 
+# The format check: a failure is recorded; the builds and tests still run.
+if [[ $format -eq 1 ]]; then
+    echo "== format (tests/format.sh) =="
+    if ! tests/format.sh "$root"; then
+        failed+=("format (tests/format.sh)")
+    fi
+fi
+
 start_daemons
 
 configure_and_build build
@@ -153,6 +166,7 @@ if [[ ${#failed[@]} -gt 0 ]]; then
     exit 1
 fi
 passes="build/"
+[[ $format -eq 1 ]] && passes="format, $passes"
 [[ $asan -eq 1 ]] && passes+=", build-asan/ under ASan+UBSan"
 [[ $clang -eq 1 ]] && passes+=", build-clang/"
 [[ $tsan -eq 1 ]] && passes+=", build-tsan/ under TSan"
