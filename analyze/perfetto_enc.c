@@ -21,6 +21,7 @@
 #include "symbolize.h"
 
 /* Field numbers of perfetto_trace.proto (tests/proto/perfetto.proto). */
+/* clang-format off */
 enum {
     TRACE_PACKET = 1,
     PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
@@ -43,6 +44,7 @@ enum {
     CS_IID = 1, CS_FRAMES = 2,
     MP_IID = 1, MP_BUILD_ID = 2, MP_START_OFFSET = 3, MP_START = 4, MP_END = 5, MP_PATHS = 7,
 };
+/* clang-format on */
 
 #define SEQUENCE 1               /* the one trusted_packet_sequence_id */
 #define UUID_PROCESS 1

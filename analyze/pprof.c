@@ -59,6 +59,7 @@ struct location {
 };
 struct sample { size_t first_id, nids; };   /* into stack_ids[] */
 
+/* clang-format off */
 struct ctr_pprof {
     struct ctr_symbolizer *sym;
     size_t ntypes;
@@ -76,6 +77,7 @@ struct ctr_pprof {
     uint64_t *values;          size_t values_cap;   /* ntypes per sample */
     uint64_t *scratch;         size_t scratch_cap;  /* stack being added */
 };
+/* clang-format on */
 
 /* ---------------------------------------------------------------------------
  * Growable arrays and hashing

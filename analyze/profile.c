@@ -15,6 +15,7 @@
 #include "text.h"
 #include "ctrace_grow.h"
 
+/* clang-format off */
 static const char *const names[CTR_PROFILE_LIMIT] = {
     [CTR_PROFILE_SYNC] = "sync",
     [CTR_PROFILE_SCHED] = "sched",
@@ -23,6 +24,7 @@ static const char *const names[CTR_PROFILE_LIMIT] = {
     [CTR_PROFILE_BLAME] = "blame",
     [CTR_PROFILE_CPU] = "cpu",
 };
+/* clang-format on */
 
 const char *ctr_profile_name(enum ctr_profile_type type)
 {

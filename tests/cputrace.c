@@ -86,8 +86,10 @@ struct ev {
     uint64_t args[3];
 };
 
+/* clang-format off */
 #define SAMPLE(ms, stack) {ms, CTR_EV_CPU_SAMPLE, {stack, CPU_PERIOD_NS}}
 #define END_OF_LIST {0, 0, {0}}
+/* clang-format on */
 
 static const struct ev thread1[] = {
     SAMPLE(50, STACK_SPIN_MAIN), SAMPLE(60, STACK_SPIN_MAIN), END_OF_LIST};

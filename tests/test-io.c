@@ -132,7 +132,9 @@ static NOINLINE uint64_t read_socket(int fd)
 {
     char c;
     uint64_t t0 = ctr_test_now_ns();
+    /* clang-format off */
     assert_int_equal(read(fd, &c, 1), 1); sock_read_line = __LINE__;
+    /* clang-format on */
     return ctr_test_now_ns() - t0;
 }
 
@@ -140,7 +142,9 @@ static NOINLINE uint64_t read_pipe(int fd)
 {
     char c;
     uint64_t t0 = ctr_test_now_ns();
+    /* clang-format off */
     assert_int_equal(read(fd, &c, 1), 1); pipe_read_line = __LINE__;
+    /* clang-format on */
     return ctr_test_now_ns() - t0;
 }
 
@@ -224,7 +228,9 @@ static NOINLINE void write_and_sync(int fd)
     char buf[4096];
     memset(buf, 'z', sizeof(buf));
     assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+    /* clang-format off */
     assert_int_equal(fsync(fd), 0); fsync_line = __LINE__;
+    /* clang-format on */
 }
 
 static void test_fsync_and_open(void **state)

@@ -147,7 +147,9 @@ static int waitpid_line;
 static NOINLINE uint64_t wait_for_child(pid_t pid, int *status)
 {
     uint64_t t0 = ctr_test_now_ns();
+    /* clang-format off */
     assert_int_equal(waitpid(pid, status, 0), pid); waitpid_line = __LINE__;
+    /* clang-format on */
     return ctr_test_now_ns() - t0;
 }
 
@@ -313,7 +315,9 @@ static int sigwait_line;
 static NOINLINE uint64_t wait_signal(const sigset_t *set, int *sig)
 {
     uint64_t t0 = ctr_test_now_ns();
+    /* clang-format off */
     assert_int_equal(sigwait(set, sig), 0); sigwait_line = __LINE__;
+    /* clang-format on */
     return ctr_test_now_ns() - t0;
 }
 

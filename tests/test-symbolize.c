@@ -93,6 +93,7 @@ static NOINLINE void probe(void)
     __asm__ volatile("" ::: "memory");
 }
 
+/* clang-format off */
 enum { KNOWN_DECL_LINE = __LINE__ + 1 };
 static NOINLINE void known_function(void)
 {
@@ -132,6 +133,7 @@ NOINLINE void door_lock(void)
 {
     probe(); door_line = __LINE__;
 }
+/* clang-format on */
 
 /* In symbolize-nodwarf.c, built without DWARF but for its hand-made unit. */
 void nodwarf_member(int x) __asm__("_ZN7nodwarf3Gap5probeEi");

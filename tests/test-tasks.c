@@ -72,7 +72,7 @@ static int near(uint64_t got, uint64_t want)
  * the trace's sleep from above only. */
 #define assert_slept(got, ms, measured)                                                     \
     do {                                                                                    \
-        uint64_t g_ = (got), m_ = (measured), lo_ = (uint64_t)(ms) * MS - MS / 2;           \
+        uint64_t g_ = (got), m_ = (measured), lo_ = (MS * (ms)) - MS / 2;           \
         if (g_ < lo_ || g_ > m_ + 2 * MS)                                                   \
             fail_msg("%s = %.2f ms, want %d ms to %.2f ms", #got, g_ / 1e6, (int)(ms),      \
                      (m_ + 2 * MS) / 1e6);                                                  \
@@ -740,7 +740,9 @@ static void *leak_on_mutex(void *arg)
     snprintf(name, sizeof(name), "leak-mutex-%d", (int)(intptr_t)arg);
     pthread_setname_np(pthread_self(), name);
     arrive();
+    /* clang-format off */
     atomic_store(&mutex_line, __LINE__); pthread_mutex_lock(&leak_mu); /* the blocking call's line */
+    /* clang-format on */
     pthread_mutex_unlock(&leak_mu);
     return NULL;
 }
@@ -759,7 +761,9 @@ static void *leak_on_write(void *arg)
     static char buf[4096];
     arrive();
     ssize_t n;
+    /* clang-format off */
     atomic_store(&write_line, __LINE__); n = write(leak_pipe[1], buf, sizeof(buf)); /* the pipe is full */
+    /* clang-format on */
     (void)n;
     return NULL;
 }

@@ -70,6 +70,7 @@ CTR_X_RESOLVER(int, cond_clockwait,
 CTR_WRAPPED_JUMP(CTR_X_JRESOLVER)
 #undef CTR_X_JRESOLVER
 
+/* clang-format off */
 struct ctr_real ctr__real = {
 #define CTR_X_INIT(ret, name, params, args, req) .name = resolve_##name,
 #define CTR_X_VINIT(ret, field, sym, ver, params, args) .field = resolve_##field,
@@ -82,6 +83,7 @@ struct ctr_real ctr__real = {
 #undef CTR_X_VINIT
 #undef CTR_X_INIT
 };
+/* clang-format on */
 
 /* A -static executable cannot be traced, and must not be linked with
  * libctrace: its libc has no dynamic linker to find the real functions

@@ -81,7 +81,9 @@
  * default, and GLIBC_2.2.5 for binaries built against LinuxThreads-era
  * headers. Each version of each function gets its own wrapper and its own
  * real function (dlvsym), so an old-ABI caller reaches the old-ABI code.
- * Columns: ret, field, symbol, version, parameters, arguments. */
+ * Columns: ret, field, symbol, version, parameters, arguments. Not for
+ * clang-format, which would write GLIBC_2 .3.2: the version is stringified. */
+/* clang-format off */
 #define CTR_WRAPPED_COND(X)                                                                \
     X(int, cond_wait, pthread_cond_wait, GLIBC_2.3.2,                                      \
       (pthread_cond_t * c, pthread_mutex_t * m), (c, m))                                   \
@@ -96,6 +98,7 @@
     X(int, cond_signal_old, pthread_cond_signal, GLIBC_2.2.5, (pthread_cond_t * c), (c))   \
     X(int, cond_broadcast_old, pthread_cond_broadcast, GLIBC_2.2.5, (pthread_cond_t * c),  \
       (c))
+/* clang-format on */
 
 /* The jumps that can leave a signal handler (and with it a wrapper's real
  * call or a write section): name, parameters, arguments. They return void

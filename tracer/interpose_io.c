@@ -144,7 +144,7 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
 
 /* The `instant` column: what the arguments say. */
 #define WAITS 0                                         /* may block: ask nothing */
-#define DONTWAIT(flags) (((flags) & MSG_DONTWAIT) != 0) /* a socket call told not to */
+#define DONTWAIT(flags) ((MSG_DONTWAIT & (flags)) != 0) /* a socket call told not to */
 #define POLL_NOW(ms) ((ms) == 0)                        /* poll, epoll_wait */
 #define TS_NOW(ts) ((ts) && (ts)->tv_sec == 0 && (ts)->tv_nsec == 0)
 #define TV_NOW(tv) ((tv) && (tv)->tv_sec == 0 && (tv)->tv_usec == 0)

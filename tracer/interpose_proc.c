@@ -91,7 +91,7 @@ static int timeout_blocks(const struct timespec *ts)
  * ------------------------------------------------------------------------- */
 
 #define REPORTED(asked) (rc > 0 ? (int)rc : (int)(asked))
-#define BLOCKING(options) (((options) & WNOHANG) == 0)
+#define BLOCKING(options) ((WNOHANG & (options)) == 0)
 
 CTR_WAIT_CALL(pid_t, wait, (int *status), (status), -1, REPORTED(-1), CTR_REASON_WAIT, 1)
 CTR_WAIT_CALL(pid_t, waitpid, (pid_t pid, int *status, int options), (pid, status, options),

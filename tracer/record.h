@@ -165,7 +165,9 @@ _Static_assert(CTR_MAX_FIELDS < 16, "CTR_NARGS counts the fields");
     }))
 
 /* The fields as the functions above take them: a count and an array. */
+/* clang-format off */
 #define CTR_REC_FIELDS_(...) CTR_NARGS(__VA_ARGS__), (const uint64_t[]){__VA_ARGS__}
+/* clang-format on */
 
 /* CTR_REC(o, CTR_REC_NAME, f...) is CTR_REC_PUT(o, NAME, f...), for the
  * callers that name the kind's enum constant. */

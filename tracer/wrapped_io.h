@@ -33,9 +33,9 @@
 
 /* Whether open(2) flags carry a mode argument (as glibc's __OPEN_NEEDS_MODE). */
 #ifdef O_TMPFILE
-#define CTR_OPEN_NEEDS_MODE(flags) (((flags) & O_CREAT) != 0 || ((flags) & O_TMPFILE) == O_TMPFILE)
+#define CTR_OPEN_NEEDS_MODE(flags) ((O_CREAT & (flags)) != 0 || (O_TMPFILE & (flags)) == O_TMPFILE)
 #else
-#define CTR_OPEN_NEEDS_MODE(flags) (((flags) & O_CREAT) != 0)
+#define CTR_OPEN_NEEDS_MODE(flags) ((O_CREAT & (flags)) != 0)
 #endif
 
 /* CTR_VA_MODE(flags) : the mode argument of the variadic function this is

@@ -24,11 +24,13 @@
  * File header (FORMAT.md §2)
  * ------------------------------------------------------------------------- */
 
+/* clang-format off */
 #define CTR_FILE_MAGIC "\x89" "CTRACE\n"     /* 8 bytes, no NUL in the file */
 #define CTR_FILE_MAGIC_LEN 8
 #define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
 #define CTR_VERSION_MAJOR 1
 #define CTR_VERSION_MINOR 3
+/* clang-format on */
 
 /* The most bytes a frame decompresses to (FORMAT.md §2): a reader takes a
  * larger one for damage, and so bounds its memory by one frame. */
@@ -85,6 +87,7 @@ enum ctr_arg_kind {
  * compile time (tracer/record.h); the reader decodes by them.
  * ------------------------------------------------------------------------- */
 
+/* clang-format off */
 /*  id  name         fields                                               tail */
 #define CTR_RECORDS(X)                                                                         \
     /* pid, tick_source, flags, exe, io_min_ns: I/O calls shorter than this many ns       */ \
@@ -167,6 +170,7 @@ static const struct ctr_record_spec ctr_record_specs[CTR_REC_LIMIT] = {
     CTR_RECORDS(CTR_X_REC_SPEC)
 };
 #undef CTR_X_REC_SPEC
+/* clang-format on */
 
 /* tick_source in TRACE_INFO: what the "ticks" of timestamps count. */
 enum ctr_tick_source {
@@ -197,6 +201,7 @@ enum ctr_cpu_source {
 
 #define CTR_MAX_ARGS 5 /* including the time delta */
 
+/* clang-format off */
 /*  id  name           arguments after the type byte */
 #define CTR_EVENTS(X)                                                             \
     X(1, THREAD_CREATE, (CTR_ARG_TIME, CTR_ARG_THREAD, CTR_ARG_STACK))            \
@@ -235,6 +240,7 @@ static const struct ctr_event_spec ctr_event_specs[CTR_EV_LIMIT] = {
     CTR_EVENTS(CTR_X_SPEC)
 };
 #undef CTR_X_SPEC
+/* clang-format on */
 
 /* ---------------------------------------------------------------------------
  * Wait reasons (FORMAT.md §5): what a BLOCK waits for, and which delay profile
@@ -253,6 +259,7 @@ enum ctr_wait_class {
     CTR_CLASS_SLEEP        /* in no profile, as in Go */
 };
 
+/* clang-format off */
 /* An I/O call has two reasons, one per class: the tracer picks NET_* when
  * the descriptor is a socket, so one call can land in either profile.
  *  id  name                call                          class              release */
@@ -345,6 +352,7 @@ static const struct ctr_reason_spec ctr_reason_specs[CTR_REASON_LIMIT] = {
     CTR_REASONS(CTR_X_RSPEC)
 };
 #undef CTR_X_RSPEC
+/* clang-format on */
 
 /* ---------------------------------------------------------------------------
  * Unsigned LEB128 varints (FORMAT.md §1)

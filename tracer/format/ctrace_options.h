@@ -35,11 +35,13 @@
 #include <string.h>
 
 /* Kinds of option (bits). */
+/* clang-format off */
 #define CTR_OPT_SIZE 1u   /* bytes: k, M and G in text, and printed so */
 #define CTR_OPT_POW2 2u   /* used rounded up to a power of two */
 #define CTR_OPT_SWITCH 4u /* off (0, the default) or on */
 #define CTR_OPT_RATE 8u   /* off (0, the default) or a rate in min..max; `def`
                              is the rate when it is just switched on */
+/* clang-format on */
 
 /* Bounds that other code needs as constants: stack.c sizes its arrays by
  * the deepest stack, sched.c sizes rings by the default before a session
@@ -65,6 +67,7 @@
  * In the order `ctrace run -h` lists them. The pool is only reserved address
  * space until used: the default's 4096 chunks keep a few thousand live
  * threads writing before any has to drop. */
+/* clang-format off */
 #define CTR_OPTIONS(X)                                                                           \
     X(flush_ms, "CTRACE_FLUSH_MS", "flush-ms", "N", 0, 1, UINT_MAX, 100, "milliseconds",         \
       "collector period in ms")                                                                  \
@@ -126,6 +129,7 @@ enum ctr_fr_option_id {
 #undef CTR_X_FR_OPT
     CTR_FR_OPTION_COUNT
 };
+/* clang-format on */
 
 /* ctr_option() : the row of CTR_OPTIONS numbered id (enum ctr_option_id).
  * The rows live in a function so that a file that does not use them keeps
