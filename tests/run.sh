@@ -81,12 +81,14 @@ fail() {
     exit 1
 }
 
-# configure_and_build DIR [CMAKE ARGS...]: a build failure stops everything.
+# configure_and_build DIR [CMAKE ARGS...]: a build failure stops everything;
+# so does a warning (CTRACE_WERROR).
 configure_and_build() {
     local dir=$1
     shift
     echo "== configure $dir =="
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON "$@" ||
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON \
+        -DCTRACE_WERROR=ON "$@" ||
         fail "configure $dir"
     echo "== build $dir =="
     cmake --build "$dir" -j"$jobs" || fail "build $dir"
