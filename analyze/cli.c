@@ -4,6 +4,7 @@
 #include "ctf.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +37,13 @@ int ctr_cli_is_help(const char *a)
     return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-help") == 0;
 }
 
-int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg)
+int ctr_cli_usage_error(const char *verb, const char *fmt, ...)
 {
     fprintf(stderr, "ctrace: %s%s", verb ? verb : "", verb ? ": " : "");
-    fprintf(stderr, fmt, arg);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, " (ctrace %s%s-h for help)\n", verb ? verb : "", verb ? " " : "");
     return CTR_EXIT_USAGE;
 }

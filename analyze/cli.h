@@ -27,10 +27,11 @@ int ctr_cli_pid(const char *verb, const char *v, uint64_t *pid);
 int ctr_cli_is_help(const char *a);
 
 /* ctr_cli_usage_error() : prints "ctrace: VERB: MESSAGE (ctrace VERB -h for
- * help)" on stderr, MESSAGE being fmt with its one %s set to arg; with verb
- * NULL "ctrace: MESSAGE (ctrace -h for help)".
+ * help)" on stderr, MESSAGE being fmt formatted (printf) with the arguments
+ * that follow; with verb NULL "ctrace: MESSAGE (ctrace -h for help)".
  * @return CTR_EXIT_USAGE. */
-int ctr_cli_usage_error(const char *verb, const char *fmt, const char *arg);
+int ctr_cli_usage_error(const char *verb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* ctr_cli_jobs() : -j's value v, a number of threads from 1 to 1024, into
  * *jobs. @return 1, or 0 after printing a usage error (verb "" for the

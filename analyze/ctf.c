@@ -11,6 +11,7 @@
 
 #include <babeltrace2/babeltrace.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +43,15 @@ struct ctr_ctf {
     struct ctr_pb seq;              /* the sequence of the tracepoint being read */
 };
 
-static void fail(struct ctr_ctf *c, const char *fmt, const char *arg)
+__attribute__((format(printf, 2, 3)))
+static void fail(struct ctr_ctf *c, const char *fmt, ...)
 {
-    if (!c->error[0])
-        snprintf(c->error, sizeof(c->error), fmt, arg);
+    if (!c->error[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->error, sizeof(c->error), fmt, ap);
+        va_end(ap);
+    }
 }
 
 /* ---------------------------------------------------------------------------

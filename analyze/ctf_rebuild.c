@@ -7,6 +7,7 @@
 #include "ctf_rebuild.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,10 +88,15 @@ struct ctr_rebuild {
  * Frames
  * ------------------------------------------------------------------------- */
 
-static void fail(struct ctr_rebuild *c, const char *fmt, const char *arg)
+__attribute__((format(printf, 2, 3)))
+static void fail(struct ctr_rebuild *c, const char *fmt, ...)
 {
-    if (!c->error[0])
-        snprintf(c->error, sizeof(c->error), fmt, arg);
+    if (!c->error[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->error, sizeof(c->error), fmt, ap);
+        va_end(ap);
+    }
 }
 
 /* Compresses a frame built so far (emptied) and queues it. */

@@ -47,6 +47,7 @@ struct dec {
     struct ctr_idmap stream_of;   /* thread id * 2 + switches -> index in g->streams */
 };
 
+__attribute__((format(printf, 3, 4)))
 static void damage(struct ctr_gen *g, size_t stream_off, const char *fmt, ...)
 {
     if (g->damage[0])

@@ -249,8 +249,10 @@ static int sort_table(void *base, size_t n, size_t size, struct ctr_idmap *ix)
     if (n > 1)
         qsort(base, n, size, by_id);
     ctr_idmap_free(ix);
+    /* Each entry is a struct of the table, aligned, whose first field is the id. */
     for (size_t i = 0; i < n; i++)
-        if (ctr_idmap_put(ix, *(const uint64_t *)((const char *)base + i * size), i) != 0)
+        if (ctr_idmap_put(ix, *(const uint64_t *)(const void *)((const char *)base + i * size),
+                          i) != 0)
             return -ENOMEM;
     return 0;
 }

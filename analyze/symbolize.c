@@ -95,6 +95,7 @@ struct ctr_symbolizer {
  * Owned containers: warnings, interned strings, the PC cache
  * ------------------------------------------------------------------------- */
 
+__attribute__((format(printf, 2, 3)))
 static void add_warning(struct ctr_symbolizer *s, const char *fmt, ...)
 {
     va_list ap;

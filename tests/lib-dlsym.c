@@ -2,6 +2,8 @@
 /* lib-dlsym.c - a library that creates threads as jemalloc does, through
  * the pthread_create it looks up itself (tests/dlsym.sh): loaded after
  * libctrace, its RTLD_NEXT lookup would find libc's, past the wrapper. */
+#include "lib-dlsym.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -4,12 +4,11 @@
  * dlsym(RTLD_NEXT, ...) and one through dlsym(RTLD_DEFAULT, ...), each
  * waiting 30 ms for a mutex the main thread holds. Prints what the
  * library's other lookups answered. */
+#include "lib-dlsym.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
-
-int lib_create(int next, pthread_t *th, void *(*fn)(void *), void *arg);
-void lib_lookups(void);
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 

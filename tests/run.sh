@@ -87,15 +87,16 @@ fail() {
     exit 1
 }
 
-# configure_and_build DIR [CMAKE ARGS...]: a build failure stops everything.
-# Configured for /usr, Debian's prefix, so that the package test (deb.sh)
-# packages the build it tests; nothing is installed by the build itself.
+# configure_and_build DIR [CMAKE ARGS...]: a build failure stops everything;
+# so does a warning (CTRACE_WERROR). Configured for /usr, Debian's prefix, so
+# that the package test (deb.sh) packages the build it tests; nothing is
+# installed by the build itself.
 configure_and_build() {
     local dir=$1
     shift
     echo "== configure $dir =="
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON \
-        -DCMAKE_INSTALL_PREFIX=/usr "$@" ||
+        -DCMAKE_INSTALL_PREFIX=/usr -DCTRACE_WERROR=ON "$@" ||
         fail "configure $dir"
     echo "== build $dir =="
     cmake --build "$dir" -j"$jobs" || fail "build $dir"

@@ -314,7 +314,8 @@ static void test_record_round_trip(void **state)
         }
         case CTR_ARG_LENGTH:
             assert_int_equal(f.v[spec->nfields], w->tail_len);
-            /* fall through: the bytes, as for the rest of the body */
+            /* the bytes, as for the rest of the body */
+            __attribute__((fallthrough));
         default:
             assert_int_equal(f.tail_end - f.tail, w->tail_len);
             assert_memory_equal(f.tail, w->tail, w->tail_len);
@@ -543,8 +544,8 @@ static void test_event_round_trip(void **state)
         }
         /* Re-encoding what was decoded gives the same bytes. */
         uint8_t again[CTR_MAX_EVENT_BYTES];
-        uint8_t *end = ctr_encode_event(again, ev.type, ev.args[0], ev.args + 1);
-        assert_memory_equal(again, buf, (size_t)(end - again));
+        uint8_t *again_end = ctr_encode_event(again, ev.type, ev.args[0], ev.args + 1);
+        assert_memory_equal(again, buf, (size_t)(again_end - again));
         nall += n;
     }
     /* Back to back, each event ends where the next begins. */

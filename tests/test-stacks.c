@@ -55,6 +55,7 @@ __attribute__((noinline)) static void fp_level(void *arg)
 }
 
 /* Code that nothing calls: its address is the made-up frame's return address. */
+void stacks_decoy(void);
 __attribute__((noinline)) void stacks_decoy(void)
 {
     __asm__ volatile("nop; nop; nop; nop");

@@ -354,7 +354,8 @@ void ctr__gen_write_mappings(struct ctr_outbuf *o)
         mark_map_of(G.pcs[i] + 1);
     for (size_t i = 0; i < G.stacks.n; i++) {
         const struct ctr_intern_entry *e = ctr__intern_entry(&ctr__stacks, G.stacks.ids[i]);
-        const uintptr_t *pcs = e ? (const uintptr_t *)e->bytes : NULL;
+        /* Entries start 8-aligned in the arena, and so do their bytes. */
+        const uintptr_t *pcs = e ? (const uintptr_t *)(const void *)e->bytes : NULL;
         for (size_t k = 0; e && k < e->len / sizeof(uintptr_t); k++)
             mark_map_of(pcs[k]);
     }

@@ -110,7 +110,8 @@ static uint64_t hash_bytes(const uint8_t *p, uint32_t n)
 
 static struct ctr_intern_entry *entry_at(const struct ctr_intern *t, uint32_t slot_value)
 {
-    return (struct ctr_intern_entry *)(t->arena + (size_t)(slot_value - 1) * 8);
+    /* Entries start 8-aligned in the (page-aligned) arena. */
+    return (struct ctr_intern_entry *)(void *)(t->arena + (size_t)(slot_value - 1) * 8);
 }
 
 static int entry_equals(const struct ctr_intern_entry *e, uint64_t h, const void *b, uint32_t n)
@@ -136,7 +137,7 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
                 size_t off = atomic_fetch_add_explicit(&t->arena_used, need, memory_order_relaxed);
                 if (off + need > t->arena_bytes)
                     goto overflow;
-                mine = (struct ctr_intern_entry *)(t->arena + off);
+                mine = (struct ctr_intern_entry *)(void *)(t->arena + off); /* every need is 8s */
                 mine_value = (uint32_t)(off / 8 + 1);
                 mine->hash = h;
                 mine->len = len;

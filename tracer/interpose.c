@@ -300,6 +300,11 @@ static CTR_WRAPPER_TEXT void before_jump(const struct __jmp_buf_tag *env)
         ctr__call_jump(t);
 }
 
+/* glibc declares __longjmp_chk only to _FORTIFY_SOURCE builds; declared
+ * here as it does, so that its wrapper below has a prototype as the other
+ * jumps do (setjmp.h). */
+CTR_EXPORT void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
+
 #define CTR_X_JUMP(name, params, args)                       \
     CTR_EXPORT CTR_WRAPPER_TEXT void name params             \
     {                                                        \

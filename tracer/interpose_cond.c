@@ -36,6 +36,12 @@ CTR_VERSIONED(ctr_cond_wait, ctr_cond_wait_old, pthread_cond_wait)
 CTR_VERSIONED(ctr_cond_timedwait, ctr_cond_timedwait_old, pthread_cond_timedwait)
 CTR_VERSIONED(ctr_cond_signal, ctr_cond_signal_old, pthread_cond_signal)
 CTR_VERSIONED(ctr_cond_broadcast, ctr_cond_broadcast_old, pthread_cond_broadcast)
+/* Exported only under the versioned names above, never called by their own:
+ * declared here from the table (interpose.h) so that each definition below is
+ * checked against it. */
+#define CTR_X_DECLARE(ret, field, sym, ver, params, args) CTR_EXPORT ret ctr_##field params;
+CTR_WRAPPED_COND(CTR_X_DECLARE)
+#undef CTR_X_DECLARE
 #else
 #define COND_WAIT pthread_cond_wait
 #define COND_TIMEDWAIT pthread_cond_timedwait

@@ -277,6 +277,12 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
  * Fortified entry points (wrapped_io.h): recorded like the plain calls
  * ------------------------------------------------------------------------- */
 
+/* glibc declares these only to _FORTIFY_SOURCE builds: declared here from
+ * their table, so that each definition below is checked against it. */
+#define CTR_X_DECLARE(ret, name, params, args, req) CTR_EXPORT ret name params;
+CTR_WRAPPED_FORTIFIED(CTR_X_DECLARE)
+#undef CTR_X_DECLARE
+
 #define NOTE_OTHER ctr__fd_note(rc, CTR_FD_OTHER)
 
 CTR_IO(ssize_t, __read_chk, (int fd, void *buf, size_t n, size_t buflen), (fd, buf, n, buflen), fd,

@@ -45,7 +45,10 @@ static inline void ctr_lfstack_init(struct ctr_lfstack *s, void *base, size_t st
 
 static inline struct ctr_lfnode *ctr_lfstack_node(const struct ctr_lfstack *s, uint32_t idx1)
 {
-    return (struct ctr_lfnode *)(s->base + (size_t)(idx1 - 1) * s->stride + s->node_offset);
+    /* Aligned: base is an array of elements stride bytes apart, each with
+     * its node at node_offset. */
+    return (struct ctr_lfnode *)(void *)(s->base + (size_t)(idx1 - 1) * s->stride +
+                                         s->node_offset);
 }
 
 /* The element (not the node) with 1-based index idx1. */

@@ -75,9 +75,9 @@ static const struct ctr_lttng_ops *load_provider(void)
         char *slash = strrchr(dir, '/');
         if (slash) {
             *slash = 0;
-            static const char *const places[] = {"%s/%s", "%s/../tp/%s"};
+            static const char *const places[] = {"", "/../tp"};
             for (unsigned i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
-                snprintf(path, sizeof(path), places[i], dir, CTR_LTTNG_LIBRARY);
+                snprintf(path, sizeof(path), "%s%s/%s", dir, places[i], CTR_LTTNG_LIBRARY);
                 const struct ctr_lttng_ops *o = try_load(path);
                 if (o)
                     return o;

@@ -30,7 +30,8 @@ static void find_build_id(const struct dl_phdr_info *info, struct ctr_map_info *
         const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
         const uint8_t *end = p + ph->p_memsz;
         while (p + sizeof(ElfW(Nhdr)) <= end) {
-            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+            /* Notes and their padded name and desc are 4-aligned (ELF gABI). */
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
             size_t name_sz = (n->n_namesz + 3) & ~3u, desc_sz = (n->n_descsz + 3) & ~3u;
             const uint8_t *name = p + sizeof(*n), *desc = name + name_sz;
             if (desc + desc_sz > end)

@@ -75,7 +75,8 @@ struct ctr_chunk *ctr__pool_get(struct ctr_pool *p)
     while (i < p->nchunks) {
         if (atomic_compare_exchange_weak_explicit(&p->fresh, &i, i + 1, memory_order_relaxed,
                                                   memory_order_relaxed))
-            return (struct ctr_chunk *)(p->chunks + (size_t)i * p->chunk_bytes);
+            /* aligned: chunks start a page in, chunk_bytes (4 KiB at least) apart */
+            return (struct ctr_chunk *)(void *)(p->chunks + (size_t)i * p->chunk_bytes);
     }
     return NULL;
 }

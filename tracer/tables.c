@@ -58,7 +58,8 @@ void ctr__rec_string(struct ctr_outbuf *o, const struct ctr_intern_entry *e)
 void ctr__rec_stack(struct ctr_outbuf *o, const struct ctr_intern_entry *e)
 {
     /* Entries start 8-aligned in the arena, and so do their bytes. */
-    CTR_REC_PUT_UVARINTS(o, STACK, (const uintptr_t *)e->bytes, e->len / sizeof(uintptr_t), e->id);
+    CTR_REC_PUT_UVARINTS(o, STACK, (const uintptr_t *)(const void *)e->bytes,
+                         e->len / sizeof(uintptr_t), e->id);
 }
 
 void ctr__rec_thread(struct ctr_outbuf *o, const struct ctr_thread *t, uint32_t name)
