@@ -58,8 +58,9 @@ int ctr_cli_pid(const char *verb, const char *v, uint64_t *pid)
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     if (*v < '1' || *v > '9' || *end || errno || n >= CTR_CTF_ALL) {
-        fprintf(stderr, "ctrace: %s%s-pid wants a process id or all, not '%s' "
-                        "(ctrace %s%s-h for help)\n",
+        fprintf(stderr,
+                "ctrace: %s%s-pid wants a process id or all, not '%s' "
+                "(ctrace %s%s-h for help)\n",
                 verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
         return 0;
     }
@@ -73,8 +74,9 @@ int ctr_cli_jobs(const char *verb, const char *v, int *jobs)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > 1024) {
-        fprintf(stderr, "ctrace: %s%s-j wants a number of threads from 1 to 1024, not '%s' "
-                        "(ctrace %s%s-h for help)\n",
+        fprintf(stderr,
+                "ctrace: %s%s-j wants a number of threads from 1 to 1024, not '%s' "
+                "(ctrace %s%s-h for help)\n",
                 verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
         return 0;
     }
@@ -87,8 +89,9 @@ int ctr_cli_duration(const char *verb, const char *name, const char *v, uint64_t
     int rc = ctr_parse_duration(v, ns);
     if (rc == 0)
         return 1;
-    fprintf(stderr, "ctrace: %s%s-%s wants a duration such as 500us, 30ms or 1.5s, not '%s'%s "
-                    "(ctrace %s%s-h for help)\n",
+    fprintf(stderr,
+            "ctrace: %s%s-%s wants a duration such as 500us, 30ms or 1.5s, not '%s'%s "
+            "(ctrace %s%s-h for help)\n",
             verb, verb[0] ? ": " : "", name, v, rc == -ERANGE ? " (too long)" : "", verb,
             verb[0] ? " " : "");
     return 0;

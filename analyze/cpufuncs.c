@@ -85,8 +85,8 @@ static void put_where(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
 
 /* The function leaf is in: the symbolizer's name (which lives as long as
  * it does), else "MODULE+0xOFFSET" into buf. */
-static const char *leaf_name(struct ctr_profile_sym *ps, const struct ctr_cpu_leaf *leaf,
-                             char *buf, size_t len)
+static const char *leaf_name(struct ctr_profile_sym *ps, const struct ctr_cpu_leaf *leaf, char *buf,
+                             size_t len)
 {
     struct ctr_sym_frame f;
     if (!leaf->stack_id)

@@ -22,7 +22,7 @@ struct ctr_cpu_leaf {
 };
 
 struct ctr_cpu_leaves {
-    uint64_t samples, ns;         /* in all */
+    uint64_t samples, ns; /* in all */
     struct ctr_cpu_leaf *leaf;
     size_t n, cap;
 };

@@ -26,12 +26,12 @@
 
 struct ctr_ctf {
     char *dir;
-    uint64_t want_pid;           /* as ctr_ctf_open() was given */
+    uint64_t want_pid; /* as ctr_ctf_open() was given */
     bt_graph *graph;
-    bt_message_iterator *it;     /* the simple sink's */
+    bt_message_iterator *it; /* the simple sink's */
     struct ctr_rebuild *rb;
     uint64_t nevents;
-    char error[160];             /* babeltrace2's (the rebuilding has its own) */
+    char error[160]; /* babeltrace2's (the rebuilding has its own) */
     /* Event class -> what it is (ctr_rebuild_classify). */
     struct ctr_idmap kinds;
     /* Where an event's process is: its stream class's context member
@@ -40,11 +40,10 @@ struct ctr_ctf {
     uint64_t ctx_vpid;
     const void *env_trace;
     uint64_t env_pid;
-    struct ctr_pb seq;              /* the sequence of the tracepoint being read */
+    struct ctr_pb seq; /* the sequence of the tracepoint being read */
 };
 
-__attribute__((format(printf, 2, 3)))
-static void fail(struct ctr_ctf *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void fail(struct ctr_ctf *c, const char *fmt, ...)
 {
     if (!c->error[0]) {
         va_list ap;
@@ -84,8 +83,8 @@ static int read_fields(const bt_field *payload, uint64_t *v, int max, struct ctr
         } else if (bt_field_class_type_is(t, BT_FIELD_CLASS_TYPE_ARRAY)) {
             /* Bytes (a build-id) as bytes, wider integers (a stack's
              * addresses) as 8 bytes each. */
-            const bt_field_class *ec =
-                bt_field_class_array_borrow_element_field_class_const(bt_field_borrow_class_const(f));
+            const bt_field_class *ec = bt_field_class_array_borrow_element_field_class_const(
+                bt_field_borrow_class_const(f));
             if (!bt_field_class_type_is(bt_field_class_get_type(ec),
                                         BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER))
                 return -1;
@@ -162,7 +161,9 @@ static void on_message(struct ctr_ctf *c, const bt_message *m)
     uint64_t v[CTR_MAX_FIELDS + 4];
     int nv = read_fields(bt_event_borrow_payload_field_const(ev), v, CTR_MAX_FIELDS + 4, &c->seq);
     if (nv < 0 || c->seq.err) {
-        fail(c, nv < 0 ? "%s: a field of a type the ctrace provider never writes" : "%s: out of memory",
+        fail(c,
+             nv < 0 ? "%s: a field of a type the ctrace provider never writes"
+                    : "%s: out of memory",
              bt_event_class_get_name(cls));
         return;
     }
@@ -252,8 +253,10 @@ static int graph_make(struct ctr_ctf *c, char *err, size_t errlen)
             BT_PLUGIN_FIND_STATUS_OK ||
         bt_plugin_find("utils", BT_TRUE, BT_TRUE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) !=
             BT_PLUGIN_FIND_STATUS_OK) {
-        snprintf(err, errlen, "%s: babeltrace2's ctf and utils plugins are not installed "
-                              "(Debian: libbabeltrace2-0)", c->dir);
+        snprintf(err, errlen,
+                 "%s: babeltrace2's ctf and utils plugins are not installed "
+                 "(Debian: libbabeltrace2-0)",
+                 c->dir);
         rc = -ENOENT;
         goto out;
     }
@@ -266,13 +269,14 @@ static int graph_make(struct ctr_ctf *c, char *err, size_t errlen)
     const bt_component_sink *sink;
     c->graph = bt_graph_create(0);
     if (!fs || !mux || !c->graph ||
-        bt_value_map_insert_entry(params, "inputs", found_traces) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
+        bt_value_map_insert_entry(params, "inputs", found_traces) !=
+            BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
         goto out;
     if (bt_graph_add_source_component(c->graph, fs, "ctf", params, BT_LOGGING_LEVEL_NONE, &src) !=
         BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         const bt_error *e = bt_current_thread_take_error();
-        snprintf(err, errlen, "%s: babeltrace2 cannot read it as CTF%s%s", c->dir,
-                 e ? ": " : "", e ? bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0)) : "");
+        snprintf(err, errlen, "%s: babeltrace2 cannot read it as CTF%s%s", c->dir, e ? ": " : "",
+                 e ? bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0)) : "");
         if (e)
             bt_error_release(e);
         rc = -EINVAL;
@@ -287,12 +291,14 @@ static int graph_make(struct ctr_ctf *c, char *err, size_t errlen)
     for (uint64_t i = 0; i < nports; i++) {
         /* The muxer adds an input port each time one is connected. */
         uint64_t in = bt_component_filter_get_input_port_count(muxer);
-        if (bt_graph_connect_ports(c->graph, bt_component_source_borrow_output_port_by_index_const(src, i),
-                                   bt_component_filter_borrow_input_port_by_index_const(muxer, in - 1),
-                                   NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+        if (bt_graph_connect_ports(
+                c->graph, bt_component_source_borrow_output_port_by_index_const(src, i),
+                bt_component_filter_borrow_input_port_by_index_const(muxer, in - 1),
+                NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
             goto out;
     }
-    if (bt_graph_connect_ports(c->graph, bt_component_filter_borrow_output_port_by_index_const(muxer, 0),
+    if (bt_graph_connect_ports(c->graph,
+                               bt_component_filter_borrow_output_port_by_index_const(muxer, 0),
                                bt_component_sink_borrow_input_port_by_index_const(sink, 0),
                                NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
         goto out;

@@ -34,7 +34,7 @@ static void put_record(struct ctr_pb *b, uint8_t kind, const struct ctr_pb *body
 struct pending_events {
     uint64_t thread_id;
     struct ctr_pb ev;
-    size_t head;                 /* bytes already written out */
+    size_t head; /* bytes already written out */
 };
 
 /* A tracepoint's sequence: its bytes. */
@@ -48,12 +48,12 @@ struct seq {
 struct proc {
     uint64_t pid;
     uint64_t tag;                /* merged reading: what its ids are told apart by */
-    struct ctr_pb frame, tables;    /* the frame being built; tables for the next generation */
+    struct ctr_pb frame, tables; /* the frame being built; tables for the next generation */
     int in_gen, gen_closed;      /* inside GEN_BEGIN..GEN_END; after a GEN_END */
     uint64_t clock_ticks;        /* the last CLOCK's ticks in this generation */
     uint64_t gen;                /* the number of the last GEN_BEGIN (as written) */
     int ended;                   /* its END was read: what follows is ignored */
-    struct ctr_pb sw;               /* the SWITCHES record being filled */
+    struct ctr_pb sw;            /* the SWITCHES record being filled */
     uint64_t sw_thread, sw_last;
     int sw_open;
     struct pending_events *threads;
@@ -62,12 +62,12 @@ struct proc {
 };
 
 struct ctr_rebuild {
-    uint64_t want_pid;           /* asked for: 0 the only one, CTR_CTF_ALL all, or one */
-    int ended;                   /* the input finished */
+    uint64_t want_pid; /* asked for: 0 the only one, CTR_CTF_ALL all, or one */
+    int ended;         /* the input finished */
     uint64_t discarded;
-    uint64_t pos;                /* tracepoints read, as of the last one */
-    char error[160];             /* fits a frame's `skipped` */
-    int ambiguous;               /* the error: several processes, none chosen */
+    uint64_t pos;    /* tracepoints read, as of the last one */
+    char error[160]; /* fits a frame's `skipped` */
+    int ambiguous;   /* the error: several processes, none chosen */
     /* The processes read (one unless merged), by pid. */
     struct proc *procs;
     size_t nprocs;
@@ -77,7 +77,7 @@ struct ctr_rebuild {
     uint64_t next_gen;
     uint64_t end_fields[CTR_MAX_FIELDS];
     size_t nends;
-    struct ctr_pb body, batch;      /* scratch */
+    struct ctr_pb body, batch; /* scratch */
     /* Frames made, waiting for ctr_rebuild_take. */
     struct ctr_frame *ready;
     size_t nready, ready_head, ready_cap;
@@ -88,8 +88,7 @@ struct ctr_rebuild {
  * Frames
  * ------------------------------------------------------------------------- */
 
-__attribute__((format(printf, 2, 3)))
-static void fail(struct ctr_rebuild *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void fail(struct ctr_rebuild *c, const char *fmt, ...)
 {
     if (!c->error[0]) {
         va_list ap;
@@ -391,7 +390,8 @@ static void on_event(struct ctr_rebuild *c, struct proc *p, uint8_t type, int sc
     int sync = objects_are_addresses(s->args + 1, v + 2, want - 2);
     for (int i = 2; i < want; i++)
         v[i] = remap(p, s->args[i - 1], v[i], sync);
-    size_t plen = has_len ? (seq->len < CTR_MAX_EVENT_PAYLOAD ? seq->len : CTR_MAX_EVENT_PAYLOAD) : 0;
+    size_t plen =
+        has_len ? (seq->len < CTR_MAX_EVENT_PAYLOAD ? seq->len : CTR_MAX_EVENT_PAYLOAD) : 0;
     if (sched) {
         if (p->sw_open && p->sw_thread != thread)
             switches_close(p);
@@ -445,8 +445,10 @@ static struct proc *proc_of(struct ctr_rebuild *c, uint64_t pid)
         char pids[64];
         snprintf(pids, sizeof(pids), "%llu and %llu", (unsigned long long)c->procs[0].pid,
                  (unsigned long long)pid);
-        fail(c, "several processes (pids %s at least): choose one with -pid PID, or "
-                "-pid all to merge them", pids);
+        fail(c,
+             "several processes (pids %s at least): choose one with -pid PID, or "
+             "-pid all to merge them",
+             pids);
         c->ambiguous = 1;
         return NULL;
     }
@@ -475,8 +477,10 @@ void ctr_rebuild_point(struct ctr_rebuild *c, uint64_t what, uint64_t pid, uint6
         c->procs[0].pid && c->procs[0].pid != v[0]) {
         /* Nothing says whose events these are, so all are one process's;
          * a TRACE_INFO of another pid than the first says they are not. */
-        fail(c, "events of several processes, not told apart: record the vpid context "
-                "(lttng add-context -u -t vpid) or use --buffers-pid%s", "");
+        fail(c,
+             "events of several processes, not told apart: record the vpid context "
+             "(lttng add-context -u -t vpid) or use --buffers-pid%s",
+             "");
         return;
     }
     struct proc *p = proc_of(c, pid);

@@ -36,12 +36,12 @@ struct slot {
 struct ctr_decoders {
     struct ctr_source *src;
     pthread_mutex_t lock;
-    pthread_cond_t work;         /* a slot was queued, or stop */
-    pthread_cond_t done;         /* a slot was decoded */
+    pthread_cond_t work; /* a slot was queued, or stop */
+    pthread_cond_t done; /* a slot was decoded */
     struct slot *slots;
     size_t nslots;
     uint64_t next_read, next_take; /* the caller's, under the lock */
-    uint64_t next_decode;        /* the lowest seq not yet taken by a worker */
+    uint64_t next_decode;          /* the lowest seq not yet taken by a worker */
     size_t done_mem;
     int stop, at_end, read_rc;
     struct ctr_frame tail;       /* what the source said at its end */

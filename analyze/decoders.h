@@ -21,8 +21,8 @@ struct ctr_decoders;
 
 /* One frame decoded, or the end of the file. */
 struct ctr_decoded {
-    struct ctr_gen gen;           /* the caller's: ctr_gen_free(&gen, ctr_decoders_buffers()) */
-    int rc;                       /* ctr_gen_decode()'s */
+    struct ctr_gen gen; /* the caller's: ctr_gen_free(&gen, ctr_decoders_buffers()) */
+    int rc;             /* ctr_gen_decode()'s */
     /* Non-empty: the bytes from skipped_off up to file_off were no frame. */
     char skipped[160];
     uint64_t skipped_off, file_off;

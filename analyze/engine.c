@@ -19,24 +19,24 @@
 struct segment {
     const struct ctr_trace_event *ev;
     size_t n, pos;
-    size_t tag_slot;          /* index of its tag in tags[] (absolute, see tag_base) */
+    size_t tag_slot; /* index of its tag in tags[] (absolute, see tag_base) */
 };
 
 struct stream {
-    struct segment *seg;      /* a ring of queued segments */
+    struct segment *seg; /* a ring of queued segments */
     size_t head, count, cap;
     uint32_t thread;
     uint8_t switches;
-    uint64_t tie;             /* the key's second word but for its top bit: the
-                                 thread id, then batches before switches */
-    int queued;               /* in the heap */
+    uint64_t tie; /* the key's second word but for its top bit: the
+                     thread id, then batches before switches */
+    int queued;   /* in the heap */
 };
 
 /* A heap entry: a stream and its head event's key, kept here so that
  * comparing touches the heap alone. */
 struct heap_entry {
     uint64_t ns;
-    uint64_t tie;             /* top bit: 0 the head is a release, 1 anything else */
+    uint64_t tie; /* top bit: 0 the head is a release, 1 anything else */
     size_t stream;
 };
 
@@ -49,16 +49,16 @@ struct ctr_engine {
     struct ctr_consumer *cons;
     size_t ncons;
     struct ctr_states *states;
-    struct stream *streams;   /* thread * 2 + switches */
+    struct stream *streams; /* thread * 2 + switches */
     size_t nstreams, streams_cap;
     struct heap_entry *heap;
     size_t nheap, heap_cap;
-    struct tag_count *tags;   /* tags[tag_first .. ntags-1] live */
+    struct tag_count *tags; /* tags[tag_first .. ntags-1] live */
     size_t tag_first, ntags, tags_cap, tag_base;
-    uint64_t *thread_last;    /* per thread: the time of its last event out */
-    int want_settle;          /* a consumer has a settle callback */
-    uint64_t hold;            /* settle stays before it (ctr_engine_hold) */
-    unsigned since_settle;    /* events out since the last one */
+    uint64_t *thread_last; /* per thread: the time of its last event out */
+    int want_settle;       /* a consumer has a settle callback */
+    uint64_t hold;         /* settle stays before it (ctr_engine_hold) */
+    unsigned since_settle; /* events out since the last one */
 };
 
 /* The state machine's intervals go to every consumer that wants them. */
@@ -88,8 +88,7 @@ static void settle(struct ctr_engine *e, uint64_t ns)
             e->cons[i].settle(e->cons[i].ctx, ns);
 }
 
-struct ctr_engine *ctr_engine_new(const struct ctr_trace *t, const struct ctr_consumer *c,
-                                  size_t n)
+struct ctr_engine *ctr_engine_new(const struct ctr_trace *t, const struct ctr_consumer *c, size_t n)
 {
     struct ctr_engine *e = calloc(1, sizeof(*e));
     if (!e)

@@ -42,13 +42,13 @@ struct dec {
     struct ctr_gen *g;
     struct batch_ref *batches;
     size_t nbatches, batches_cap;
-    struct ctr_idmap own_stacks;  /* the frame's STACK ids */
-    uint64_t last_own_stack;      /* the last id found there (0: none) */
-    struct ctr_idmap stream_of;   /* thread id * 2 + switches -> index in g->streams */
+    struct ctr_idmap own_stacks; /* the frame's STACK ids */
+    uint64_t last_own_stack;     /* the last id found there (0: none) */
+    struct ctr_idmap stream_of;  /* thread id * 2 + switches -> index in g->streams */
 };
 
-__attribute__((format(printf, 3, 4)))
-static void damage(struct ctr_gen *g, size_t stream_off, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void damage(struct ctr_gen *g, size_t stream_off,
+                                                         const char *fmt, ...)
 {
     if (g->damage[0])
         return; /* the first damage is the one that matters */
@@ -63,8 +63,8 @@ static void damage(struct ctr_gen *g, size_t stream_off, const char *fmt, ...)
  * 1. Decompression
  * ------------------------------------------------------------------------- */
 
-static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cut,
-                      ZSTD_DCtx *reuse, struct ctr_bufpool *pool)
+static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cut, ZSTD_DCtx *reuse,
+                      struct ctr_bufpool *pool)
 {
     ZSTD_DCtx *d = reuse ? reuse : ZSTD_createDCtx();
     if (!d)
@@ -229,8 +229,8 @@ static int load_record(struct dec *r, uint8_t kind, const struct ctr_record_fiel
         struct ctr_mapping_info *m = PUSH(g->mappings, g->nmappings, g->mappings_cap);
         if (!m)
             return -ENOMEM;
-        *m = (struct ctr_mapping_info){v[0], v[1], v[2], v[3], v[4],
-                                       (const char *)(uintptr_t)v[5], {0}, v[6]};
+        *m = (struct ctr_mapping_info){v[0], v[1], v[2], v[3], v[4], (const char *)(uintptr_t)v[5],
+                                       {0},  v[6]};
         memcpy(m->build_id, f->tail, v[6]);
         return 0;
     }

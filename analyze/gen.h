@@ -26,23 +26,23 @@
 /* One thread's events of one kind in the frame, in the order read. */
 struct ctr_gen_stream {
     uint64_t thread_id;
-    uint8_t switches;            /* SWITCHES records: times in ns already */
-    struct ctr_trace_event *ev;  /* in a BATCH stream, ns holds ticks for the first
-                                    in_ticks, nanoseconds after (gen.c) */
+    uint8_t switches;           /* SWITCHES records: times in ns already */
+    struct ctr_trace_event *ev; /* in a BATCH stream, ns holds ticks for the first
+                                   in_ticks, nanoseconds after (gen.c) */
     size_t n, cap, in_ticks;
-    uint64_t lost;               /* LOST events' counts */
-    uint64_t start_pc;           /* the last THREAD_START's routine, 0: none */
+    uint64_t lost;     /* LOST events' counts */
+    uint64_t start_pc; /* the last THREAD_START's routine, 0: none */
 };
 
 struct ctr_gen_string {
     uint64_t id;
-    size_t off, len;             /* bytes in stream[] */
+    size_t off, len; /* bytes in stream[] */
 };
 
 struct ctr_gen_stack {
     uint64_t id;
     uint32_t n;
-    size_t pc0;                  /* its pcs: pcs[pc0 .. pc0+n-1] */
+    size_t pc0; /* its pcs: pcs[pc0 .. pc0+n-1] */
 };
 
 struct ctr_gen_thread {
@@ -66,15 +66,15 @@ struct ctr_gen_name {
 };
 
 struct ctr_gen {
-    uint64_t file_off, file_len;  /* the frame's place in the file */
-    uint8_t *stream;              /* the decompressed records */
+    uint64_t file_off, file_len; /* the frame's place in the file */
+    uint8_t *stream;             /* the decompressed records */
     size_t stream_len, stream_cap;
     /* TRACE_INFO (the frame's last) */
     int has_info;
     uint64_t pid, tick_source, flags, exe_id, io_min_ns;
     /* Generation markers */
     uint32_t begins, ends;
-    uint64_t first_gen;           /* the number of its first GEN_BEGIN */
+    uint64_t first_gen; /* the number of its first GEN_BEGIN */
     /* SAMPLING (the frame's latest; lost is cumulative, FORMAT.md §3) */
     int has_sampling;
     uint64_t cpu_source, cpu_period_ns, cpu_lost;
@@ -110,8 +110,8 @@ struct ctr_gen {
     struct ctr_idmap foreign_stacks;
     /* Bytes held, for the pipeline's memory budget. */
     size_t mem;
-    char damage[200];             /* why it is damaged; empty: it decoded whole */
-    size_t damage_off;            /* where in its stream */
+    char damage[200];  /* why it is damaged; empty: it decoded whole */
+    size_t damage_off; /* where in its stream */
 };
 
 /* ctr_gen_decode() : decodes the frame data[0..len-1], found at file offset

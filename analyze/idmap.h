@@ -24,7 +24,7 @@ struct ctr_idmap_slot {
 
 struct ctr_idmap {
     struct ctr_idmap_slot *slots;
-    size_t cap, n;               /* cap: a power of two, or 0 */
+    size_t cap, n; /* cap: a power of two, or 0 */
 };
 
 /* ctr_hash_bytes() : FNV-1a of n bytes: a string's key, for the maps that

@@ -37,12 +37,12 @@
 #define EXIT_DAMAGED 3
 #define EXIT_EMPTY 4
 
-#define JOBS_HELP                                                                        \
+#define JOBS_HELP                                                                    \
     "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
-    "                    decode ahead of it (default: the cores available); the\n"  \
-    "                    output is the same for any N\n"                            \
+    "                    decode ahead of it (default: the cores available); the\n"   \
+    "                    output is the same for any N\n"                             \
     "  -pid PID|all      of an LTTng trace of several processes, the one to read,\n" \
-    "                    or all of them merged\n"                                   \
+    "                    or all of them merged\n"                                    \
     "TRACE - reads a trace from standard input; a directory, the LTTng traces in it.\n"
 
 static const char usage_text[] =
@@ -85,8 +85,7 @@ static const char usage_text[] =
 
 /* -j N or -pid PID among a verb's flags, into o: 1 when argv[*i] is one
  * (taken), 0 when it is not, -1 after a usage error said. */
-static int reading_arg(int argc, char **argv, int *i, const char *verb,
-                       struct ctr_pipeline_opts *o)
+static int reading_arg(int argc, char **argv, int *i, const char *verb, struct ctr_pipeline_opts *o)
 {
     const char *v;
     int r = ctr_cli_flag(argc, argv, i, "j", &v), pid = 0;
@@ -118,8 +117,7 @@ static int cmd_stats(int argc, char **argv)
         if (ctr_cli_is_help(argv[i])) {
             fputs("usage: ctrace stats [-j N] [-pid PID|all] TRACE\n"
                   "Prints what TRACE holds: extent, threads, events by type, bytes per\n"
-                  "event, and what was lost (dropped events, table overflows).\n"
-                  JOBS_HELP
+                  "event, and what was lost (dropped events, table overflows).\n" JOBS_HELP
                   "Exit status: 0 ok, 1 error, 3 damaged, 4 no threads or no events and\n"
                   "no end record (the program ended or forked away before its first flush).\n",
                   stdout);
@@ -146,7 +144,7 @@ static int cmd_stats(int argc, char **argv)
     }
     ctr_reading_say(&rd);
     ctr_stats_print(t, path, stdout);
-    int rc = t->damage[0]                              ? EXIT_DAMAGED
+    int rc = t->damage[0]                                 ? EXIT_DAMAGED
              : !t->complete && ctr_stats_empty(t) != NULL ? EXIT_EMPTY
                                                           : 0;
     ctr_reading_close(&rd);
@@ -183,8 +181,8 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
 {
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
-        return ctr_cli_usage_error(
-            NULL, "unknown profile type '%s' (want " CTR_PROFILE_TYPES ")", type);
+        return ctr_cli_usage_error(NULL, "unknown profile type '%s' (want " CTR_PROFILE_TYPES ")",
+                                   type);
     if (!top_n && !out_path && isatty(1)) {
         fputs("ctrace: not writing a binary profile to a terminal; use -o FILE or redirect\n",
               stderr);
@@ -223,9 +221,9 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
         fprintf(stderr, "ctrace: %s: %s\n", out_path, strerror(errno));
         goto done;
     }
-    int rc = top_n ? ctr_top_write_collected(t, c, cls, filter, top_n, out, stderr, err,
-                                             sizeof(err))
-                   : ctr_profile_write_collected(t, c, out, stderr, err, sizeof(err));
+    int rc = top_n
+                 ? ctr_top_write_collected(t, c, cls, filter, top_n, out, stderr, err, sizeof(err))
+                 : ctr_profile_write_collected(t, c, out, stderr, err, sizeof(err));
     if (rc == 0 && fflush(out) != 0)
         rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
     if (out_path && fclose(out) != 0 && rc == 0)
@@ -271,8 +269,7 @@ static const char tasks_usage[] =
     "  -latmin DURATION  list only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
     "  -n N              how many of the slowest tasks to list (default 5; 0: none)\n"
     "  -tsv              only the table by type, as tab-separated lines:\n"
-    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' header)\n"
-    JOBS_HELP;
+    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' header)\n" JOBS_HELP;
 
 /* The breakdowns of the slowest tasks: a second reading of the trace. */
 struct second_reading {
@@ -374,8 +371,7 @@ static const char threads_usage[] =
     "finder: threads still alive and blocked when the trace ends, grouped by the\n"
     "call they block in and its stack, largest group first.\n"
     "  -tsv   only the leak finder, as tab-separated lines:\n"
-    "         count call function file:line (innermost frame; after a '#' header)\n"
-    JOBS_HELP;
+    "         count call function file:line (innermost frame; after a '#' header)\n" JOBS_HELP;
 
 static int cmd_threads(int argc, char **argv)
 {
@@ -488,8 +484,8 @@ int main(int argc, char **argv)
         path = argv[i];
     }
     if (!type)
-        return ctr_cli_usage_error(
-            NULL, "nothing to do: give -pprof=TYPE or a verb such as stats%s", "");
+        return ctr_cli_usage_error(NULL,
+                                   "nothing to do: give -pprof=TYPE or a verb such as stats%s", "");
     if (!path)
         return ctr_cli_usage_error(NULL, "no trace file given%s", "");
     if (latmin && !ctr_cli_duration("", "latmin", latmin, &filter.latmin_ns))

@@ -87,8 +87,9 @@ void ctr_reading_say(const struct ctr_reading *r)
         fprintf(stderr, "ctrace: %s: %s\n", r->path, t->damage);
         for (size_t i = 0; i < t->gaps && i < CTR_GAPS_LISTED; i++) {
             const struct ctr_gap *g = &t->gap_list[i];
-            fprintf(stderr, "ctrace: %s: missing: +%.6f s to +%.6f s (%.6f s), skipped for the "
-                            "damage at file offset %llu; the rest of the trace is read\n",
+            fprintf(stderr,
+                    "ctrace: %s: missing: +%.6f s to +%.6f s (%.6f s), skipped for the "
+                    "damage at file offset %llu; the rest of the trace is read\n",
                     r->path, (double)(g->from_ns - t->start_ns) / 1e9,
                     (double)(g->to_ns - t->start_ns) / 1e9, (double)(g->to_ns - g->from_ns) / 1e9,
                     (unsigned long long)g->file_off);
@@ -101,9 +102,10 @@ void ctr_reading_say(const struct ctr_reading *r)
         fprintf(stderr, "ctrace: %s: warning: %s\n", r->path, ctr_stats_empty(t));
     }
     if (t->lttng_discarded)
-        fprintf(stderr, "ctrace: %s: warning: LTTng discarded %llu events (its sub-buffers were "
-                        "full): what they held is missing; give the channel more, or bigger, "
-                        "sub-buffers\n",
+        fprintf(stderr,
+                "ctrace: %s: warning: LTTng discarded %llu events (its sub-buffers were "
+                "full): what they held is missing; give the channel more, or bigger, "
+                "sub-buffers\n",
                 r->path, (unsigned long long)t->lttng_discarded);
 }
 

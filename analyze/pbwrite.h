@@ -22,7 +22,7 @@
 struct ctr_pb {
     uint8_t *b;
     size_t len, cap;
-    int err;                     /* 0, or -ENOMEM */
+    int err; /* 0, or -ENOMEM */
 };
 
 enum { CTR_PB_VARINT = 0, CTR_PB_FIXED64 = 1, CTR_PB_LEN = 2 };

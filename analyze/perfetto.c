@@ -33,14 +33,14 @@
 #include "tasks.h"
 
 struct thread_state {
-    uint8_t in_wait;             /* a PF_WAIT slice is begun */
-    uint8_t in_state;            /* PF_PREEMPTED or PF_RUNNING begun, or 0 */
+    uint8_t in_wait;  /* a PF_WAIT slice is begun */
+    uint8_t in_state; /* PF_PREEMPTED or PF_RUNNING begun, or 0 */
     /* A wait whose blocked part came and whose slice is not ended yet. */
     uint8_t pending;
     uint8_t pend_reason;
-    uint64_t pend_end;           /* the blocked part's end */
-    struct ctr_release pend_rel; /* its release (object, ns), if any */
-    uint32_t pend_releaser;      /* the releasing thread's index, UINT32_MAX: none */
+    uint64_t pend_end;               /* the blocked part's end */
+    struct ctr_release pend_rel;     /* its release (object, ns), if any */
+    uint32_t pend_releaser;          /* the releasing thread's index, UINT32_MAX: none */
     struct ctr_open_region *regions; /* open, outermost first */
     size_t nregions, cap;
 };
@@ -48,15 +48,15 @@ struct thread_state {
 struct ctr_perfetto {
     struct ctr_perfetto_opts o;
     struct pf_out *out;
-    const struct ctr_trace *t;   /* the trace the pipeline fills */
+    const struct ctr_trace *t; /* the trace the pipeline fills */
     int err;
-    int sched;                   /* the trace has context switches */
+    int sched; /* the trace has context switches */
     struct thread_state *th;
     size_t nth, thcap;
     uint64_t release_seq, task_seq;
-    struct ctr_idmap tasks;      /* task id -> its pf_task (a pointer), 0 once ended */
+    struct ctr_idmap tasks; /* task id -> its pf_task (a pointer), 0 once ended */
     size_t tasks_ended;
-    int gap_open;                /* a gap's END not yet queued: at gap_end */
+    int gap_open; /* a gap's END not yet queued: at gap_end */
     uint64_t gap_end;
     uint64_t events, unlinked;
 };
@@ -96,8 +96,12 @@ static struct thread_state *state_of(struct ctr_perfetto *p, uint32_t thread)
 static void end_wait(struct ctr_perfetto *p, uint32_t thread, uint64_t end, int blocked)
 {
     struct thread_state *s = &p->th[thread];
-    struct pf_item e = {.ts = end, .track = PF_TRACK(PF_TR_THREAD, thread), .kind = PF_END,
-                        .what = PF_WAIT, .thread = UINT32_MAX, .blocked = (int8_t)-blocked};
+    struct pf_item e = {.ts = end,
+                        .track = PF_TRACK(PF_TR_THREAD, thread),
+                        .kind = PF_END,
+                        .what = PF_WAIT,
+                        .thread = UINT32_MAX,
+                        .blocked = (int8_t)-blocked};
     if (s->pend_releaser != UINT32_MAX) {
         e.thread = s->pend_releaser;
         if (pf_out_kept(p->out, e.track, end) &&
@@ -134,8 +138,10 @@ static void on_begin(void *ctx, const struct ctr_interval *iv)
     if (!s)
         return;
     settle_wait(p, thread);
-    struct pf_item b = {.ts = iv->start_ns, .track = PF_TRACK(PF_TR_THREAD, thread),
-                        .kind = PF_BEGIN, .thread = thread};
+    struct pf_item b = {.ts = iv->start_ns,
+                        .track = PF_TRACK(PF_TR_THREAD, thread),
+                        .kind = PF_BEGIN,
+                        .thread = thread};
     switch (iv->state) {
     case CTR_STATE_BLOCKED:
         b.what = PF_WAIT, b.reason = iv->reason, b.a = iv->object, b.b = iv->stack_id;
@@ -178,11 +184,19 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     }
     if (iv->state == CTR_STATE_RUNNABLE && s->pending) {
         /* The runnable part of the pending wait, nested in its slice. */
-        add(p, &(struct pf_item){.ts = iv->start_ns, .track = track, .kind = PF_BEGIN,
-                                 .what = PF_WAIT_RUNNABLE, .thread = thread, .blocked = -1,
+        add(p, &(struct pf_item){.ts = iv->start_ns,
+                                 .track = track,
+                                 .kind = PF_BEGIN,
+                                 .what = PF_WAIT_RUNNABLE,
+                                 .thread = thread,
+                                 .blocked = -1,
                                  .runnable = 1});
-        add(p, &(struct pf_item){.ts = iv->end_ns, .track = track, .kind = PF_END,
-                                 .what = PF_WAIT_RUNNABLE, .thread = thread, .runnable = -1});
+        add(p, &(struct pf_item){.ts = iv->end_ns,
+                                 .track = track,
+                                 .kind = PF_END,
+                                 .what = PF_WAIT_RUNNABLE,
+                                 .thread = thread,
+                                 .runnable = -1});
         end_wait(p, thread, iv->end_ns, 0);
         return;
     }
@@ -195,11 +209,17 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     } else if (s->in_state != PF_RUNNING) {
         /* Running from a wait's switch-in to its Unblock: decided as the
          * wait ended, so never begun. */
-        add(p, &(struct pf_item){.ts = iv->start_ns, .track = track, .kind = PF_BEGIN,
-                                 .what = PF_RUNNING, .thread = thread});
+        add(p, &(struct pf_item){.ts = iv->start_ns,
+                                 .track = track,
+                                 .kind = PF_BEGIN,
+                                 .what = PF_RUNNING,
+                                 .thread = thread});
     }
-    add(p, &(struct pf_item){.ts = iv->end_ns, .track = track, .kind = PF_END,
-                             .what = s->in_state ? s->in_state : PF_RUNNING, .thread = thread,
+    add(p, &(struct pf_item){.ts = iv->end_ns,
+                             .track = track,
+                             .kind = PF_END,
+                             .what = s->in_state ? s->in_state : PF_RUNNING,
+                             .thread = thread,
                              .runnable = runnable});
     s->in_state = 0;
 }
@@ -211,8 +231,13 @@ static void release(struct ctr_perfetto *p, uint32_t thread, const struct ctr_tr
     uint64_t track = PF_TRACK(PF_TR_THREAD, thread);
     if (!pf_out_kept(p->out, track, e->ns))
         return;
-    add(p, &(struct pf_item){.ts = e->ns, .track = track, .kind = PF_INSTANT, .what = PF_RELEASE,
-                             .thread = thread, .a = object, .b = stack,
+    add(p, &(struct pf_item){.ts = e->ns,
+                             .track = track,
+                             .kind = PF_INSTANT,
+                             .what = PF_RELEASE,
+                             .thread = thread,
+                             .a = object,
+                             .b = stack,
                              .flow = PF_FLOW_RELEASE(++p->release_seq)});
 }
 
@@ -229,8 +254,13 @@ static struct pf_task *open_task(struct ctr_perfetto *p, uint64_t id)
 static void region_item(struct ctr_perfetto *p, uint32_t thread, uint64_t ts, int kind,
                         const struct ctr_open_region *r, int link)
 {
-    struct pf_item it = {.ts = ts, .track = PF_TRACK(PF_TR_NOTES, thread), .kind = (uint8_t)kind,
-                         .what = PF_REGION, .thread = thread, .a = r->name_id, .b = r->task};
+    struct pf_item it = {.ts = ts,
+                         .track = PF_TRACK(PF_TR_NOTES, thread),
+                         .kind = (uint8_t)kind,
+                         .what = PF_REGION,
+                         .thread = thread,
+                         .a = r->name_id,
+                         .b = r->task};
     struct pf_task *task = link && r->task ? open_task(p, r->task) : NULL;
     if (task && task->nflows < PF_TASK_FLOWS_MAX && pf_out_kept(p->out, it.track, ts)) {
         it.flow = PF_FLOW_TASK(task->seq) + task->nflows++;
@@ -306,9 +336,15 @@ static void task_begin(struct ctr_perfetto *p, uint32_t thread, const struct ctr
         fail(p, -ENOMEM);
         return;
     }
-    add(p, &(struct pf_item){.ts = e->ns, .track = PF_TRACK(PF_TR_TASK, task->seq),
-                             .kind = PF_BEGIN, .what = PF_TASK, .thread = thread,
-                             .a = e->args[2], .b = id, .c = e->args[1], .ext = task});
+    add(p, &(struct pf_item){.ts = e->ns,
+                             .track = PF_TRACK(PF_TR_TASK, task->seq),
+                             .kind = PF_BEGIN,
+                             .what = PF_TASK,
+                             .thread = thread,
+                             .a = e->args[2],
+                             .b = id,
+                             .c = e->args[1],
+                             .ext = task});
 }
 
 static void task_end(struct ctr_perfetto *p, uint64_t id, uint64_t ts)
@@ -318,8 +354,11 @@ static void task_end(struct ctr_perfetto *p, uint64_t id, uint64_t ts)
     if (!task)
         return; /* begun before the trace, ended twice, or not shown */
     *v = 0;
-    add(p, &(struct pf_item){.ts = ts, .track = PF_TRACK(PF_TR_TASK, task->seq), .kind = PF_END,
-                             .what = PF_TASK, .ext = task});
+    add(p, &(struct pf_item){.ts = ts,
+                             .track = PF_TRACK(PF_TR_TASK, task->seq),
+                             .kind = PF_END,
+                             .what = PF_TASK,
+                             .ext = task});
     /* Ended tasks leave the map now and then, so it holds the open ones. */
     if (++p->tasks_ended > 4096 && p->tasks_ended > p->tasks.n / 2) {
         fail(p, ctr_idmap_filter(&p->tasks, keep_open_task, NULL));
@@ -334,8 +373,11 @@ static int close_task(void *ctx, uint64_t id, uint64_t v)
     struct pf_task *task = (struct pf_task *)(uintptr_t)v;
     (void)id;
     if (task)
-        add(p, &(struct pf_item){.ts = p->t->end_ns, .track = PF_TRACK(PF_TR_TASK, task->seq),
-                                 .kind = PF_END, .what = PF_TASK, .ext = task});
+        add(p, &(struct pf_item){.ts = p->t->end_ns,
+                                 .track = PF_TRACK(PF_TR_TASK, task->seq),
+                                 .kind = PF_END,
+                                 .what = PF_TASK,
+                                 .ext = task});
     return 0;
 }
 
@@ -353,8 +395,10 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
     p->events++;
     settle_wait(p, thread);
     if (p->gap_open && e->ns >= p->gap_end) {
-        add(p, &(struct pf_item){.ts = p->gap_end, .track = PF_TRACK(PF_TR_CTRACE, 0),
-                                 .kind = PF_END, .what = PF_GAP});
+        add(p, &(struct pf_item){.ts = p->gap_end,
+                                 .track = PF_TRACK(PF_TR_CTRACE, 0),
+                                 .kind = PF_END,
+                                 .what = PF_GAP});
         p->gap_open = 0;
     }
     const struct ctr_thread_info *th = &t->threads[thread];
@@ -372,14 +416,21 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
         regions_close(p, thread, e->ns);
         break;
     case CTR_EV_LOST:
-        add(p, &(struct pf_item){.ts = e->ns, .track = PF_TRACK(PF_TR_THREAD, thread),
-                                 .kind = PF_INSTANT, .what = PF_LOST, .thread = thread,
+        add(p, &(struct pf_item){.ts = e->ns,
+                                 .track = PF_TRACK(PF_TR_THREAD, thread),
+                                 .kind = PF_INSTANT,
+                                 .what = PF_LOST,
+                                 .thread = thread,
                                  .a = e->args[0]});
         break;
     case CTR_EV_CPU_SAMPLE: /* what the thread ran (FORMAT.md §4.1) */
-        add(p, &(struct pf_item){.ts = e->ns, .track = PF_TRACK(PF_TR_THREAD, thread),
-                                 .kind = PF_INSTANT, .what = PF_SAMPLE, .thread = thread,
-                                 .a = e->args[1], .b = e->args[0]});
+        add(p, &(struct pf_item){.ts = e->ns,
+                                 .track = PF_TRACK(PF_TR_THREAD, thread),
+                                 .kind = PF_INSTANT,
+                                 .what = PF_SAMPLE,
+                                 .thread = thread,
+                                 .a = e->args[1],
+                                 .b = e->args[0]});
         break;
     case CTR_EV_REGION_BEGIN:
         region_begin(p, thread, e->ns, e->args[0], e->args[1]);
@@ -403,9 +454,15 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
         }
         if (len)
             memcpy(copy, msg, len);
-        add(p, &(struct pf_item){.ts = e->ns, .track = PF_TRACK(PF_TR_NOTES, thread),
-                                 .kind = PF_INSTANT, .what = PF_LOG, .thread = thread,
-                                 .a = e->args[1], .b = e->args[0], .c = len, .ext = copy});
+        add(p, &(struct pf_item){.ts = e->ns,
+                                 .track = PF_TRACK(PF_TR_NOTES, thread),
+                                 .kind = PF_INSTANT,
+                                 .what = PF_LOG,
+                                 .thread = thread,
+                                 .a = e->args[1],
+                                 .b = e->args[0],
+                                 .c = len,
+                                 .ext = copy});
         if (p->err)
             free(copy);
         break;
@@ -424,11 +481,11 @@ static void on_gap(void *ctx, const struct ctr_trace *t, uint64_t from_ns, uint6
     uint64_t from = from_ns;
     if (p->gap_open) { /* one still to end: it ends where this one begins */
         from = from > p->gap_end ? from : p->gap_end;
-        add(p, &(struct pf_item){.ts = from, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_END,
-                                 .what = PF_GAP});
+        add(p, &(struct pf_item){
+                   .ts = from, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_END, .what = PF_GAP});
     }
-    add(p, &(struct pf_item){.ts = from, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_BEGIN,
-                             .what = PF_GAP});
+    add(p, &(struct pf_item){
+               .ts = from, .track = PF_TRACK(PF_TR_CTRACE, 0), .kind = PF_BEGIN, .what = PF_GAP});
     p->gap_open = 1;
     p->gap_end = to_ns > from ? to_ns : from;
 }
@@ -444,8 +501,12 @@ static void on_settle(void *ctx, uint64_t ns)
 
 struct ctr_consumer ctr_perfetto_consumer(struct ctr_perfetto *p)
 {
-    return (struct ctr_consumer){.ctx = p, .event = on_event, .interval = on_interval,
-                                 .begin = on_begin, .gap = on_gap, .settle = on_settle};
+    return (struct ctr_consumer){.ctx = p,
+                                 .event = on_event,
+                                 .interval = on_interval,
+                                 .begin = on_begin,
+                                 .gap = on_gap,
+                                 .settle = on_settle};
 }
 
 struct ctr_perfetto *ctr_perfetto_new(const struct ctr_perfetto_opts *o,
@@ -463,8 +524,11 @@ struct ctr_perfetto *ctr_perfetto_new(const struct ctr_perfetto_opts *o,
         return NULL;
     }
     if (o->window_gens)
-        add(p, &(struct pf_item){.ts = o->model->start_ns, .track = PF_TRACK(PF_TR_CTRACE, 0),
-                                 .kind = PF_INSTANT, .what = PF_WINDOW, .a = o->window_gens});
+        add(p, &(struct pf_item){.ts = o->model->start_ns,
+                                 .track = PF_TRACK(PF_TR_CTRACE, 0),
+                                 .kind = PF_INSTANT,
+                                 .what = PF_WINDOW,
+                                 .a = o->window_gens});
     return p;
 }
 
@@ -480,8 +544,10 @@ int ctr_perfetto_end(struct ctr_perfetto *p, const struct ctr_trace *t,
         regions_close(p, i, t->end_ns);
     }
     if (p->gap_open)
-        add(p, &(struct pf_item){.ts = p->gap_end, .track = PF_TRACK(PF_TR_CTRACE, 0),
-                                 .kind = PF_END, .what = PF_GAP});
+        add(p, &(struct pf_item){.ts = p->gap_end,
+                                 .track = PF_TRACK(PF_TR_CTRACE, 0),
+                                 .kind = PF_END,
+                                 .what = PF_GAP});
     if (!p->err)
         fail(p, ctr_idmap_filter(&p->tasks, close_task, p));
     int rc = p->err ? p->err : pf_out_end(p->out, st);

@@ -29,23 +29,23 @@ struct ctr_perfetto_opts {
     /* A first reading of the same trace: its threads (names, tids) and
      * mappings (symbols) are complete; thread indexes are the same. */
     const struct ctr_trace *model;
-    const uint64_t *busy_ns;     /* per thread index: its rank's key, the busiest
-                                    first; NULL: trace order */
-    uint64_t from_ns, to_ns;     /* the time kept: [from_ns, to_ns); 0, UINT64_MAX: all */
+    const uint64_t *busy_ns;        /* per thread index: its rank's key, the busiest
+                                       first; NULL: trace order */
+    uint64_t from_ns, to_ns;        /* the time kept: [from_ns, to_ns); 0, UINT64_MAX: all */
     const struct ctr_windows *keep; /* per thread, the time a filter keeps; NULL: all */
-    const uint64_t *tasks;       /* ids of the tasks shown, sorted; NULL: all */
+    const uint64_t *tasks;          /* ids of the tasks shown, sorted; NULL: all */
     size_t ntasks;
-    uint64_t window_gens;        /* generations before a flight recorder's window
-                                    (0: the trace starts with its first) */
-    size_t budget;               /* bytes the time-order buffer may hold; 0: a default */
+    uint64_t window_gens; /* generations before a flight recorder's window
+                             (0: the trace starts with its first) */
+    size_t budget;        /* bytes the time-order buffer may hold; 0: a default */
 };
 
 struct ctr_perfetto_stats {
-    uint64_t events;             /* events of the trace read */
-    uint64_t packets, bytes;     /* written */
+    uint64_t events;         /* events of the trace read */
+    uint64_t packets, bytes; /* written */
     uint64_t slices, instants, counters, flows;
-    uint64_t late;               /* items placed later than they happened (budget) */
-    uint64_t unlinked;           /* waits whose release had gone out (budget) */
+    uint64_t late;     /* items placed later than they happened (budget) */
+    uint64_t unlinked; /* waits whose release had gone out (budget) */
 };
 
 struct ctr_perfetto;

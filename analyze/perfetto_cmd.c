@@ -55,7 +55,7 @@ struct opts {
     struct ctr_profile_filter filter;
     uint64_t from_ns, to_ns;
     int has_to, jobs, http, port;
-    uint64_t pid;                /* -pid: ctr_pipeline_opts.pid */
+    uint64_t pid; /* -pid: ctr_pipeline_opts.pid */
     size_t buffer;
 };
 
@@ -195,8 +195,10 @@ static int parse(int argc, char **argv, struct opts *o)
         return ctr_cli_usage_error("-perfetto", "-%s needs a name",
                                    o->filter.task && !*o->filter.task ? "task" : "region");
     if (!o->out && !o->http && isatty(1))
-        return ctr_cli_usage_error("-perfetto", "not writing a binary trace to a terminal; use "
-                                   "-o FILE or redirect%s", "");
+        return ctr_cli_usage_error("-perfetto",
+                                   "not writing a binary trace to a terminal; use "
+                                   "-o FILE or redirect%s",
+                                   "");
     return -1;
 }
 
@@ -228,8 +230,9 @@ static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, 
                     (unsigned long long)st.slices, (unsigned long long)st.instants,
                     (unsigned long long)st.counters, (unsigned long long)st.flows);
             if (st.late || st.unlinked)
-                fprintf(stderr, "ctrace: %s: the time-order buffer was full: %llu items placed "
-                                "late, %llu waits without their release's flow\n",
+                fprintf(stderr,
+                        "ctrace: %s: the time-order buffer was full: %llu items placed "
+                        "late, %llu waits without their release's flow\n",
                         name, (unsigned long long)st.late, (unsigned long long)st.unlinked);
         }
     }
@@ -244,8 +247,8 @@ int ctr_cmd_perfetto(int argc, char **argv)
     if (rc >= 0)
         return rc;
     struct ctr_reading rd;
-    struct ctr_pipeline_opts popts = {.jobs = o.jobs, .progress = isatty(2) ? stderr : NULL,
-                                      .pid = o.pid};
+    struct ctr_pipeline_opts popts = {
+        .jobs = o.jobs, .progress = isatty(2) ? stderr : NULL, .pid = o.pid};
     struct busy busy = {0};
     struct ctr_consumer bc = {.ctx = &busy, .interval = busy_interval};
     struct ctr_windows keep = {0};
@@ -281,12 +284,15 @@ int ctr_cmd_perfetto(int argc, char **argv)
     if (ctr_grow(&busy.ns, &busy.cap, t1->nthreads + 1, sizeof(*busy.ns)) != 0)
         goto done;
     memset(busy.ns + busy.n, 0, (t1->nthreads + 1 - busy.n) * sizeof(*busy.ns));
-    struct ctr_perfetto_opts po = {
-        .model = t1, .busy_ns = busy.ns,
-        .from_ns = t1->start_ns + o.from_ns,
-        .to_ns = o.has_to ? t1->start_ns + o.to_ns : UINT64_MAX,
-        .keep = filtered ? &keep : NULL, .tasks = filtered ? ids : NULL, .ntasks = nids,
-        .window_gens = t1->first_gen, .budget = o.buffer};
+    struct ctr_perfetto_opts po = {.model = t1,
+                                   .busy_ns = busy.ns,
+                                   .from_ns = t1->start_ns + o.from_ns,
+                                   .to_ns = o.has_to ? t1->start_ns + o.to_ns : UINT64_MAX,
+                                   .keep = filtered ? &keep : NULL,
+                                   .tasks = filtered ? ids : NULL,
+                                   .ntasks = nids,
+                                   .window_gens = t1->first_gen,
+                                   .budget = o.buffer};
     char tmpdir[4096] = "", tmpfile[4200];
     if (o.http && !o.out) { /* a file of our own, named after the trace */
         const char *base = strrchr(o.path, '/');

@@ -46,12 +46,12 @@ enum {
 };
 /* clang-format on */
 
-#define SEQUENCE 1               /* the one trusted_packet_sequence_id */
+#define SEQUENCE 1 /* the one trusted_packet_sequence_id */
 #define UUID_PROCESS 1
-#define FLUSH_AT (1u << 20)      /* bytes buffered before a write */
-#define INLINE_MAX 8             /* inlined frames kept per address */
-#define LOG_NAME_BYTES 256       /* of a log's message, shown as its name */
-#define NAME_MAX_BYTES 1024      /* of a name written inline */
+#define FLUSH_AT (1u << 20) /* bytes buffered before a write */
+#define INLINE_MAX 8        /* inlined frames kept per address */
+#define LOG_NAME_BYTES 256  /* of a log's message, shown as its name */
+#define NAME_MAX_BYTES 1024 /* of a name written inline */
 /* An event's fields but its flows and a log's text: type, track, name,
  * category, four arguments, a callstack, two counters; with a margin. */
 #define EVENT_MAX_BYTES (512 + NAME_MAX_BYTES)
@@ -60,14 +60,14 @@ enum {
  * DebugAnnotationName and InternedString all are {iid = 1, name = 2}). */
 struct interner {
     int field;
-    struct ctr_idmap by_hash;    /* content hash -> iid */
-    struct ctr_idmap by_ptr;     /* a string that lives as long as the export,
-                                    by its address -> iid (intern_stable) */
+    struct ctr_idmap by_hash; /* content hash -> iid */
+    struct ctr_idmap by_ptr;  /* a string that lives as long as the export,
+                                 by its address -> iid (intern_stable) */
     struct {
         const char *s;
         uint64_t iid;
-    } recent[64];                /* by_ptr's last finds, by address */
-    char **s;                    /* s[iid - 1], len[iid - 1]: to tell collisions */
+    } recent[64]; /* by_ptr's last finds, by address */
+    char **s;     /* s[iid - 1], len[iid - 1]: to tell collisions */
     size_t *len;
     size_t n, cap, lcap;
 };
@@ -75,28 +75,28 @@ struct interner {
 /* A stack once interned: its callstack and the innermost frame as text. */
 struct stack_entry {
     uint64_t iid;
-    char *top;                   /* "function file:line", or NULL */
-    uint64_t top_iid;            /* top as an interned argument value, 0: none */
+    char *top;        /* "function file:line", or NULL */
+    uint64_t top_iid; /* top as an interned argument value, 0: none */
 };
 
 struct pf_enc {
     const struct ctr_perfetto_opts *o;
-    const struct ctr_trace *m;   /* the model */
+    const struct ctr_trace *m; /* the model */
     FILE *out;
-    int err;                     /* sticky: the first error */
+    int err; /* sticky: the first error */
     struct ctr_pb file, ev, intern;
     struct interner names, categories, arg_names, functions, sources, paths, build_ids,
-        values;                  /* argument values: frames, thread labels */
-    struct ctr_idmap frames;     /* pc -> first frame iid << 8 | frames */
+        values;              /* argument values: frames, thread labels */
+    struct ctr_idmap frames; /* pc -> first frame iid << 8 | frames */
     uint64_t nframes;
-    struct ctr_idmap stacks;     /* stack id -> index in st[] */
+    struct ctr_idmap stacks; /* stack id -> index in st[] */
     struct stack_entry *st;
     size_t nst, stcap;
-    uint8_t *mapping_done;       /* per model mapping: interned */
+    uint8_t *mapping_done; /* per model mapping: interned */
     struct ctr_profile_sym sym;
-    int32_t *rank;               /* per thread index */
-    uint8_t *declared;           /* per thread index: 1 its track, 2 its notes track */
-    char **labels;               /* per thread index: "NAME (tid N)", once made */
+    int32_t *rank;     /* per thread index */
+    uint8_t *declared; /* per thread index: 1 its track, 2 its notes track */
+    char **labels;     /* per thread index: "NAME (tid N)", once made */
     uint8_t fixed_declared[3];
     struct ctr_perfetto_stats st_out;
 };
@@ -128,7 +128,8 @@ static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int 
         return e->err = -ENOMEM;
     size_t body = (has_ts ? 1 + ctr_pb_varint_len(ts) : 0) + 2 + (flags ? 2 : 0) +
                   (nin ? 1 + ctr_pb_varint_len(nin) + nin : 0) +
-                  ctr_pb_varint_len((uint64_t)field << 3 | CTR_PB_LEN) + ctr_pb_varint_len(nev) + nev;
+                  ctr_pb_varint_len((uint64_t)field << 3 | CTR_PB_LEN) + ctr_pb_varint_len(nev) +
+                  nev;
     uint8_t *q = ctr_pb_reserve(&e->file, 1 + 10 + body);
     if (!q)
         return e->err = -ENOMEM;
@@ -385,8 +386,7 @@ static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *i
 
 /* Declares the track unless it is already (a task's: when the caller says
  * it is new): the check inline, the descriptor apart. */
-static inline int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it,
-                          int new_task)
+static inline int declare(struct pf_enc *e, uint64_t track, const struct pf_item *it, int new_task)
 {
     uint64_t kind = PF_TRACK_KIND(track), index = PF_TRACK_INDEX(track);
     if (kind == PF_TR_THREAD || kind == PF_TR_NOTES) {
@@ -430,8 +430,9 @@ static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *i
         ctr_pb_close(w, t);
         ctr_pb_field(w, TD_RANK, (uint64_t)(int64_t)e->rank[index]);
     } else {
-        ctr_pb_field(w, TD_PARENT, kind == PF_TR_NOTES ? track_uuid(PF_TRACK(PF_TR_THREAD, index))
-                                                       : UUID_PROCESS);
+        ctr_pb_field(w, TD_PARENT,
+                     kind == PF_TR_NOTES ? track_uuid(PF_TRACK(PF_TR_THREAD, index))
+                                         : UUID_PROCESS);
         if (kind == PF_TR_NOTES) {
             ctr_pb_string(w, TD_NAME, "regions & logs");
         } else if (kind == PF_TR_TASK) {
@@ -440,7 +441,8 @@ static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *i
         } else if (kind == PF_TR_CTRACE) {
             ctr_pb_string(w, TD_NAME, "ctrace");
         } else {
-            ctr_pb_string(w, TD_NAME, kind == PF_TR_BLOCKED ? "threads blocked" : "threads runnable");
+            ctr_pb_string(w, TD_NAME,
+                          kind == PF_TR_BLOCKED ? "threads blocked" : "threads runnable");
             size_t c = ctr_pb_open(w, TD_COUNTER);
             ctr_pb_field(w, CD_UNIT, UNIT_COUNT);
             ctr_pb_close(w, c);
@@ -455,8 +457,10 @@ static int declare_new(struct pf_enc *e, uint64_t track, const struct pf_item *i
 
 static const char *class_name(uint8_t reason)
 {
-    static const char *const names[] = {[CTR_CLASS_SYNC] = "sync", [CTR_CLASS_SCHED] = "sched",
-                                        [CTR_CLASS_NET] = "net", [CTR_CLASS_SYSCALL] = "syscall",
+    static const char *const names[] = {[CTR_CLASS_SYNC] = "sync",
+                                        [CTR_CLASS_SCHED] = "sched",
+                                        [CTR_CLASS_NET] = "net",
+                                        [CTR_CLASS_SYSCALL] = "syscall",
                                         [CTR_CLASS_SLEEP] = "sleep"};
     uint8_t c = reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].wait_class : 0;
     return c && c <= CTR_CLASS_SLEEP ? names[c] : "wait";
@@ -484,8 +488,7 @@ static uint8_t *arg_value(struct pf_enc *e, uint8_t *q, const char *name, uint64
     return value_iid ? arg_uint(e, q, name, value_iid, DA_STRING_IID) : q;
 }
 
-static uint8_t *arg_string(struct pf_enc *e, uint8_t *q, const char *name, const char *s,
-                           size_t n)
+static uint8_t *arg_string(struct pf_enc *e, uint8_t *q, const char *name, const char *s, size_t n)
 {
     uint64_t iid = intern_stable(e, &e->arg_names, name);
     size_t body = 1 + ctr_pb_varint_len(iid) + 1 + ctr_pb_varint_len(n) + n;
@@ -538,7 +541,7 @@ static uint8_t *log_name(uint8_t *q, const uint8_t *s, size_t n)
 /* What names the items that say the same every time. */
 static const struct {
     const char *name, *category;
-    const char *count;           /* the argument that gives item.a, or NULL */
+    const char *count; /* the argument that gives item.a, or NULL */
 } fixed[] = {
     [PF_WAIT_RUNNABLE] = {"runnable", "sched", NULL},
     [PF_PREEMPTED] = {"preempted", "sched", NULL},
@@ -564,7 +567,8 @@ static uint8_t *describe(struct pf_enc *e, uint8_t *q, const struct pf_item *it)
             q = arg_value(e, q, "frame", se->top_iid);
         break;
     case PF_RELEASE:
-        s = it->nflows && it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].release : NULL;
+        s = it->nflows && it->reason < CTR_REASON_LIMIT ? ctr_reason_specs[it->reason].release
+                                                        : NULL;
         q = event_name(e, q, s ? s : "release");
         q = event_category(e, q, "release");
         q = arg_uint(e, q, "object", it->a, DA_POINTER);
@@ -776,8 +780,8 @@ void pf_enc_free(struct pf_enc *e)
     ctr_pb_free(&e->file);
     ctr_pb_free(&e->ev);
     ctr_pb_free(&e->intern);
-    struct interner *all[] = {&e->names, &e->categories, &e->arg_names, &e->functions,
-                              &e->sources, &e->paths, &e->build_ids, &e->values};
+    struct interner *all[] = {&e->names,   &e->categories, &e->arg_names, &e->functions,
+                              &e->sources, &e->paths,      &e->build_ids, &e->values};
     for (size_t i = 0; i < sizeof(all) / sizeof(*all); i++)
         interner_free(all[i]);
     ctr_idmap_free(&e->frames);

@@ -26,7 +26,7 @@
 
 struct qitem {
     struct pf_item it;
-    uint64_t seq;                /* order of arrival: the tie-break */
+    uint64_t seq; /* order of arrival: the tie-break */
 };
 
 /* A thread's releases still queued: FIFO positions, oldest first. */
@@ -41,21 +41,21 @@ struct pf_out {
     /* The FIFO: a ring of power-of-two size, positions counted from 0. */
     struct qitem *fifo;
     size_t fcap;
-    uint64_t fhead, ftail;       /* live: positions [fhead, ftail) */
-    uint64_t flast_ts;           /* the time of the FIFO's last item */
+    uint64_t fhead, ftail; /* live: positions [fhead, ftail) */
+    uint64_t flast_ts;     /* the time of the FIFO's last item */
     struct qitem *heap;
     size_t nheap, hcap;
     uint64_t seq;
-    size_t ext_bytes;            /* held by queued items' ext */
-    uint64_t written_ts;         /* the time of the last item out */
+    size_t ext_bytes;    /* held by queued items' ext */
+    uint64_t written_ts; /* the time of the last item out */
     /* Per thread index: its two tracks, and its queued releases. */
-    struct pf_track *tracks;     /* [2 * thread + (notes track)] */
+    struct pf_track *tracks; /* [2 * thread + (notes track)] */
     struct pending *rel;
     size_t nthreads;
-    struct pf_track fixed[3];    /* ctrace, threads blocked, threads runnable */
-    int64_t counter[2];          /* threads blocked, runnable */
-    struct pf_task tasks;        /* the list head of the live tasks */
-    struct ctr_window range;     /* the time kept, for every track */
+    struct pf_track fixed[3]; /* ctrace, threads blocked, threads runnable */
+    int64_t counter[2];       /* threads blocked, runnable */
+    struct pf_task tasks;     /* the list head of the live tasks */
+    struct ctr_window range;  /* the time kept, for every track */
     uint64_t late;
 };
 
@@ -155,7 +155,7 @@ static struct pf_track *track_of(struct pf_out *p, const struct pf_item *it)
     }
     default:
         return kind >= PF_TR_CTRACE && kind <= PF_TR_RUNNABLE ? &p->fixed[kind - PF_TR_CTRACE]
-                                                               : NULL;
+                                                              : NULL;
     }
 }
 

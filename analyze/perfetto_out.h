@@ -38,38 +38,44 @@ enum pf_kind { PF_BEGIN = 1, PF_END, PF_INSTANT };
 
 /* What an item is, which names it and shapes its fields. */
 enum pf_what {
-    PF_WAIT = 1,        /* thread: a wait; a = object, b = stack id; reason */
-    PF_WAIT_RUNNABLE,   /* thread: a wait's runnable part (nested in it) */
-    PF_PREEMPTED,       /* thread: runnable, not waiting */
-    PF_RUNNING,         /* thread: on a CPU (context switches recorded) */
-    PF_RELEASE,         /* thread: a release; a = object, b = stack id; flows:
-                           its waiters; reason: the first waiter's */
-    PF_LOST,            /* thread: events lost here; a = count */
-    PF_SAMPLE,          /* thread: a CPU sample; a = CPU ns, b = stack id */
-    PF_REGION,          /* annotations: a = name string id, b = task id */
-    PF_LOG,             /* annotations: a = category string id, b = task id,
-                           ext = the message (len in c) */
-    PF_TASK,            /* task track: a = type string id, b = task id, c = parent */
-    PF_GAP,             /* ctrace: a part of the trace is missing */
-    PF_WINDOW,          /* ctrace: a flight recorder's window starts; a = earlier
-                           generations not in it */
+    PF_WAIT = 1,      /* thread: a wait; a = object, b = stack id; reason */
+    PF_WAIT_RUNNABLE, /* thread: a wait's runnable part (nested in it) */
+    PF_PREEMPTED,     /* thread: runnable, not waiting */
+    PF_RUNNING,       /* thread: on a CPU (context switches recorded) */
+    PF_RELEASE,       /* thread: a release; a = object, b = stack id; flows:
+                         its waiters; reason: the first waiter's */
+    PF_LOST,          /* thread: events lost here; a = count */
+    PF_SAMPLE,        /* thread: a CPU sample; a = CPU ns, b = stack id */
+    PF_REGION,        /* annotations: a = name string id, b = task id */
+    PF_LOG,           /* annotations: a = category string id, b = task id,
+                         ext = the message (len in c) */
+    PF_TASK,          /* task track: a = type string id, b = task id, c = parent */
+    PF_GAP,           /* ctrace: a part of the trace is missing */
+    PF_WINDOW,        /* ctrace: a flight recorder's window starts; a = earlier
+                         generations not in it */
 };
 
 /* A track by kind and index. */
-enum pf_track_kind { PF_TR_CTRACE = 2, PF_TR_BLOCKED, PF_TR_RUNNABLE, PF_TR_THREAD, PF_TR_NOTES,
-                     PF_TR_TASK };
+enum pf_track_kind {
+    PF_TR_CTRACE = 2,
+    PF_TR_BLOCKED,
+    PF_TR_RUNNABLE,
+    PF_TR_THREAD,
+    PF_TR_NOTES,
+    PF_TR_TASK
+};
 #define PF_TRACK(kind, index) ((uint64_t)(kind) << 56 | (uint64_t)(index))
 #define PF_TRACK_KIND(track) ((track) >> 56)
 #define PF_TRACK_INDEX(track) ((track) & ((UINT64_C(1) << 56) - 1))
 
 /* Per track: what is open on it, and where it stands in its windows. */
 struct pf_track {
-    struct pf_item *open;        /* its open slices' BEGIN items, outermost first */
+    struct pf_item *open; /* its open slices' BEGIN items, outermost first */
     uint32_t nopen;
     size_t capopen;
-    uint8_t declared, inside;    /* inside one of its windows now */
-    size_t wi;                   /* the window it is in or before */
-    uint64_t until;              /* the end of that window */
+    uint8_t declared, inside; /* inside one of its windows now */
+    size_t wi;                /* the window it is in or before */
+    uint64_t until;           /* the end of that window */
 };
 
 /* A task's slice: the front makes it at TASK_BEGIN (the BEGIN item's ext)
@@ -85,15 +91,15 @@ struct pf_task {
 
 struct pf_item {
     uint64_t ts;
-    uint64_t track;              /* PF_TRACK() */
+    uint64_t track; /* PF_TRACK() */
     uint64_t a, b, c;
-    uint64_t flow;               /* the first flow id; flows: base + 0 .. nflows - 1 */
-    void *ext;                   /* owned by the item (PF_LOG) or a pf_task (PF_TASK) */
-    uint32_t thread;             /* PF_WAIT's END: the releasing thread's index, or
-                                    UINT32_MAX; others: the track's thread */
-    uint32_t nflows;             /* BEGIN, INSTANT: flows from it; END: flows into it */
+    uint64_t flow;   /* the first flow id; flows: base + 0 .. nflows - 1 */
+    void *ext;       /* owned by the item (PF_LOG) or a pf_task (PF_TASK) */
+    uint32_t thread; /* PF_WAIT's END: the releasing thread's index, or
+                        UINT32_MAX; others: the track's thread */
+    uint32_t nflows; /* BEGIN, INSTANT: flows from it; END: flows into it */
     uint8_t kind, what, reason;
-    int8_t blocked, runnable;    /* how the counters change with it */
+    int8_t blocked, runnable; /* how the counters change with it */
 };
 
 struct pf_out;

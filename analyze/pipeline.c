@@ -42,7 +42,7 @@ int ctr_cores_available(void)
  * The main thread's state
  * ------------------------------------------------------------------------- */
 
-struct injected {                /* events the pipeline adds: WAITING, PENDING */
+struct injected { /* events the pipeline adds: WAITING, PENDING */
     struct ctr_trace_event ev;
     uint64_t tag;
 };
@@ -68,8 +68,8 @@ struct run {
     /* Damage: a gap opens after a damaged frame and closes at the next. */
     int gap_open;
     uint64_t gap_from, gap_off;
-    int after_gap;               /* the frame just taken follows a gap */
-    uint64_t max_ns;             /* the latest time read so far */
+    int after_gap;   /* the frame just taken follows a gap */
+    uint64_t max_ns; /* the latest time read so far */
     /* Progress */
     FILE *progress;
     struct ctr_source *src;
@@ -122,7 +122,8 @@ static void show_progress(struct run *r, int last)
 static void note_damage(struct ctr_trace *t, uint64_t file_off, const char *where, const char *why)
 {
     if (!t->damage[0])
-        snprintf(t->damage, sizeof(t->damage), "trace damaged in the frame at file offset %llu%s: %s",
+        snprintf(t->damage, sizeof(t->damage),
+                 "trace damaged in the frame at file offset %llu%s: %s",
                  (unsigned long long)file_off, where, why);
 }
 
@@ -148,8 +149,8 @@ static int inject_block(struct run *r, uint32_t th, uint64_t ns, const struct ct
         free(in);
         return -ENOMEM;
     }
-    in->ev = (struct ctr_trace_event){.ns = ns, .type = CTR_EV_BLOCK,
-                                      .args = {w->reason, w->object, w->stack}};
+    in->ev = (struct ctr_trace_event){
+        .ns = ns, .type = CTR_EV_BLOCK, .args = {w->reason, w->object, w->stack}};
     in->tag = tag;
     r->inj[r->ninj++] = in;
     struct ctr_thread_info *ti = &r->t->threads[th];
@@ -189,7 +190,8 @@ static int absorb_tables(struct run *r, const struct ctr_gen *g)
                                 g->stacks[i].n) != 0)
             return -ENOMEM;
     for (size_t i = 0; i < g->nmappings; i++)
-        if (ctr_trace_add_mapping(t, &g->mappings[i], (uint64_t)(uintptr_t)g->mappings[i].path) != 0)
+        if (ctr_trace_add_mapping(t, &g->mappings[i], (uint64_t)(uintptr_t)g->mappings[i].path) !=
+            0)
             return -ENOMEM;
     if (g->has_info) {
         t->pid = g->pid;
@@ -333,8 +335,8 @@ static int absorb_streams(struct run *r, struct ctr_gen *g)
             for (; k < s->n && (had || k > 0) && s->ev[k].ns < th->last_batch_ns; k++)
                 s->ev[k].ns = th->last_batch_ns;
             if (s->n)
-                th->last_batch_ns = s->ev[s->n - 1].ns > th->last_batch_ns
-                                        ? s->ev[s->n - 1].ns : th->last_batch_ns;
+                th->last_batch_ns =
+                    s->ev[s->n - 1].ns > th->last_batch_ns ? s->ev[s->n - 1].ns : th->last_batch_ns;
         }
         th->seen += s->n;
         if (s->n && s->ev[s->n - 1].ns > th->last_ns)
@@ -521,12 +523,12 @@ static int finish(struct run *r)
  * The run
  * ------------------------------------------------------------------------- */
 
-int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c,
-                size_t n, const struct ctr_pipeline_opts *opts, char *err, size_t errlen)
+int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c, size_t n,
+                const struct ctr_pipeline_opts *opts, char *err, size_t errlen)
 {
     int jobs = opts && opts->jobs > 0 ? opts->jobs : ctr_cores_available();
-    struct run r = {.t = t, .src = src, .progress = opts ? opts->progress : NULL,
-                    .pending_from = UINT64_MAX};
+    struct run r = {
+        .t = t, .src = src, .progress = opts ? opts->progress : NULL, .pending_from = UINT64_MAX};
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     r.eng = ctr_engine_new(t, c, n);
     struct ctr_decoders *d = ctr_decoders_new(src, jobs);

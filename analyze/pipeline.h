@@ -31,8 +31,8 @@
 #include "source.h"
 
 struct ctr_pipeline_opts {
-    int jobs;                    /* threads, the main one included: jobs - 1 decode
-                                    ahead of it; 0: the cores available */
+    int jobs; /* threads, the main one included: jobs - 1 decode
+                 ahead of it; 0: the cores available */
     /* Where to show progress (bytes read of the total, events/s) during a
      * long run (after about 2 s), when it is a terminal; NULL: nowhere. */
     FILE *progress;
@@ -47,8 +47,8 @@ struct ctr_pipeline_opts {
  * @return 0 (a damaged trace included: see t->damage); -ENOMEM, or
  *         -ENOTUNIQ when an LTTng trace holds several processes and opts
  *         chose none; with a one-line reason in err. */
-int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c,
-                size_t n, const struct ctr_pipeline_opts *opts, char *err, size_t errlen);
+int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_consumer *c, size_t n,
+                const struct ctr_pipeline_opts *opts, char *err, size_t errlen);
 
 /* The number of cores this process may run on (at least 1). */
 int ctr_cores_available(void);

@@ -39,25 +39,40 @@
 /* Open-addressing hash index from a key to an item of one of the arrays
  * below; the arrays hold the keys, the index only their hashes. A slot's item
  * is the item's array index + 1, 0 in an empty slot; cap is 0 or a power of 2. */
-struct slot { uint64_t hash; size_t item; };
-struct index { struct slot *slots; size_t cap, used; };
+struct slot {
+    uint64_t hash;
+    size_t item;
+};
+struct index {
+    struct slot *slots;
+    size_t cap, used;
+};
 
-struct vtype { int64_t type, unit; };   /* string table indexes */
+struct vtype {
+    int64_t type, unit;
+}; /* string table indexes */
 
 struct mapping {
     uint64_t start, limit, offset;
     int64_t filename, build_id;
     bool has_functions, has_filenames, has_lines;
 };
-struct function { int64_t name, filename, start_line; };
-struct line { uint64_t function_id; int64_t line; };
+struct function {
+    int64_t name, filename, start_line;
+};
+struct line {
+    uint64_t function_id;
+    int64_t line;
+};
 struct location {
     bool synthetic;
-    uint64_t key;              /* the address, or the name's string index */
+    uint64_t key; /* the address, or the name's string index */
     uint64_t mapping_id;
     size_t first_line, nlines; /* into lines[] */
 };
-struct sample { size_t first_id, nids; };   /* into stack_ids[] */
+struct sample {
+    size_t first_id, nids;
+}; /* into stack_ids[] */
 
 /* clang-format off */
 struct ctr_pprof {
@@ -104,12 +119,12 @@ static void *grow(void *arr, size_t *cap, size_t need, size_t size)
 
 /* RESERVE(arr, cap, need) : makes room for `need` elements in arr, or returns
  * -ENOMEM from the calling function. */
-#define RESERVE(arr, cap, need)                                        \
-    do {                                                               \
-        void *q_ = grow((arr), &(cap), (need), sizeof *(arr));         \
-        if (!q_)                                                       \
-            return -ENOMEM;                                            \
-        (arr) = q_;                                                    \
+#define RESERVE(arr, cap, need)                                \
+    do {                                                       \
+        void *q_ = grow((arr), &(cap), (need), sizeof *(arr)); \
+        if (!q_)                                               \
+            return -ENOMEM;                                    \
+        (arr) = q_;                                            \
     } while (0)
 
 /* The murmur3 finalizer: the index masks the low bits, so every input bit
@@ -225,12 +240,13 @@ static bool same_function(const struct ctr_pprof *p, size_t i, const void *key)
 
 /* Appends to loc a line of function (name, file, start_line), adding the
  * function if new; file may be NULL. */
-static int add_line(struct ctr_pprof *p, struct location *loc, const char *name,
-                    const char *file, int line, int start_line)
+static int add_line(struct ctr_pprof *p, struct location *loc, const char *name, const char *file,
+                    int line, int start_line)
 {
-    struct function f = { .start_line = start_line };
+    struct function f = {.start_line = start_line};
     int err;
-    if ((err = intern(p, name, &f.name)) < 0 || (err = intern(p, file ? file : "", &f.filename)) < 0)
+    if ((err = intern(p, name, &f.name)) < 0 ||
+        (err = intern(p, file ? file : "", &f.filename)) < 0)
         return err;
     uint64_t h = hash_add(hash_add(hash_add(0, (uint64_t)f.name), (uint64_t)f.filename),
                           (uint64_t)f.start_line);
@@ -243,7 +259,7 @@ static int add_line(struct ctr_pprof *p, struct location *loc, const char *name,
         p->funcs[p->nfuncs] = f;
         idx_insert(&p->func_idx, sl, h, p->nfuncs++);
     }
-    p->lines[p->nlines++] = (struct line){ sl->item, line };   /* id = index + 1 */
+    p->lines[p->nlines++] = (struct line){sl->item, line}; /* id = index + 1 */
     loc->nlines++;
     return 0;
 }
@@ -286,7 +302,7 @@ static bool same_location(const struct ctr_pprof *p, size_t i, const void *key)
  * symbolizing its address) the first time f is seen. */
 static int location_id(struct ctr_pprof *p, const struct ctr_pprof_frame *f, uint64_t *id)
 {
-    struct location loc = { .synthetic = f->function != NULL, .key = f->pc };
+    struct location loc = {.synthetic = f->function != NULL, .key = f->pc};
     int64_t name;
     int err;
     if (loc.synthetic) {
@@ -303,13 +319,13 @@ static int location_id(struct ctr_pprof *p, const struct ctr_pprof_frame *f, uin
         loc.first_line = p->nlines;
         err = loc.synthetic ? add_line(p, &loc, f->function, NULL, 0, 0) : code_lines(p, &loc);
         if (err < 0) {
-            p->nlines = loc.first_line;   /* drop this location's partial lines */
+            p->nlines = loc.first_line; /* drop this location's partial lines */
             return err;
         }
         p->locs[p->nlocs] = loc;
         idx_insert(&p->loc_idx, sl, h, p->nlocs++);
     }
-    *id = sl->item;   /* index + 1 */
+    *id = sl->item; /* index + 1 */
     return 0;
 }
 
@@ -317,7 +333,10 @@ static int location_id(struct ctr_pprof *p, const struct ctr_pprof_frame *f, uin
  * Samples
  * ------------------------------------------------------------------------- */
 
-struct stack_key { const uint64_t *ids; size_t n; };
+struct stack_key {
+    const uint64_t *ids;
+    size_t n;
+};
 
 static bool same_stack(const struct ctr_pprof *p, size_t i, const void *key)
 {
@@ -338,7 +357,7 @@ int ctr_pprof_add(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, siz
             return err;
         h = hash_add(h, p->scratch[i]);
     }
-    struct stack_key key = { p->scratch, n };
+    struct stack_key key = {p->scratch, n};
     struct slot *sl = idx_lookup(&p->sample_idx, h, same_stack, p, &key);
     if (!sl)
         return -ENOMEM;
@@ -348,12 +367,12 @@ int ctr_pprof_add(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, siz
         RESERVE(p->values, p->values_cap, (p->nsamples + 1) * p->ntypes);
         memcpy(p->stack_ids + p->nstack_ids, p->scratch, n * sizeof *p->scratch);
         memset(p->values + p->nsamples * p->ntypes, 0, p->ntypes * sizeof *p->values);
-        p->samples[p->nsamples] = (struct sample){ p->nstack_ids, n };
+        p->samples[p->nsamples] = (struct sample){p->nstack_ids, n};
         p->nstack_ids += n;
         idx_insert(&p->sample_idx, sl, h, p->nsamples++);
     }
     uint64_t *v = p->values + (sl->item - 1) * p->ntypes;
-    for (size_t i = 0; i < p->ntypes; i++)   /* unsigned: wraps where int64_t overflow is UB */
+    for (size_t i = 0; i < p->ntypes; i++) /* unsigned: wraps where int64_t overflow is UB */
         v[i] += (uint64_t)values[i];
     return 0;
 }
@@ -394,7 +413,7 @@ static void encode(const struct ctr_pprof *p, struct ctr_pb *w)
         ctr_pb_uint(w, 7, mp->has_functions);
         ctr_pb_uint(w, 8, mp->has_filenames);
         ctr_pb_uint(w, 9, mp->has_lines);
-        ctr_pb_uint(w, 10, mp->has_functions);   /* ctr_symbolize gives whole inline chains */
+        ctr_pb_uint(w, 10, mp->has_functions); /* ctr_symbolize gives whole inline chains */
         ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nlocs; i++) {
@@ -417,13 +436,13 @@ static void encode(const struct ctr_pprof *p, struct ctr_pb *w)
         size_t m = ctr_pb_open(w, 5);
         ctr_pb_uint(w, 1, i + 1);
         ctr_pb_uint(w, 2, (uint64_t)f->name);
-        ctr_pb_uint(w, 3, (uint64_t)f->name);   /* system_name: we have no other */
+        ctr_pb_uint(w, 3, (uint64_t)f->name); /* system_name: we have no other */
         ctr_pb_uint(w, 4, (uint64_t)f->filename);
         ctr_pb_uint(w, 5, (uint64_t)f->start_line);
         ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nstrings; i++)
-        ctr_pb_string(w, 6, p->strings[i]);   /* written even when empty: [0] is "" */
+        ctr_pb_string(w, 6, p->strings[i]); /* written even when empty: [0] is "" */
     ctr_pb_uint(w, 9, (uint64_t)p->time_nanos);
     ctr_pb_uint(w, 10, (uint64_t)p->duration_nanos);
     encode_vtype(w, 11, p->period_type);
@@ -444,7 +463,7 @@ static int write_gzip(const uint8_t *buf, size_t len, FILE *f)
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return -ENOMEM;
     do {
-        if (z.avail_in == 0 && len > 0) {   /* avail_in is only 32 bits */
+        if (z.avail_in == 0 && len > 0) { /* avail_in is only 32 bits */
             uInt chunk = len > UINT_MAX ? UINT_MAX : (uInt)len;
             z.next_in = buf;
             z.avail_in = chunk;
@@ -468,7 +487,7 @@ static int write_gzip(const uint8_t *buf, size_t len, FILE *f)
 
 int ctr_pprof_write(struct ctr_pprof *p, FILE *f)
 {
-    struct ctr_pb w = { 0 };
+    struct ctr_pb w = {0};
     encode(p, &w);
     errno = 0;
     int err = w.err ? w.err : write_gzip(w.b, w.len, f);
@@ -491,7 +510,7 @@ static int intern_vtype(struct ctr_pprof *p, struct ctr_pprof_value_type t, stru
 static int add_mapping(struct ctr_pprof *p, const struct ctr_sym_mapping *m)
 {
     struct mapping *mp = &p->maps[p->nmaps];
-    *mp = (struct mapping){ .start = m->start, .limit = m->limit, .offset = m->file_offset };
+    *mp = (struct mapping){.start = m->start, .limit = m->limit, .offset = m->file_offset};
     int err = intern(p, m->path ? m->path : "", &mp->filename);
     if (!err && m->build_id)
         err = intern_hex(p, m->build_id, m->build_id_len, &mp->build_id);
@@ -502,8 +521,8 @@ static int add_mapping(struct ctr_pprof *p, const struct ctr_sym_mapping *m)
 
 struct ctr_pprof *ctr_pprof_new(const struct ctr_pprof_value_type *types, size_t ntypes,
                                 struct ctr_pprof_value_type period_type, int64_t period,
-                                struct ctr_symbolizer *sym,
-                                const struct ctr_sym_mapping *maps, size_t nmaps)
+                                struct ctr_symbolizer *sym, const struct ctr_sym_mapping *maps,
+                                size_t nmaps)
 {
     struct ctr_pprof *p = calloc(1, sizeof *p);
     int64_t empty;
@@ -518,7 +537,7 @@ struct ctr_pprof *ctr_pprof_new(const struct ctr_pprof_value_type *types, size_t
     for (size_t i = 0; i < ntypes; i++)
         if (intern_vtype(p, types[i], &p->types[i]) < 0)
             goto fail;
-    if (sym && nmaps) {   /* without a symbolizer no location refers to them */
+    if (sym && nmaps) { /* without a symbolizer no location refers to them */
         if (!(p->maps = calloc(nmaps, sizeof *p->maps)))
             goto fail;
         for (size_t i = 0; i < nmaps; i++)
@@ -543,9 +562,21 @@ void ctr_pprof_free(struct ctr_pprof *p)
         return;
     for (size_t i = 0; i < p->nstrings; i++)
         free(p->strings[i]);
-    void *arrays[] = { p->strings, p->string_idx.slots, p->types, p->maps, p->funcs,
-                       p->func_idx.slots, p->lines, p->locs, p->loc_idx.slots, p->samples,
-                       p->sample_idx.slots, p->stack_ids, p->values, p->scratch, p };
+    void *arrays[] = {p->strings,
+                      p->string_idx.slots,
+                      p->types,
+                      p->maps,
+                      p->funcs,
+                      p->func_idx.slots,
+                      p->lines,
+                      p->locs,
+                      p->loc_idx.slots,
+                      p->samples,
+                      p->sample_idx.slots,
+                      p->stack_ids,
+                      p->values,
+                      p->scratch,
+                      p};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
         free(arrays[i]);
 }

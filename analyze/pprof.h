@@ -41,8 +41,8 @@ struct ctr_pprof_frame {
  * @return the builder or NULL if out of memory. */
 struct ctr_pprof *ctr_pprof_new(const struct ctr_pprof_value_type *types, size_t ntypes,
                                 struct ctr_pprof_value_type period_type, int64_t period,
-                                struct ctr_symbolizer *sym,
-                                const struct ctr_sym_mapping *maps, size_t nmaps);
+                                struct ctr_symbolizer *sym, const struct ctr_sym_mapping *maps,
+                                size_t nmaps);
 
 /* ctr_pprof_set_time() : time_nanos (wall clock, ns since the epoch, of the
  * start of the profile) and duration_nanos. */

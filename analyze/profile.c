@@ -83,8 +83,8 @@ struct ctr_profile_collect *ctr_profile_collect_new(const struct ctr_trace *t,
 {
     struct ctr_profile_collect *c = calloc(1, sizeof(*c));
     if (c)
-        *c = (struct ctr_profile_collect){.t = t, .type = type, .keep = keep, .each = each,
-                                          .each_ctx = each_ctx};
+        *c = (struct ctr_profile_collect){
+            .t = t, .type = type, .keep = keep, .each = each, .each_ctx = each_ctx};
     return c;
 }
 
@@ -303,15 +303,16 @@ int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, s
             if (f->task)
                 fprintf(warn, " of type '%s'", f->task);
             if (f->latmin_ns)
-                fprintf(warn, " at least %s long", ctr_text_ns((int64_t)f->latmin_ns, d, sizeof(d)));
+                fprintf(warn, " at least %s long",
+                        ctr_text_ns((int64_t)f->latmin_ns, d, sizeof(d)));
             fprintf(warn, " in the trace: the %s is empty\n", what);
         }
     }
     if (f->region && nregions == 0) {
         problems++;
         if (warn)
-            fprintf(warn, "ctrace: no region named '%s' in the trace: the %s is empty\n",
-                    f->region, what);
+            fprintf(warn, "ctrace: no region named '%s' in the trace: the %s is empty\n", f->region,
+                    what);
     }
     return problems;
 }
@@ -342,9 +343,9 @@ int ctr_profile_filter_check(const struct ctr_trace *t, const struct ctr_profile
 }
 
 int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type type,
-                          const struct ctr_profile_filter *filter, ctr_sample_fn each,
-                          void *each_ctx, struct ctr_windows *keep,
-                          struct ctr_profile_collect **c, FILE *warn)
+                              const struct ctr_profile_filter *filter, ctr_sample_fn each,
+                              void *each_ctx, struct ctr_windows *keep,
+                              struct ctr_profile_collect **c, FILE *warn)
 {
     size_t ntasks = 0, nregions = 0;
     int rc = loaded_windows(t, filter, keep, &ntasks, &nregions);
@@ -392,9 +393,10 @@ int ctr_profile_sym_open(const struct ctr_trace *t, struct ctr_profile_sym *ps)
         return -ENOMEM;
     for (size_t i = 0; i < t->nmappings; i++) {
         const struct ctr_mapping_info *m = &t->mappings[i];
-        ps->maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias,
-                                               m->path, m->build_id_len ? m->build_id : NULL,
-                                               m->build_id_len};
+        ps->maps[i] =
+            (struct ctr_sym_mapping){m->start,       m->limit, m->file_offset,
+                                     m->bias,        m->path,  m->build_id_len ? m->build_id : NULL,
+                                     m->build_id_len};
     }
     ps->nmaps = t->nmappings;
     ps->sym = ctr_symbolizer_new(ps->maps, ps->nmaps);
@@ -424,17 +426,19 @@ int ctr_profile_check(const struct ctr_trace *t, enum ctr_profile_type type, cha
     if (type != CTR_PROFILE_CPU || t->events_by_type[CTR_EV_CPU_SAMPLE] > 0)
         return 0;
     if (t->cpu_source)
-        snprintf(err, errlen, "the trace has no CPU samples: sampling was on (one every %.3g ms "
-                              "of CPU), but no thread ran that long",
+        snprintf(err, errlen,
+                 "the trace has no CPU samples: sampling was on (one every %.3g ms "
+                 "of CPU), but no thread ran that long",
                  (double)t->cpu_period_ns / 1e6);
     else
-        snprintf(err, errlen, "the trace has no CPU samples: record it with `ctrace run -cpu HZ` "
-                              "or trace_options.cpu_hz");
+        snprintf(err, errlen,
+                 "the trace has no CPU samples: record it with `ctrace run -cpu HZ` "
+                 "or trace_options.cpu_hz");
     return -ENODATA;
 }
 
-int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
-                                FILE *out, FILE *warn, char *err, size_t errlen)
+int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c, FILE *out,
+                                FILE *warn, char *err, size_t errlen)
 {
     struct ctr_profile_sym ps;
     if (ctr_profile_sym_open(t, &ps) != 0) {
@@ -449,10 +453,9 @@ int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_co
                                                             {"cpu", "nanoseconds"}};
     static const struct ctr_pprof_value_type per_event = {"trace", "count"};
     int cpu = c->type == CTR_PROFILE_CPU;
-    struct ctr_pprof *p = ctr_pprof_new(cpu ? cpu_types : delay_types, 2,
-                                        cpu ? cpu_types[1] : per_event,
-                                        cpu ? (int64_t)t->cpu_period_ns : 1, ps.sym, ps.maps,
-                                        ps.nmaps);
+    struct ctr_pprof *p =
+        ctr_pprof_new(cpu ? cpu_types : delay_types, 2, cpu ? cpu_types[1] : per_event,
+                      cpu ? (int64_t)t->cpu_period_ns : 1, ps.sym, ps.maps, ps.nmaps);
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
@@ -468,9 +471,9 @@ int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_co
 }
 
 int ctr_profile_collect_checked(const struct ctr_trace *t, enum ctr_profile_type type,
-                                const struct ctr_profile_filter *filter,
-                                struct ctr_windows *keep, struct ctr_profile_collect **c,
-                                FILE *warn, const char *doing, char *err, size_t errlen)
+                                const struct ctr_profile_filter *filter, struct ctr_windows *keep,
+                                struct ctr_profile_collect **c, FILE *warn, const char *doing,
+                                char *err, size_t errlen)
 {
     int rc = ctr_profile_check(t, type, err, errlen);
     if (rc != 0)

@@ -59,10 +59,10 @@ typedef int (*ctr_sample_fn)(void *ctx, const struct ctr_pprof_frame *frames, si
 /* What a profile is restricted to. The zero value (or a NULL pointer)
  * keeps everything; set fields combine (the time that all of them keep). */
 struct ctr_profile_filter {
-    const char *task;     /* worked for a task of this type; NULL: no restriction */
-    const char *region;   /* inside a region of this name (any task); NULL: none */
-    uint64_t latmin_ns;   /* worked for a task (of `task`'s type, if set) whose
-                             latency, or age if still open, is at least this; 0: none */
+    const char *task;   /* worked for a task of this type; NULL: no restriction */
+    const char *region; /* inside a region of this name (any task); NULL: none */
+    uint64_t latmin_ns; /* worked for a task (of `task`'s type, if set) whose
+                           latency, or age if still open, is at least this; 0: none */
 };
 
 /* ---------------------------------------------------------------------------
@@ -124,8 +124,8 @@ int ctr_profile_check(const struct ctr_trace *t, enum ctr_profile_type type, cha
  * period cpu/nanoseconds of the trace's sampling), symbolized by t's mappings (once per distinct
  * address); symbolization problems go to `warn` (may be NULL).
  * @return 0, or a negative errno with a one-line reason in err. */
-int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c,
-                                FILE *out, FILE *warn, char *err, size_t errlen);
+int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c, FILE *out,
+                                FILE *warn, char *err, size_t errlen);
 
 /* ---------------------------------------------------------------------------
  * The same over a trace read whole (ctr_trace_read())
@@ -151,9 +151,9 @@ int ctr_profile_collect_whole(const struct ctr_trace *t, enum ctr_profile_type t
  * in err as `doing` ("writing the profile") and its errno's text.
  * @return 0 or a negative errno. */
 int ctr_profile_collect_checked(const struct ctr_trace *t, enum ctr_profile_type type,
-                                const struct ctr_profile_filter *filter,
-                                struct ctr_windows *keep, struct ctr_profile_collect **c,
-                                FILE *warn, const char *doing, char *err, size_t errlen);
+                                const struct ctr_profile_filter *filter, struct ctr_windows *keep,
+                                struct ctr_profile_collect **c, FILE *warn, const char *doing,
+                                char *err, size_t errlen);
 
 /* ctr_profile_filter_check() : when filter names a task type or region that
  * t does not have, or no task passes its latency, says so in one line on

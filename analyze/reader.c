@@ -86,7 +86,8 @@ int ctr_trace_add_string(struct ctr_trace *t, uint64_t id, const void *s, size_t
     if (ctr_idmap_get(&t->string_ix, id))
         return 0;
     char *copy = malloc(len + 1);
-    if (!copy || ctr_grow(&t->strings, &t->strings_cap, t->nstrings + 1, sizeof(*t->strings)) != 0 ||
+    if (!copy ||
+        ctr_grow(&t->strings, &t->strings_cap, t->nstrings + 1, sizeof(*t->strings)) != 0 ||
         ctr_idmap_put(&t->string_ix, id, t->nstrings) != 0) {
         free(copy);
         return -ENOMEM;
@@ -163,7 +164,8 @@ uint64_t ctr_clock_seek(const struct ctr_trace *t, struct ctr_clock_cursor *c, u
     if (t->tick_source == CTR_TICKS_MONOTONIC_NS || t->nclocks < 2) {
         c->clocks = NULL; /* no segment: every call comes here */
         return t->nclocks == 1 && t->tick_source == CTR_TICKS_TSC
-                   ? t->clocks[0].mono_ns + (ticks - t->clocks[0].ticks) : ticks;
+                   ? t->clocks[0].mono_ns + (ticks - t->clocks[0].ticks)
+                   : ticks;
     }
     /* The segment [i-1, i] around ticks; the end segments extrapolate. */
     size_t lo = 1, hi = t->nclocks - 1;

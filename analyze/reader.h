@@ -23,37 +23,37 @@
 /* An event of the model. (struct ctr_event in ctrace_format.h is an event
  * as the wire has it: its time a delta, its payload a pointer.) */
 struct ctr_trace_event {
-    uint64_t ns;                        /* CLOCK_MONOTONIC nanoseconds */
-    uint8_t type;                       /* enum ctr_event_type */
-    uint64_t args[CTR_MAX_ARGS - 1];    /* the arguments after the time delta */
-    uint64_t payload;                   /* a LENGTH argument's bytes: their address
-                                           (see ctr_event_payload) */
+    uint64_t ns;                     /* CLOCK_MONOTONIC nanoseconds */
+    uint8_t type;                    /* enum ctr_event_type */
+    uint64_t args[CTR_MAX_ARGS - 1]; /* the arguments after the time delta */
+    uint64_t payload;                /* a LENGTH argument's bytes: their address
+                                        (see ctr_event_payload) */
 };
 
 struct ctr_thread_info {
     uint64_t id;
-    int64_t os_tid;              /* 0 if unknown */
-    uint64_t parent_id;          /* 0 if unknown */
-    uint64_t handle;             /* pthread_t, 0 if unknown */
-    const char *name;            /* latest name, "" if none */
+    int64_t os_tid;                 /* 0 if unknown */
+    uint64_t parent_id;             /* 0 if unknown */
+    uint64_t handle;                /* pthread_t, 0 if unknown */
+    const char *name;               /* latest name, "" if none */
     struct ctr_trace_event *events; /* in time order: ctr_trace_read() only */
     size_t nevents, cap;
-    uint64_t seen;               /* its events, read or not */
-    uint64_t last_ns;            /* the time of its last event so far */
-    uint64_t last_batch_ns;      /* ... of its own (not a switch): keeps them monotonic */
-    uint64_t last_switch_ns;     /* ... of its context switches: the same */
-    int has_record;              /* a THREAD record was read (os_tid etc. are its) */
-    uint64_t dropped;            /* from DROPS records */
-    uint64_t lost;               /* sum of LOST events */
-    uint64_t start_pc;           /* start routine (ThreadStart), 0 if unknown */
-    uint64_t nswitches;          /* context-switch events (SWITCHES records) */
-    uint64_t switches_lost;      /* switches the kernel could not record */
+    uint64_t seen;           /* its events, read or not */
+    uint64_t last_ns;        /* the time of its last event so far */
+    uint64_t last_batch_ns;  /* ... of its own (not a switch): keeps them monotonic */
+    uint64_t last_switch_ns; /* ... of its context switches: the same */
+    int has_record;          /* a THREAD record was read (os_tid etc. are its) */
+    uint64_t dropped;        /* from DROPS records */
+    uint64_t lost;           /* sum of LOST events */
+    uint64_t start_pc;       /* start routine (ThreadStart), 0 if unknown */
+    uint64_t nswitches;      /* context-switch events (SWITCHES records) */
+    uint64_t switches_lost;  /* switches the kernel could not record */
 };
 
 struct ctr_stack_info {
     uint64_t id;
     uint32_t n;
-    uint64_t *pcs;               /* return addresses, innermost first */
+    uint64_t *pcs; /* return addresses, innermost first */
 };
 
 struct ctr_string_info {
@@ -74,8 +74,8 @@ struct ctr_clock_point {
 
 /* A span of time missing from a trace: a damaged frame was skipped. */
 struct ctr_gap {
-    uint64_t from_ns, to_ns;     /* the last time before it, the first after */
-    uint64_t file_off;           /* where the damage is */
+    uint64_t from_ns, to_ns; /* the last time before it, the first after */
+    uint64_t file_off;       /* where the damage is */
 };
 
 #define CTR_GAPS_LISTED 8
@@ -97,22 +97,22 @@ struct ctr_trace {
     struct ctr_clock_point *clocks; /* in tick order, each later in both clocks */
     size_t nclocks;
     /* Extent and totals. */
-    uint64_t start_ns, end_ns;   /* first and last event or clock point */
-    uint64_t start_real_ns;      /* wall clock at start_ns, 0 if unknown */
+    uint64_t start_ns, end_ns; /* first and last event or clock point */
+    uint64_t start_real_ns;    /* wall clock at start_ns, 0 if unknown */
     uint64_t generations;
-    uint64_t first_gen;          /* the number of the first generation read: above 0,
-                                    the earlier ones are not in the file (a flight
-                                    recorder's window) */
+    uint64_t first_gen; /* the number of the first generation read: above 0,
+                           the earlier ones are not in the file (a flight
+                           recorder's window) */
     uint64_t file_bytes, stream_bytes, batch_bytes;
     uint64_t nevents, events_by_type[CTR_EV_LIMIT];
-    uint64_t odd;                /* events that did not fit the state machine */
-    int complete;                /* END record seen */
+    uint64_t odd; /* events that did not fit the state machine */
+    int complete; /* END record seen */
     uint64_t end_dropped, end_stack_overflows, end_untraced, end_sched_failed;
     /* SAMPLING (FORMAT.md §4.1): cpu_source 0 when the trace was not
      * sampled; the latest period; the most samples lost said (cumulative). */
     uint64_t cpu_source, cpu_period_ns, cpu_lost;
-    uint64_t lttng_discarded;    /* events LTTng discarded (an LTTng trace: ctf.h) */
-    uint64_t ctf_tracepoints;    /* an LTTng trace: the tracepoints read (file_bytes 0) */
+    uint64_t lttng_discarded; /* events LTTng discarded (an LTTng trace: ctf.h) */
+    uint64_t ctf_tracepoints; /* an LTTng trace: the tracepoints read (file_bytes 0) */
     /* Problems: damage names the first damaged part (the output covers the
      * rest); gaps counts the spans of time missing, missing_ns their length. */
     char damage[384];
@@ -122,7 +122,7 @@ struct ctr_trace {
     /* Private to reader.c and pipeline.c: */
     size_t threads_cap, stacks_cap, strings_cap, mappings_cap, clocks_cap;
     struct ctr_idmap thread_ix, stack_ix, string_ix, mapping_ix; /* id -> index */
-    void *held;                  /* what ctr_trace_read() keeps alive (payloads) */
+    void *held; /* what ctr_trace_read() keeps alive (payloads) */
 };
 
 /* ctr_trace_read() : reads the whole trace at `path` into *t (zeroed
@@ -136,7 +136,8 @@ struct ctr_trace {
 int ctr_trace_read(const char *path, struct ctr_trace *t, char *err, size_t errlen);
 
 /* The same from bytes in memory (for tests and fuzzing). */
-int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, char *err, size_t errlen);
+int ctr_trace_read_mem(const uint8_t *data, size_t len, struct ctr_trace *t, char *err,
+                       size_t errlen);
 
 void ctr_trace_free(struct ctr_trace *t);
 
@@ -164,8 +165,7 @@ int ctr_trace_thread_index(struct ctr_trace *t, uint64_t id, uint32_t *index);
  * a mapping's path is resolved against the strings already read. */
 int ctr_trace_add_string(struct ctr_trace *t, uint64_t id, const void *s, size_t len);
 int ctr_trace_add_stack(struct ctr_trace *t, uint64_t id, const uint64_t *pcs, uint32_t n);
-int ctr_trace_add_mapping(struct ctr_trace *t, const struct ctr_mapping_info *m,
-                          uint64_t path_id);
+int ctr_trace_add_mapping(struct ctr_trace *t, const struct ctr_mapping_info *m, uint64_t path_id);
 /* A clock point, kept in tick order with each later in both clocks than
  * the one before (a point that is not is dropped, as are repeats). */
 int ctr_trace_add_clock(struct ctr_trace *t, const struct ctr_clock_point *c);
@@ -179,8 +179,8 @@ uint64_t ctr_trace_ticks_to_ns(const struct ctr_trace *t, uint64_t ticks);
 struct ctr_clock_cursor {
     const struct ctr_clock_point *clocks;
     size_t nclocks;
-    int from_first;              /* the segment extrapolates below its start */
-    uint64_t above, upto;        /* ticks in (above, upto] are in the segment */
+    int from_first;       /* the segment extrapolates below its start */
+    uint64_t above, upto; /* ticks in (above, upto] are in the segment */
     double a_ticks, a_ns, rate;
 };
 uint64_t ctr_clock_seek(const struct ctr_trace *t, struct ctr_clock_cursor *c, uint64_t ticks);

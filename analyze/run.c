@@ -156,9 +156,9 @@ static int find_lib(char out[PATH_MAX])
         char *slash = strrchr(dir, '/');
         if (slash)
             *slash = 0;
-        static const char *const beside[] = {"%s/tracer", "%s/" CTRACE_LIBDIR_FROM_BIN};
+        static const char *const beside[] = {"tracer", CTRACE_LIBDIR_FROM_BIN};
         for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
-            snprintf(cand, sizeof(cand), beside[i], dir);
+            snprintf(cand, sizeof(cand), "%s/%s", dir, beside[i]);
             if (lib_in(cand, out))
                 return 0;
         }
@@ -205,8 +205,10 @@ static int preload(const char *lib)
         return -1;
     }
     if (strpbrk(lib, ": ") || (asan && strpbrk(asan, ": "))) {
-        fprintf(stderr, "ctrace: run: cannot preload %s: LD_PRELOAD cannot hold a path "
-                        "with ':' or ' '; set CTRACE_LIB to another path\n", lib);
+        fprintf(stderr,
+                "ctrace: run: cannot preload %s: LD_PRELOAD cannot hold a path "
+                "with ':' or ' '; set CTRACE_LIB to another path\n",
+                lib);
         return -1;
     }
     const char *old = getenv("LD_PRELOAD");
@@ -214,8 +216,8 @@ static int preload(const char *lib)
     char *v = malloc(len);
     if (!v)
         return -1;
-    snprintf(v, len, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", lib,
-             old && *old ? ":" : "", old && *old ? old : "");
+    snprintf(v, len, "%s%s%s%s%s", asan ? asan : "", asan ? ":" : "", lib, old && *old ? ":" : "",
+             old && *old ? old : "");
     int rc = setenv("LD_PRELOAD", v, 1);
     free(v);
     return rc;
@@ -269,8 +271,8 @@ int ctr_cmd_run(int argc, char **argv)
                 return run_option_error(ctr_option(k), values[k]);
         if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, CTR_UNWIND_FLAG, &unwind)) > 0 &&
             ctr_unwind_parse(unwind) == CTR_UNWIND_BAD)
-            return ctr_cli_usage_error("run", "-" CTR_UNWIND_FLAG " wants " CTR_UNWIND_WANT
-                                       ", not '%s'", unwind);
+            return ctr_cli_usage_error(
+                "run", "-" CTR_UNWIND_FLAG " wants " CTR_UNWIND_WANT ", not '%s'", unwind);
         if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, "o", &out)) > 0)
             out_given = 1;
         if (r < 0)

@@ -33,16 +33,16 @@
 #ifndef CTR_SERVE_TIMEOUT_MS
 #define CTR_SERVE_TIMEOUT_MS 10000
 #endif
-#define HEAD_MAX (16 * 1024)  /* request line and headers (cookies of 127.0.0.1 included) */
-#define BUF_SIZE (64 * 1024)  /* > HEAD_MAX: holds the head, then the file's chunks */
-#define LINGER_MS 1000        /* reading what a client still sends after its answer */
-#define STOPPED 2             /* wait_fd(): a stop signal came */
+#define HEAD_MAX (16 * 1024) /* request line and headers (cookies of 127.0.0.1 included) */
+#define BUF_SIZE (64 * 1024) /* > HEAD_MAX: holds the head, then the file's chunks */
+#define LINGER_MS 1000       /* reading what a client still sends after its answer */
+#define STOPPED 2            /* wait_fd(): a stop signal came */
 
 struct srv {
-    int file;              /* the file served */
-    char name[256];        /* its URL path, without the '/' */
-    int wake;              /* the self-pipe's read end */
-    char *buf;             /* BUF_SIZE bytes */
+    int file;       /* the file served */
+    char name[256]; /* its URL path, without the '/' */
+    int wake;       /* the self-pipe's read end */
+    char *buf;      /* BUF_SIZE bytes */
 };
 
 /* The self-pipe's write end, for the handler (one call at a time: serve.h). */
@@ -52,7 +52,7 @@ static void on_stop_signal(int sig)
 {
     int saved = errno;
     unsigned char b = (unsigned char)sig;
-    ssize_t r = write(wake_fd, &b, 1);   /* full pipe: a wake-up is pending anyway */
+    ssize_t r = write(wake_fd, &b, 1); /* full pipe: a wake-up is pending anyway */
     (void)r;
     errno = saved;
 }
@@ -99,7 +99,7 @@ static int send_all(const struct srv *s, int c, const char *data, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            return -1;   /* EPIPE, ECONNRESET: gone */
+            return -1; /* EPIPE, ECONNRESET: gone */
         data += n, len -= (size_t)n;
     }
     return 0;
@@ -126,7 +126,8 @@ static int send_head(const struct srv *s, int c, const char *status, const char 
     http_date(date, sizeof date);
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %s\r\nDate: %s\r\n%sAccess-Control-Allow-Origin: " CTR_SERVE_ORIGIN
-                     "\r\nConnection: close\r\n\r\n", status, date, extra);
+                     "\r\nConnection: close\r\n\r\n",
+                     status, date, extra);
     return send_all(s, c, head, (size_t)n);
 }
 
@@ -134,8 +135,8 @@ static int send_head(const struct srv *s, int c, const char *status, const char 
 static int send_error(const struct srv *s, int c, const char *status, const char *extra)
 {
     char hdrs[256];
-    snprintf(hdrs, sizeof hdrs, "%sContent-Type: text/plain\r\nContent-Length: %zu\r\n",
-             extra, strlen(status) + 1);
+    snprintf(hdrs, sizeof hdrs, "%sContent-Type: text/plain\r\nContent-Length: %zu\r\n", extra,
+             strlen(status) + 1);
     if (send_head(s, c, status, hdrs) != 0)
         return -1;
     char body[64];
@@ -152,7 +153,7 @@ static int send_file(const struct srv *s, int c, off_t size)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0 || send_all(s, c, s->buf, (size_t)n) != 0)
-            return -1;   /* the client sees a body shorter than Content-Length */
+            return -1; /* the client sees a body shorter than Content-Length */
         off += n;
     }
     return 0;
@@ -182,7 +183,7 @@ static int line_plausible(const char *p, size_t len)
  * (RFC 9112: request line, header field syntax, Host once in HTTP/1.1). */
 static int parse_head(char *p, char **method, char **target)
 {
-    while (*p == '\r' || *p == '\n')   /* empty lines before the request line */
+    while (*p == '\r' || *p == '\n') /* empty lines before the request line */
         p++;
     int nhost = 0, line = 0, http11 = 0;
     for (char *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1, line++) {
@@ -190,7 +191,7 @@ static int parse_head(char *p, char **method, char **target)
         *end = '\0';
         if (end == p)
             return line > 0 && nhost <= 1 && (nhost == 1 || !http11) ? 0 : -1;
-        if (line == 0) {   /* METHOD SP TARGET SP HTTP/1.x */
+        if (line == 0) { /* METHOD SP TARGET SP HTTP/1.x */
             char *sp1 = strchr(p, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
             if (!sp1 || !sp2 || sp1 == p || sp2 == sp1 + 1 || strchr(sp2 + 1, ' '))
                 return -1;
@@ -204,7 +205,7 @@ static int parse_head(char *p, char **method, char **target)
             *method = p, *target = sp1 + 1;
             continue;
         }
-        char *colon = p;   /* a field: NAME ":" value, no space before the colon */
+        char *colon = p; /* a field: NAME ":" value, no space before the colon */
         while (is_tchar((unsigned char)*colon))
             colon++;
         if (colon == p || *colon != ':')
@@ -214,7 +215,7 @@ static int parse_head(char *p, char **method, char **target)
                 return -1;
         nhost += colon - p == 4 && strncasecmp(p, "host", 4) == 0;
     }
-    return -1;   /* no empty line: cannot happen, the caller found it */
+    return -1; /* no empty line: cannot happen, the caller found it */
 }
 
 /* Answers one parsed request. */
@@ -226,18 +227,19 @@ static void answer(const struct srv *s, int c, const char *method, char *target)
         send_error(s, c, "405 Method Not Allowed", "Allow: GET, HEAD, OPTIONS\r\n");
         return;
     }
-    target[strcspn(target, "?#")] = '\0';   /* a query does not name another file */
+    target[strcspn(target, "?#")] = '\0'; /* a query does not name another file */
     const char *path = target;
-    if (strncasecmp(path, "http://", 7) == 0)   /* absolute-form: its path */
+    if (strncasecmp(path, "http://", 7) == 0) /* absolute-form: its path */
         path = strchr(path + 7, '/') ? strchr(path + 7, '/') : "/";
     int ours = path[0] == '/' && strcmp(path + 1, s->name) == 0;
     if (options && (ours || strcmp(path, "*") == 0)) {
         /* The CORS preflight; Private-Network for Chrome's checks of a
          * public page (the UI) reaching the loopback. */
-        send_head(s, c, "204 No Content",
-                  "Allow: GET, HEAD, OPTIONS\r\nAccess-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
-                  "Access-Control-Allow-Headers: *\r\nAccess-Control-Allow-Private-Network: true\r\n"
-                  "Access-Control-Max-Age: 86400\r\n");
+        send_head(
+            s, c, "204 No Content",
+            "Allow: GET, HEAD, OPTIONS\r\nAccess-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+            "Access-Control-Allow-Headers: *\r\nAccess-Control-Allow-Private-Network: true\r\n"
+            "Access-Control-Max-Age: 86400\r\n");
         return;
     }
     struct stat st;
@@ -247,8 +249,10 @@ static void answer(const struct srv *s, int c, const char *method, char *target)
         send_error(s, c, "500 Internal Server Error", "");
     } else {
         char hdrs[256];
-        snprintf(hdrs, sizeof hdrs, "Content-Type: application/octet-stream\r\n"
-                 "Content-Length: %" PRIdMAX "\r\nCache-Control: no-cache\r\n", (intmax_t)st.st_size);
+        snprintf(hdrs, sizeof hdrs,
+                 "Content-Type: application/octet-stream\r\n"
+                 "Content-Length: %" PRIdMAX "\r\nCache-Control: no-cache\r\n",
+                 (intmax_t)st.st_size);
         if (send_head(s, c, "200 OK", hdrs) == 0 && get)
             send_file(s, c, st.st_size);
     }
@@ -285,7 +289,7 @@ static void serve_conn(const struct srv *s, int c)
             break;
         }
         if ((head = head_len(s->buf, len)) > 0) {
-            s->buf[head] = '\0';   /* what follows (a body) is left unread */
+            s->buf[head] = '\0'; /* what follows (a body) is left unread */
             if (parse_head(s->buf, &method, &target) == 0)
                 answer(s, c, method, target);
             else
@@ -297,14 +301,14 @@ static void serve_conn(const struct srv *s, int c)
             break;
         }
         if (wait_fd(s, c, POLLIN, deadline) != 1) {
-            close(c);   /* silent too long, or stopping */
+            close(c); /* silent too long, or stopping */
             return;
         }
         ssize_t n = recv(c, s->buf + len, HEAD_MAX - len, 0);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n <= 0) {
-            close(c);   /* gone before a whole request: nobody to answer */
+            close(c); /* gone before a whole request: nobody to answer */
             return;
         }
         len += (size_t)n;
@@ -344,7 +348,7 @@ static int set_name(struct srv *s, const char *path, const char *name, char *err
         }
         s->name[i] = ch && !safe ? '_' : ch;
     }
-    if (strcmp(s->name, ".") == 0 || strcmp(s->name, "..") == 0) {   /* URLs normalize them away */
+    if (strcmp(s->name, ".") == 0 || strcmp(s->name, "..") == 0) { /* URLs normalize them away */
         snprintf(err, errlen, "URL name \"%s\" cannot be used", s->name);
         return -EINVAL;
     }
@@ -353,8 +357,8 @@ static int set_name(struct srv *s, const char *path, const char *name, char *err
 
 /* Opens path, names it and listens on 127.0.0.1:*port (set to the port
  * bound). @return the listening socket, or a negative errno with err set. */
-static int open_and_listen(struct srv *s, const char *path, const char *name, int *port,
-                           char *err, size_t errlen)
+static int open_and_listen(struct srv *s, const char *path, const char *name, int *port, char *err,
+                           size_t errlen)
 {
     struct stat st;
     if (*port < 0 || *port > 65535) {
@@ -375,23 +379,28 @@ static int open_and_listen(struct srv *s, const char *path, const char *name, in
     if (rc != 0)
         return rc;
     /* 127.0.0.1 only: the file is for this machine's browser, not the network. */
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)*port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)*port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof a;
     int one = 1, l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     const char *failed = l < 0 ? "socket"
-        : setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ? "SO_REUSEADDR"
-        : bind(l, (struct sockaddr *)&a, sizeof a) != 0 ? "bind"
-        : listen(l, 16) != 0 ? "listen"
-        : getsockname(l, (struct sockaddr *)&a, &alen) != 0 ? "getsockname" : NULL;
+                         : setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
+                             ? "SO_REUSEADDR"
+                         : bind(l, (struct sockaddr *)&a, sizeof a) != 0     ? "bind"
+                         : listen(l, 16) != 0                                ? "listen"
+                         : getsockname(l, (struct sockaddr *)&a, &alen) != 0 ? "getsockname"
+                                                                             : NULL;
     if (!failed) {
         *port = ntohs(a.sin_port);
         return l;
     }
     rc = -errno;
     if (rc == -EADDRINUSE)
-        snprintf(err, errlen, "port %d of 127.0.0.1 is already in use (trace_processor --httpd "
-                 "uses 9001); stop what listens there, or choose another port with -port", *port);
+        snprintf(err, errlen,
+                 "port %d of 127.0.0.1 is already in use (trace_processor --httpd "
+                 "uses 9001); stop what listens there, or choose another port with -port",
+                 *port);
     else
         snprintf(err, errlen, "serving on 127.0.0.1:%d: %s: %s", *port, failed, strerror(-rc));
     if (l >= 0)
@@ -404,8 +413,17 @@ static int open_and_listen(struct srv *s, const char *path, const char *name, in
 static int accept_again(int e)
 {
     switch (e) {
-    case EAGAIN: case EINTR: case ECONNABORTED: case EPROTO: case EPERM: case ENETDOWN:
-    case ENOPROTOOPT: case EHOSTDOWN: case ENONET: case EHOSTUNREACH: case EOPNOTSUPP:
+    case EAGAIN:
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case EPERM:
+    case ENETDOWN:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
     case ENETUNREACH:
         return 1;
     }
@@ -416,7 +434,8 @@ int ctr_serve_file(const char *path, const char *name, int port, FILE *out, char
                    size_t errlen)
 {
     struct srv s = {.file = -1, .wake = -1};
-    struct sigaction stop = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART}, old_int, old_term;
+    struct sigaction stop = {.sa_handler = on_stop_signal, .sa_flags = SA_RESTART}, old_int,
+                     old_term;
     int pipefd[2] = {-1, -1}, rc = -ENOMEM;
     int l = open_and_listen(&s, path, name, &port, err, errlen);
     if (l < 0) {

@@ -34,16 +34,16 @@
 static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
 struct ctr_source {
-    struct ctr_ctf *ctf;         /* non-NULL: an LTTng trace directory (ctf.h) */
-    int fd;                      /* -1: bytes in memory */
+    struct ctr_ctf *ctf; /* non-NULL: an LTTng trace directory (ctf.h) */
+    int fd;              /* -1: bytes in memory */
     int own_fd;
-    int spool_fd;                /* -1: none */
-    int spooled;                 /* standard input was read to its end */
+    int spool_fd; /* -1: none */
+    int spooled;  /* standard input was read to its end */
     const uint8_t *mem;
     size_t mem_len;
     uint8_t *buf;
     size_t lo, hi, cap;
-    uint64_t buf_off;            /* file offset of buf[0] */
+    uint64_t buf_off; /* file offset of buf[0] */
     uint64_t size;
     int eof;
 };
@@ -117,8 +117,7 @@ static int check_header(struct ctr_source *s, char *err, size_t errlen)
             break;
     }
     const uint8_t *h = window(s) + s->lo;
-    if (s->hi - s->lo < CTR_FILE_HEADER_LEN ||
-        memcmp(h, CTR_FILE_MAGIC, CTR_FILE_MAGIC_LEN) != 0) {
+    if (s->hi - s->lo < CTR_FILE_HEADER_LEN || memcmp(h, CTR_FILE_MAGIC, CTR_FILE_MAGIC_LEN) != 0) {
         snprintf(err, errlen, "not a ctrace trace (bad magic in the first %d bytes)",
                  CTR_FILE_HEADER_LEN);
         return -EINVAL;
@@ -171,8 +170,7 @@ static int open_ctf(const char *path, uint64_t pid, struct ctr_source **out, cha
     return 0;
 }
 
-int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *err,
-                    size_t errlen)
+int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *err, size_t errlen)
 {
     return ctr_source_open_pid(path, spool, 0, out, err, errlen);
 }
@@ -186,8 +184,10 @@ int ctr_source_open_pid(const char *path, int spool, uint64_t pid, struct ctr_so
     if (!is_stdin && stat(path, &dst) == 0 && S_ISDIR(dst.st_mode))
         return open_ctf(path, pid, out, err, errlen);
     if (pid) {
-        snprintf(err, errlen, "%s: -pid picks a process of an LTTng trace (a directory); a "
-                              "ctrace file holds one process", path);
+        snprintf(err, errlen,
+                 "%s: -pid picks a process of an LTTng trace (a directory); a "
+                 "ctrace file holds one process",
+                 path);
         return -EINVAL;
     }
     int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -204,11 +204,13 @@ int ctr_source_open_pid(const char *path, int spool, uint64_t pid, struct ctr_so
         return -EINVAL;
     }
     if (!is_stdin && !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file (%s); to read a trace from a pipe, "
-                              "give - and redirect it to standard input",
-                 path, S_ISFIFO(st.st_mode)  ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "a device");
+        snprintf(err, errlen,
+                 "%s: not a regular file (%s); to read a trace from a pipe, "
+                 "give - and redirect it to standard input",
+                 path,
+                 S_ISFIFO(st.st_mode)   ? "a FIFO"
+                 : S_ISSOCK(st.st_mode) ? "a socket"
+                                        : "a device");
         close(fd);
         return -EINVAL;
     }
@@ -228,8 +230,10 @@ int ctr_source_open_pid(const char *path, int spool, uint64_t pid, struct ctr_so
     if (is_stdin && spool && !S_ISREG(st.st_mode)) {
         s->spool_fd = open_spool();
         if (s->spool_fd < 0) {
-            snprintf(err, errlen, "-: cannot make a temporary file to read standard input "
-                                  "twice: %s", strerror(errno));
+            snprintf(err, errlen,
+                     "-: cannot make a temporary file to read standard input "
+                     "twice: %s",
+                     strerror(errno));
             ctr_source_close(s);
             return -EIO;
         }
@@ -255,8 +259,8 @@ int ctr_source_open_mem(const uint8_t *data, size_t len, struct ctr_source **out
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    *s = (struct ctr_source){.fd = -1, .spool_fd = -1, .mem = data, .mem_len = len, .hi = len,
-                             .size = len, .eof = 1};
+    *s = (struct ctr_source){
+        .fd = -1, .spool_fd = -1, .mem = data, .mem_len = len, .hi = len, .size = len, .eof = 1};
     int rc = check_header(s, err, errlen);
     if (rc != 0) {
         free(s);

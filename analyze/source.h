@@ -21,10 +21,10 @@ struct ctr_source;
 
 /* One frame, or a damaged stretch of the file. */
 struct ctr_frame {
-    uint8_t *data;               /* malloc'd: the caller frees it */
+    uint8_t *data; /* malloc'd: the caller frees it */
     size_t len;
-    uint64_t file_off;           /* where it starts */
-    int cut;                     /* the file ends inside it */
+    uint64_t file_off; /* where it starts */
+    int cut;           /* the file ends inside it */
     /* Non-empty: the bytes from skipped_off up to file_off were not a
      * frame and were skipped (data may still hold the frame after them). */
     char skipped[160];
@@ -36,8 +36,7 @@ struct ctr_frame {
  * @return 0, or a negative errno with a one-line reason (naming the path)
  *         in err: missing, not a regular file, not a ctrace trace, a
  *         version this reader does not know. */
-int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *err,
-                    size_t errlen);
+int ctr_source_open(const char *path, int spool, struct ctr_source **out, char *err, size_t errlen);
 
 /* ctr_source_open_pid() : ctr_source_open(), and when path is a directory,
  * the LTTng (CTF) traces in it (ctf.h): the events of process pid (0: the

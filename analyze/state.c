@@ -28,7 +28,7 @@ struct walker {
     uint64_t resume_ns;        /* last switch-in during the current wait, 0: none */
     struct release_entry snap; /* the wait's object's last release at resume_ns */
     uint8_t has_snap;
-    uint8_t started;           /* an event of the thread was seen (since the last gap) */
+    uint8_t started; /* an event of the thread was seen (since the last gap) */
 };
 
 struct ctr_states {
@@ -41,8 +41,8 @@ struct ctr_states {
     struct ctr_idmap by_object;
     struct release_entry *rel;
     size_t nrel, relcap, prune_at;
-    uint64_t restart_ns;       /* where threads start again after a gap */
-    uint64_t now_ns;           /* the time of the last event fed */
+    uint64_t restart_ns; /* where threads start again after a gap */
+    uint64_t now_ns;     /* the time of the last event fed */
     uint64_t odd;
 };
 
@@ -159,8 +159,8 @@ static int switched_in(const struct walker *w, uint64_t ns)
 /* The release w's wait takes when it ends now: switched in, the one copied
  * aside then; else its object's last. (It counts only if it came after
  * the wait's start.) */
-static const struct release_entry *wait_release(const struct ctr_states *s,
-                                                const struct walker *w, int switched)
+static const struct release_entry *wait_release(const struct ctr_states *s, const struct walker *w,
+                                                int switched)
 {
     return switched ? (w->has_snap ? &w->snap : NULL) : last_release(s, w->cur.object);
 }
@@ -191,8 +191,10 @@ static void end_wait(struct ctr_states *s, struct walker *w, uint64_t ns, int op
         emit(s, &part);
     }
     if (resume < ns)
-        emit(s, &(struct ctr_interval){.thread = c->thread, .state = CTR_STATE_RUNNING,
-                                       .start_ns = resume, .end_ns = ns});
+        emit(s, &(struct ctr_interval){.thread = c->thread,
+                                       .state = CTR_STATE_RUNNING,
+                                       .start_ns = resume,
+                                       .end_ns = ns});
     w->resume_ns = 0;
     w->has_snap = 0;
 }
@@ -268,8 +270,10 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
     case CTR_EV_BLOCK: {
         if (w->cur.state == CTR_STATE_BLOCKED)
             s->odd++; /* the Unblock was lost: the new wait wins */
-        struct ctr_interval b = {.state = CTR_STATE_BLOCKED, .reason = (uint8_t)e->args[0],
-                                 .object = e->args[1], .stack_id = e->args[2]};
+        struct ctr_interval b = {.state = CTR_STATE_BLOCKED,
+                                 .reason = (uint8_t)e->args[0],
+                                 .object = e->args[1],
+                                 .stack_id = e->args[2]};
         transition(s, w, thread, e->ns, &b, 0);
         break;
     }

@@ -45,10 +45,10 @@ struct ctr_interval {
     enum ctr_state state;
     uint64_t start_ns, end_ns;
     /* CTR_STATE_BLOCKED and CTR_STATE_RUNNABLE: the wait they are part of. */
-    uint8_t reason;              /* enum ctr_reason */
+    uint8_t reason; /* enum ctr_reason */
     uint64_t object, stack_id;
     const struct ctr_release *release; /* NULL: no release seen */
-    int open;                    /* still blocked when the trace ends */
+    int open;                          /* still blocked when the trace ends */
 };
 
 /* Called with each interval as it ends; the interval and what it points to

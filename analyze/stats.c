@@ -5,7 +5,6 @@
  * how far to trust the rest. */
 #include "stats.h"
 
-
 const char *ctr_stats_empty(const struct ctr_trace *t)
 {
     if (t->nthreads > 0 && t->nevents > 0)
@@ -54,8 +53,9 @@ static void print_sampling(const struct ctr_trace *t, FILE *out)
         fprintf(out, ", %.4g Hz", 1e9 / (double)t->cpu_period_ns);
     fprintf(out, ", %llu lost)\n", (unsigned long long)t->cpu_lost);
     if (t->cpu_lost)
-        fprintf(out, "              %llu CPU samples lost (the kernel's ring was full, or the "
-                     "signal came while the tracer was writing): the CPU profile undercounts\n",
+        fprintf(out,
+                "              %llu CPU samples lost (the kernel's ring was full, or the "
+                "signal came while the tracer was writing): the CPU profile undercounts\n",
                 (unsigned long long)t->cpu_lost);
 }
 
@@ -76,8 +76,9 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
     uint64_t odd = t->odd;
 
     fprintf(out, "trace:        %s (%s)\n", name,
-            t->damage[0] ? "damaged: read up to the damage"
-                         : t->complete ? "complete" : "incomplete: no end record");
+            t->damage[0]  ? "damaged: read up to the damage"
+            : t->complete ? "complete"
+                          : "incomplete: no end record");
     fprintf(out, "program:      %s (pid %llu)\n", t->exe && t->exe[0] ? t->exe : "?",
             (unsigned long long)t->pid);
     fprintf(out, "duration:     %.6f s in %llu generations\n", secs,
@@ -120,8 +121,9 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
             fprintf(out, "  %-14s %llu\n", ctr_event_specs[ty].name,
                     (unsigned long long)t->events_by_type[ty]);
     if (t->ctf_tracepoints)
-        fprintf(out, "source:       an LTTng trace: %llu ctrace tracepoints read through "
-                     "babeltrace2\n",
+        fprintf(out,
+                "source:       an LTTng trace: %llu ctrace tracepoints read through "
+                "babeltrace2\n",
                 (unsigned long long)t->ctf_tracepoints);
     else if (t->nevents == 0)
         fprintf(out, "bytes:        %llu in the file (no events)\n",
@@ -135,8 +137,9 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
                       "another event: the trace has gaps)"
                     : "");
     if (t->lttng_discarded)
-        fprintf(out, "              %llu of them discarded by LTTng: its sub-buffers were full "
-                     "(give the channel more, or bigger, sub-buffers)\n",
+        fprintf(out,
+                "              %llu of them discarded by LTTng: its sub-buffers were full "
+                "(give the channel more, or bigger, sub-buffers)\n",
                 (unsigned long long)t->lttng_discarded);
     if (lost != dropped)
         fprintf(out, "              %llu of them marked in place by Lost events\n",
@@ -159,6 +162,5 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
         fprintf(out, "damage:       %s\n", t->damage);
     if (t->gaps)
         fprintf(out, "missing:      %llu span%s of %.6f s in all, skipped for damage\n",
-                (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s",
-                (double)t->missing_ns / 1e9);
+                (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s", (double)t->missing_ns / 1e9);
 }

@@ -42,31 +42,31 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define CHAIN_MAX 32   /* inline depth kept per PC; the outermost are cut */
-#define SCOPES_MAX 32  /* scopes named in a qualified name; the outermost are cut */
+#define CHAIN_MAX 32  /* inline depth kept per PC; the outermost are cut */
+#define SCOPES_MAX 32 /* scopes named in a qualified name; the outermost are cut */
 
-struct cu_range {      /* [lo, hi) in module addresses belongs to cu */
+struct cu_range { /* [lo, hi) in module addresses belongs to cu */
     Dwarf_Addr lo, hi, bias;
-    Dwarf_Die *cu;     /* owned by the Dwfl, stable while it lives */
+    Dwarf_Die *cu; /* owned by the Dwfl, stable while it lives */
 };
 
 struct dso {
     Dwfl *dwfl;
     Dwfl_Module *mod;
-    struct cu_range *cus;   /* built on first need, sorted by lo */
+    struct cu_range *cus; /* built on first need, sorted by lo */
     size_t ncus;
     bool cus_built;
-    struct dso *next;       /* all dsos, for ctr_symbolizer_free() */
+    struct dso *next; /* all dsos, for ctr_symbolizer_free() */
 };
 
 enum map_state { MAP_UNOPENED, MAP_OPEN, MAP_FAILED };
 
 struct map {
-    struct ctr_sym_mapping m;  /* path and build_id point to our own copies */
-    int index;                 /* position in the caller's array */
-    uint64_t max_limit;        /* max limit over maps[0..this], for overlaps */
+    struct ctr_sym_mapping m; /* path and build_id point to our own copies */
+    int index;                /* position in the caller's array */
+    uint64_t max_limit;       /* max limit over maps[0..this], for overlaps */
     enum map_state state;
-    struct dso *dso;           /* set when MAP_OPEN; may be shared */
+    struct dso *dso; /* set when MAP_OPEN; may be shared */
 };
 
 /* Open-addressing hash set of pointers; cap is a power of two, load <= 1/2. */
@@ -75,19 +75,19 @@ struct set {
     size_t cap, len;
 };
 
-struct pc_entry {              /* one cached answer; n == 0 means "no symbol" */
+struct pc_entry { /* one cached answer; n == 0 means "no symbol" */
     uint64_t pc;
     int n;
     struct ctr_sym_frame frames[];
 };
 
 struct ctr_symbolizer {
-    struct map *maps;          /* sorted by start */
+    struct map *maps; /* sorted by start */
     size_t nmaps;
     struct dso *dsos;
-    struct set pcs;            /* of struct pc_entry */
-    struct set strs;           /* of interned char arrays */
-    char *warn;                /* NULL until the first warning */
+    struct set pcs;  /* of struct pc_entry */
+    struct set strs; /* of interned char arrays */
+    char *warn;      /* NULL until the first warning */
     size_t warn_len;
 };
 
@@ -95,8 +95,8 @@ struct ctr_symbolizer {
  * Owned containers: warnings, interned strings, the PC cache
  * ------------------------------------------------------------------------- */
 
-__attribute__((format(printf, 2, 3)))
-static void add_warning(struct ctr_symbolizer *s, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void add_warning(struct ctr_symbolizer *s,
+                                                              const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -104,7 +104,7 @@ static void add_warning(struct ctr_symbolizer *s, const char *fmt, ...)
     va_end(ap);
     char *w = n < 0 ? NULL : realloc(s->warn, s->warn_len + (size_t)n + 2);
     if (w == NULL)
-        return;   /* warnings are best-effort; losing one under OOM is fine */
+        return; /* warnings are best-effort; losing one under OOM is fine */
     va_start(ap, fmt);
     vsnprintf(w + s->warn_len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -162,7 +162,7 @@ static bool eq_str(const void *entry, const void *key)
 
 static size_t hash_pc(uint64_t pc)
 {
-    return (size_t)((pc * 0x9e3779b97f4a7c15u) >> 17);   /* Fibonacci hashing */
+    return (size_t)((pc * 0x9e3779b97f4a7c15u) >> 17); /* Fibonacci hashing */
 }
 
 static size_t hash_pc_entry(const void *entry)
@@ -197,7 +197,7 @@ static int cmp_start(const void *a, const void *b)
 
 static struct map *find_map(const struct ctr_symbolizer *s, uint64_t pc)
 {
-    size_t lo = 0, hi = s->nmaps;   /* find the first map with start > pc */
+    size_t lo = 0, hi = s->nmaps; /* find the first map with start > pc */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (s->maps[mid].m.start <= pc)
@@ -226,7 +226,7 @@ static const char *hex(const uint8_t *p, size_t n, char *buf, size_t size)
  * returns it; NULL (after one warning) if it cannot be used. */
 static struct dso *open_dso(struct ctr_symbolizer *s, const struct ctr_sym_mapping *m)
 {
-    static char *debuginfo_path = NULL;   /* NULL: elfutils' default path */
+    static char *debuginfo_path = NULL; /* NULL: elfutils' default path */
     static const Dwfl_Callbacks callbacks = {
         .find_elf = dwfl_build_id_find_elf,
         .find_debuginfo = dwfl_standard_find_debuginfo,
@@ -258,10 +258,10 @@ static struct dso *open_dso(struct ctr_symbolizer *s, const struct ctr_sym_mappi
     char want[130], have[130];
     if (d->mod == NULL) {
         add_warning(s, "%s: cannot open as ELF: %s", m->path, dwfl_errmsg(-1));
-    } else if (m->build_id_len > 0 && (n <= 0 || (size_t)n != m->build_id_len
-                                       || memcmp(id, m->build_id, (size_t)n) != 0)) {
-        add_warning(s, "%s: build-id mismatch (trace has %s, file has %s); not symbolized",
-                    m->path, hex(m->build_id, m->build_id_len, want, sizeof want),
+    } else if (m->build_id_len > 0 && (n <= 0 || (size_t)n != m->build_id_len ||
+                                       memcmp(id, m->build_id, (size_t)n) != 0)) {
+        add_warning(s, "%s: build-id mismatch (trace has %s, file has %s); not symbolized", m->path,
+                    hex(m->build_id, m->build_id_len, want, sizeof want),
                     n > 0 ? hex(id, (size_t)n, have, sizeof have) : "none");
     } else {
         Dwarf_Addr bias;
@@ -282,8 +282,8 @@ static void open_map(struct ctr_symbolizer *s, struct map *m)
      * segment) shares its dso, or its failure and warning. */
     for (size_t i = 0; i < s->nmaps; i++) {
         struct map *o = &s->maps[i];
-        if (o->state != MAP_UNOPENED && o->m.bias == m->m.bias
-            && strcmp(o->m.path, m->m.path) == 0) {
+        if (o->state != MAP_UNOPENED && o->m.bias == m->m.bias &&
+            strcmp(o->m.path, m->m.path) == 0) {
             m->state = o->state, m->dso = o->dso;
             return;
         }
@@ -323,18 +323,18 @@ static Dwarf_Die *find_cu(struct dso *d, Dwarf_Addr addr, Dwarf_Addr *bias)
                 if (d->ncus == cap) {
                     struct cu_range *r = realloc(d->cus, (cap = 2 * cap + 64) * sizeof *r);
                     if (r == NULL)
-                        goto done;   /* a partial table only misses some CUs */
+                        goto done; /* a partial table only misses some CUs */
                     d->cus = r;
                 }
                 if (lo < hi)
-                    d->cus[d->ncus++] = (struct cu_range){ lo + b, hi + b, b, cu };
+                    d->cus[d->ncus++] = (struct cu_range){lo + b, hi + b, b, cu};
             }
         }
-done:
+    done:
         if (d->ncus > 0)
             qsort(d->cus, d->ncus, sizeof *d->cus, cmp_lo);
     }
-    size_t lo = 0, hi = d->ncus;   /* first range with lo > addr */
+    size_t lo = 0, hi = d->ncus; /* first range with lo > addr */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (d->cus[mid].lo <= addr)
@@ -352,7 +352,8 @@ done:
 static bool attr_udata(Dwarf_Die *die, unsigned int name, bool integrate, Dwarf_Word *out)
 {
     Dwarf_Attribute mem;
-    Dwarf_Attribute *a = integrate ? dwarf_attr_integrate(die, name, &mem) : dwarf_attr(die, name, &mem);
+    Dwarf_Attribute *a =
+        integrate ? dwarf_attr_integrate(die, name, &mem) : dwarf_attr(die, name, &mem);
     return dwarf_formudata(a, out) == 0;
 }
 
@@ -380,7 +381,7 @@ static const char *intern_symname(struct ctr_symbolizer *s, const char *symbol)
 static bool declaration(Dwarf_Die *die, Dwarf_Die *out)
 {
     *out = *die;
-    for (int hops = 0; hops < 16; hops++) {   /* bounds a cycle in bogus DWARF */
+    for (int hops = 0; hops < 16; hops++) { /* bounds a cycle in bogus DWARF */
         if (dwarf_hasattr(out, DW_AT_name))
             return true;
         Dwarf_Attribute mem, *a = dwarf_attr(out, DW_AT_abstract_origin, &mem);
@@ -404,8 +405,8 @@ static const char *unnamed_class(Dwarf_Die *cls)
     const char *name;
     if (dwarf_child(cls, &child) == 0)
         do
-            if (dwarf_tag(&child) == DW_TAG_subprogram && (name = dwarf_diename(&child)) != NULL
-                && strcmp(name, "operator()") == 0)
+            if (dwarf_tag(&child) == DW_TAG_subprogram && (name = dwarf_diename(&child)) != NULL &&
+                strcmp(name, "operator()") == 0)
                 return "{lambda}";
         while (dwarf_siblingof(&child, &child) == 0);
     return "{unnamed type}";
@@ -413,8 +414,7 @@ static const char *unnamed_class(Dwarf_Die *cls)
 
 static bool is_c(int lang)
 {
-    return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99
-           || lang == DW_LANG_C11;
+    return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11;
 }
 
 /* The name of a function that has no linkage name (C; in C++, gcc's inlined
@@ -433,20 +433,20 @@ static const char *qualified_name(struct ctr_symbolizer *s, Dwarf_Die *die, int 
         return NULL;
     Dwarf_Die cu;
     if (dwarf_diecu(&decl, &cu, NULL, NULL) == NULL || is_c(dwarf_srclang(&cu)))
-        return intern(s, parts[0]);   /* C has no scopes: spare the walk over the unit */
-    int n = dwarf_getscopes_die(&decl, &scopes);   /* decl itself, then outwards */
+        return intern(s, parts[0]);              /* C has no scopes: spare the walk over the unit */
+    int n = dwarf_getscopes_die(&decl, &scopes); /* decl itself, then outwards */
     for (int i = 1; i < n && nparts < SCOPES_MAX; i++) {
         const char *name = dwarf_diename(&scopes[i]);
         int tag = dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_namespace)
             parts[nparts++] = name ? name : "(anonymous namespace)";
-        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type
-                 || tag == DW_TAG_union_type)
+        else if (tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+                 tag == DW_TAG_union_type)
             parts[nparts++] = name ? name : unnamed_class(&scopes[i]);
-        else if (tag == DW_TAG_subprogram) {   /* a local class's function */
+        else if (tag == DW_TAG_subprogram) { /* a local class's function */
             if ((name = function_name(s, &scopes[i], NULL, depth + 1)) != NULL)
                 parts[nparts++] = name;
-            break;   /* that name is qualified already */
+            break; /* that name is qualified already */
         }
     }
     free(scopes);
@@ -514,7 +514,7 @@ static const char *abs_path(struct ctr_symbolizer *s, Dwarf_Die *cu, const char 
 static int find_chain(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *chain, int n, int depth)
 {
     Dwarf_Die child;
-    if (depth > 256 || dwarf_child(parent, &child) != 0)   /* bounds recursion on bogus DWARF */
+    if (depth > 256 || dwarf_child(parent, &child) != 0) /* bounds recursion on bogus DWARF */
         return n;
     do {
         int tag = dwarf_tag(&child), m;
@@ -532,7 +532,7 @@ static int find_chain(Dwarf_Die *parent, Dwarf_Addr addr, Dwarf_Die *chain, int 
                 chain[n++] = child;
             }
             return find_chain(&child, addr, chain, n, depth + 1);
-        case DW_TAG_namespace:     /* code-less containers of C++ functions */
+        case DW_TAG_namespace: /* code-less containers of C++ functions */
         case DW_TAG_module:
         case DW_TAG_class_type:
         case DW_TAG_structure_type:
@@ -566,24 +566,24 @@ static int dwarf_chain(struct ctr_symbolizer *s, struct dso *d, Dwarf_Addr addr,
      * libdw finds for the skeleton; the line table stays in the skeleton. */
     Dwarf_Die *unit = cu, split;
     uint8_t type;
-    if (dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0
-        && type == DW_UT_skeleton && split.addr != NULL)   /* cleared if .dwo missing */
+    if (dwarf_cu_info(cu->cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
+        type == DW_UT_skeleton && split.addr != NULL) /* cleared if .dwo missing */
         unit = &split;
     Dwarf_Die chain[CHAIN_MAX];
     int n = find_chain(unit, addr - bias, chain, 0, 0), k = 0;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
-    for (int i = n - 1; i >= 0; i--) {   /* innermost first */
+    for (int i = n - 1; i >= 0; i--) { /* innermost first */
         Dwarf_Word v;
         bool real = dwarf_tag(&chain[i]) == DW_TAG_subprogram;
-        out[k].function = function_name(s, &chain[i],
-                                        real ? dwfl_module_addrname(d->mod, addr) : NULL, 0);
+        out[k].function =
+            function_name(s, &chain[i], real ? dwfl_module_addrname(d->mod, addr) : NULL, 0);
         out[k].file = file;
         out[k].line = line;
         out[k].function_line = attr_udata(&chain[i], DW_AT_decl_line, true, &v) ? clamp_line(v) : 0;
         k++;
         if (real)
-            break;   /* the real function; anything outside is a nested-function parent */
+            break; /* the real function; anything outside is a nested-function parent */
         /* The caller's position is where this instance was inlined. */
         file = NULL, line = 0;
         if (files == NULL && dwarf_getsrcfiles(unit, &files, &nfiles) != 0)
@@ -596,7 +596,7 @@ static int dwarf_chain(struct ctr_symbolizer *s, struct dso *d, Dwarf_Addr addr,
     if (k == 0 && file != NULL) {
         /* Line info but no function DIE (e.g. assembly): keep file/line and
          * let the symbol table name the function. */
-        out[0] = (struct ctr_sym_frame){ .file = file, .line = line };
+        out[0] = (struct ctr_sym_frame){.file = file, .line = line};
         return 1;
     }
     return k;
@@ -624,9 +624,9 @@ static int lookup(struct ctr_symbolizer *s, uint64_t pc, struct ctr_sym_frame *o
     const char *name = dwfl_module_addrname(m->dso->mod, addr);
     const char *sym = name ? intern_symname(s, name) : NULL;
     if (sym == NULL)
-        return k;   /* k == 1 here keeps a known file/line */
+        return k; /* k == 1 here keeps a known file/line */
     if (k == 0)
-        out[k++] = (struct ctr_sym_frame){ 0 };
+        out[k++] = (struct ctr_sym_frame){0};
     out[k - 1].function = sym;
     return k;
 }
@@ -701,8 +701,8 @@ int ctr_symbolizer_mapping(const struct ctr_symbolizer *s, uint64_t pc)
     return m ? m->index : -1;
 }
 
-const char *ctr_symbolizer_module_offset(const struct ctr_symbolizer *s, uint64_t pc,
-                                         char *buf, size_t len)
+const char *ctr_symbolizer_module_offset(const struct ctr_symbolizer *s, uint64_t pc, char *buf,
+                                         size_t len)
 {
     const struct map *m = s ? find_map(s, pc) : NULL;
     if (m != NULL)

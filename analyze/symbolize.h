@@ -13,21 +13,21 @@
 
 /* One executable mapping as recorded in the trace (MAPPING record). */
 struct ctr_sym_mapping {
-    uint64_t start, limit;     /* [start, limit) in the traced process */
-    uint64_t file_offset;      /* file offset that `start` maps */
-    uint64_t bias;             /* load bias: runtime address - ELF vaddr */
-    const char *path;          /* absolute path of the ELF file */
-    const uint8_t *build_id;   /* GNU build-id bytes, or NULL */
+    uint64_t start, limit;   /* [start, limit) in the traced process */
+    uint64_t file_offset;    /* file offset that `start` maps */
+    uint64_t bias;           /* load bias: runtime address - ELF vaddr */
+    const char *path;        /* absolute path of the ELF file */
+    const uint8_t *build_id; /* GNU build-id bytes, or NULL */
     size_t build_id_len;
 };
 
 /* One source frame. Strings are owned by the symbolizer and live until
  * ctr_symbolizer_free(). */
 struct ctr_sym_frame {
-    const char *function;  /* in symname.h's form; NULL if unknown */
-    const char *file;      /* absolute source path if known, else NULL */
-    int line;              /* 0 if unknown */
-    int function_line;     /* first line of the function, 0 if unknown */
+    const char *function; /* in symname.h's form; NULL if unknown */
+    const char *file;     /* absolute source path if known, else NULL */
+    int line;             /* 0 if unknown */
+    int function_line;    /* first line of the function, 0 if unknown */
 };
 
 struct ctr_symbolizer;
@@ -58,8 +58,8 @@ int ctr_symbolizer_mapping(const struct ctr_symbolizer *s, uint64_t pc);
  * no mapping or s is NULL. Written into buf as snprintf writes (cut to
  * len - 1 bytes). Does not open any file.
  * @return buf. */
-const char *ctr_symbolizer_module_offset(const struct ctr_symbolizer *s, uint64_t pc,
-                                         char *buf, size_t len);
+const char *ctr_symbolizer_module_offset(const struct ctr_symbolizer *s, uint64_t pc, char *buf,
+                                         size_t len);
 
 /* ctr_symbolizer_warnings() : @return a NUL-terminated text of one line per
  * problem met so far (missing file, build-id mismatch, no debug info), or "". */

@@ -32,7 +32,7 @@ char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 /* Special names whose rest is a function's name: the words are kept and the
  * rest is reduced. */
 static const char *const special_prefixes[] = {
-    "non-virtual thunk to ", "virtual thunk to ", "covariant return thunk to ",
+    "non-virtual thunk to ",  "virtual thunk to ",      "covariant return thunk to ",
     "transaction clone for ", "TLS init function for ", "TLS wrapper function for ",
 };
 
@@ -43,8 +43,7 @@ static bool starts_with(const char *s, const char *prefix)
 
 static bool is_ident(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 /* The length of the operator name at s, which starts with the word
@@ -100,8 +99,8 @@ char *ctr_symname_reduce(const char *in)
             memcpy(out, in, keep);
             break;
         }
-    int depth = 0;         /* of <>, [], {} and () */
-    bool params = false;   /* the function's own parameter list was found */
+    int depth = 0;       /* of <>, [], {} and () */
+    bool params = false; /* the function's own parameter list was found */
     while (in[i] != '\0' && !params) {
         const char *s = in + i;
         size_t n = 0;

@@ -86,10 +86,10 @@ struct task_end {
 };
 
 struct ctr_tasks_builder {
-    const struct ctr_trace *t;   /* the trace being read (its tables so far) */
+    const struct ctr_trace *t; /* the trace being read (its tables so far) */
     struct ctr_tasks *ts;
     size_t tasks_cap, regions_cap, logs_cap;
-    struct open_regions *open;   /* per thread index */
+    struct open_regions *open; /* per thread index */
     size_t nopen;
     struct task_end *ends;
     size_t nends, ends_cap;
@@ -103,16 +103,21 @@ static int add_region(struct ctr_tasks_builder *b, uint32_t thread, const struct
     if (ctr_grow(&ts->regions, &b->regions_cap, ts->nregions + 1, sizeof(*ts->regions)))
         return -ENOMEM;
     const struct ctr_open_region *r = &o->r[depth];
-    ts->regions[ts->nregions++] = (struct ctr_region){
-        .task = r->task, .name = r->name, .thread = thread,
-        .thread_id = b->t->threads[thread].id, .depth = (unsigned)depth, .start_ns = r->start_ns,
-        .end_ns = end_ns > r->start_ns ? end_ns : r->start_ns, .open = open};
+    ts->regions[ts->nregions++] =
+        (struct ctr_region){.task = r->task,
+                            .name = r->name,
+                            .thread = thread,
+                            .thread_id = b->t->threads[thread].id,
+                            .depth = (unsigned)depth,
+                            .start_ns = r->start_ns,
+                            .end_ns = end_ns > r->start_ns ? end_ns : r->start_ns,
+                            .open = open};
     ts->open_regions += open;
     return 0;
 }
 
-size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t task,
-                         uint64_t name_id, const char *name)
+size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t task, uint64_t name_id,
+                         const char *name)
 {
     for (int any_task = 0; any_task < 2; any_task++)
         for (size_t k = n; k-- > 0;)
@@ -125,8 +130,8 @@ size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t tas
 static int end_region(struct ctr_tasks_builder *b, uint32_t thread, const struct ctr_trace_event *e)
 {
     struct open_regions *o = &b->open[thread];
-    size_t found = ctr_region_ending(o->r, o->n, e->args[0], e->args[1],
-                                     ctr_trace_name(b->t, e->args[1]));
+    size_t found =
+        ctr_region_ending(o->r, o->n, e->args[0], e->args[1], ctr_trace_name(b->t, e->args[1]));
     if (found == o->n) {
         b->ts->region_ends_without_begin++;
         return 0;
@@ -158,9 +163,12 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
     case CTR_EV_TASK_BEGIN:
         if (ctr_grow(&ts->tasks, &b->tasks_cap, ts->ntasks + 1, sizeof(*ts->tasks)))
             return -ENOMEM;
-        ts->tasks[ts->ntasks++] = (struct ctr_task){
-            .id = e->args[0], .parent = e->args[1], .type = ctr_trace_name(t, e->args[2]),
-            .begin_ns = e->ns, .begin_thread = i, .end_thread = UINT32_MAX};
+        ts->tasks[ts->ntasks++] = (struct ctr_task){.id = e->args[0],
+                                                    .parent = e->args[1],
+                                                    .type = ctr_trace_name(t, e->args[2]),
+                                                    .begin_ns = e->ns,
+                                                    .begin_thread = i,
+                                                    .end_thread = UINT32_MAX};
         break;
     case CTR_EV_TASK_END:
         if (ctr_grow(&b->ends, &b->ends_cap, b->nends + 1, sizeof(*b->ends)))
@@ -172,8 +180,8 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
         struct open_regions *o = &b->open[i];
         if (ctr_grow(&o->r, &o->cap, o->n + 1, sizeof(*o->r)))
             return -ENOMEM;
-        o->r[o->n++] = (struct ctr_open_region){e->args[0], e->args[1], e->ns,
-                                                ctr_trace_name(t, e->args[1])};
+        o->r[o->n++] =
+            (struct ctr_open_region){e->args[0], e->args[1], e->ns, ctr_trace_name(t, e->args[1])};
         break;
     }
     case CTR_EV_REGION_END:
@@ -190,8 +198,9 @@ static int on_task_event(struct ctr_tasks_builder *b, const struct ctr_trace *t,
         }
         if (msg && len)
             memcpy(copy, msg, len);
-        ts->logs[ts->nlogs++] = (struct ctr_task_log){e->args[0], e->ns, i, t->threads[i].id,
-                                                      ctr_trace_name(t, e->args[1]), copy, msg ? len : 0};
+        ts->logs[ts->nlogs++] = (struct ctr_task_log){
+            e->args[0], e->ns,        i, t->threads[i].id, ctr_trace_name(t, e->args[1]),
+            copy,       msg ? len : 0};
         break;
     }
     default:
@@ -397,12 +406,12 @@ fail:
 /* ================================================================ breakdowns */
 
 struct ctr_tasks_breakdown_walk {
-    const struct ctr_trace *t;         /* the trace walked */
-    struct ctr_windows *win;           /* one set per task */
+    const struct ctr_trace *t; /* the trace walked */
+    struct ctr_windows *win;   /* one set per task */
     struct ctr_task_breakdown *out;
     size_t n, nthreads;
-    size_t *by_thread, *by_thread0;    /* tasks with windows on thread th: */
-                                       /* by_thread[by_thread0[th] .. by_thread0[th+1]-1] */
+    size_t *by_thread, *by_thread0; /* tasks with windows on thread th: */
+                                    /* by_thread[by_thread0[th] .. by_thread0[th+1]-1] */
     int oom;
 };
 

@@ -45,42 +45,42 @@
  * ------------------------------------------------------------------------- */
 
 struct ctr_task {
-    uint64_t id, parent;          /* parent 0: none */
-    const char *type;             /* "" if the string is missing */
+    uint64_t id, parent; /* parent 0: none */
+    const char *type;    /* "" if the string is missing */
     uint64_t begin_ns;
-    uint64_t end_ns;              /* TASK_END; the end of the trace when open */
+    uint64_t end_ns; /* TASK_END; the end of the trace when open */
     int ended;
-    uint32_t begin_thread;        /* index in ctr_trace.threads */
-    uint32_t end_thread;          /* index; UINT32_MAX when open */
-    size_t region0, nregions;     /* its regions: ctr_tasks.regions[region0 ..] */
-    size_t log0, nlogs;           /* its logs: ctr_tasks.logs[log0 ..] */
+    uint32_t begin_thread;    /* index in ctr_trace.threads */
+    uint32_t end_thread;      /* index; UINT32_MAX when open */
+    size_t region0, nregions; /* its regions: ctr_tasks.regions[region0 ..] */
+    size_t log0, nlogs;       /* its logs: ctr_tasks.logs[log0 ..] */
 };
 
 struct ctr_region {
-    uint64_t task;                /* 0: no task */
+    uint64_t task; /* 0: no task */
     const char *name;
-    uint32_t thread;              /* index in ctr_trace.threads */
+    uint32_t thread; /* index in ctr_trace.threads */
     uint64_t thread_id;
-    unsigned depth;               /* 0: outermost on its thread */
+    unsigned depth; /* 0: outermost on its thread */
     uint64_t start_ns, end_ns;
-    int open;                     /* never ended: closed at its thread's or the trace's end */
+    int open; /* never ended: closed at its thread's or the trace's end */
 };
 
 struct ctr_task_log {
     uint64_t task, ns;
     uint32_t thread;
     uint64_t thread_id;
-    const char *category;         /* "" if none */
-    const char *msg;              /* not NUL-terminated: len bytes (owned) */
+    const char *category; /* "" if none */
+    const char *msg;      /* not NUL-terminated: len bytes (owned) */
     size_t len;
 };
 
 struct ctr_tasks {
-    struct ctr_task *tasks;       /* sorted by id */
+    struct ctr_task *tasks; /* sorted by id */
     size_t ntasks;
-    struct ctr_region *regions;   /* sorted by task, thread, start */
+    struct ctr_region *regions; /* sorted by task, thread, start */
     size_t nregions;
-    struct ctr_task_log *logs;    /* sorted by task, time */
+    struct ctr_task_log *logs; /* sorted by task, time */
     size_t nlogs;
     uint64_t ends_without_begin;        /* TASK_END of a task not begun in the trace */
     uint64_t region_ends_without_begin; /* REGION_END with no open region of that name */
@@ -91,7 +91,7 @@ struct ctr_tasks {
  * (perfetto.c), keep of a REGION_BEGIN until its REGION_END. */
 struct ctr_open_region {
     uint64_t task, name_id, start_ns;
-    const char *name;             /* name_id's string ("" if missing) */
+    const char *name; /* name_id's string ("" if missing) */
 };
 
 /* ctr_region_ending() : which of a thread's open regions r[0..n-1]
@@ -99,8 +99,8 @@ struct ctr_open_region {
  * string is `name`) ends, by the rule above: the innermost of that task and
  * name, else the innermost of that name; names match by id or by text.
  * @return its index, or n when none is open. */
-size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t task,
-                         uint64_t name_id, const char *name);
+size_t ctr_region_ending(const struct ctr_open_region *r, size_t n, uint64_t task, uint64_t name_id,
+                         const char *name);
 
 /* Building the model as a consumer of the pipeline (engine.h): events in
  * time order. */
@@ -159,7 +159,7 @@ int ctr_region_windows(const struct ctr_trace *t, const struct ctr_tasks *ts, co
  * Free with ctr_task_breakdowns_free(). */
 struct ctr_task_breakdown {
     uint64_t running, runnable, sync, net, syscall, sleep;
-    size_t nthreads;              /* threads that worked for it */
+    size_t nthreads; /* threads that worked for it */
     struct ctr_cpu_leaves cpu;
 };
 

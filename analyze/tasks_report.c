@@ -83,7 +83,7 @@ static uint64_t percentile(const struct ctr_task *const *sorted, size_t n, unsig
 
 struct type_row {
     const char *type;
-    size_t first, nended, nopen;  /* in the sorted task list */
+    size_t first, nended, nopen; /* in the sorted task list */
 };
 
 static void put_thread(FILE *out, const struct ctr_trace *t, uint32_t i)
@@ -162,8 +162,9 @@ static int put_instance(FILE *out, const struct ctr_trace *t, const struct ctr_t
     }
     fputc('\n', out);
     uint64_t total = b->running + b->runnable + b->sync + b->net + b->syscall + b->sleep;
-    fprintf(out, "    time     %s on %zu thread%s: running %s, runnable %s, sync %s, net %s, "
-                 "syscall %s, sleep %s\n",
+    fprintf(out,
+            "    time     %s on %zu thread%s: running %s, runnable %s, sync %s, net %s, "
+            "syscall %s, sleep %s\n",
             ctr_text_ns((int64_t)total, d[0], sizeof(d[0])), b->nthreads,
             b->nthreads == 1 ? "" : "s", ctr_text_ns((int64_t)b->running, d[1], sizeof(d[1])),
             ctr_text_ns((int64_t)b->runnable, d[2], sizeof(d[2])),
@@ -307,8 +308,9 @@ int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
         }
     }
     if (ts.ends_without_begin || ts.region_ends_without_begin)
-        fprintf(out, "\nignored: %" PRIu64 " task ends without a begin in the trace (or a second "
-                     "end), %" PRIu64 " region ends without a begin\n",
+        fprintf(out,
+                "\nignored: %" PRIu64 " task ends without a begin in the trace (or a second "
+                "end), %" PRIu64 " region ends without a begin\n",
                 ts.ends_without_begin, ts.region_ends_without_begin);
 
     if (nopen) {
@@ -398,8 +400,8 @@ static int loaded_breakdown(void *ctx, const struct ctr_task *const *tasks, size
     return ctr_tasks_breakdown(l->t, l->ts, tasks, n, out);
 }
 
-int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
-                    char *err, size_t errlen)
+int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out, char *err,
+                    size_t errlen)
 {
     struct ctr_tasks ts;
     int rc = ctr_tasks_build(t, &ts);

@@ -19,10 +19,10 @@
 #include "tasks.h"
 
 struct ctr_tasks_opts {
-    const char *type;             /* only tasks of this type; NULL: all */
-    uint64_t latmin_ns;           /* instances listed: at least this slow; 0: all */
-    size_t n;                     /* the slowest n instances are listed in full */
-    int tsv;                      /* the per-type table only, tab-separated */
+    const char *type;   /* only tasks of this type; NULL: all */
+    uint64_t latmin_ns; /* instances listed: at least this slow; 0: all */
+    size_t n;           /* the slowest n instances are listed in full */
+    int tsv;            /* the per-type table only, tab-separated */
 };
 
 /* ctr_tasks_write() : `ctrace tasks`: per task type the count of ended
@@ -34,8 +34,8 @@ struct ctr_tasks_opts {
  * ended tasks; a type with open tasks only has count 0 and zeros).
  * @return 0, or a negative errno with a one-line reason in err (-ENOMEM);
  *         write errors are left in out's error flag for the caller. */
-int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out,
-                    char *err, size_t errlen);
+int ctr_tasks_write(const struct ctr_trace *t, const struct ctr_tasks_opts *o, FILE *out, char *err,
+                    size_t errlen);
 
 /* Fills out[i] with the breakdown of tasks[i], i < n. @return 0 or -ENOMEM. */
 typedef int (*ctr_breakdown_fn)(void *ctx, const struct ctr_task *const *tasks, size_t n,

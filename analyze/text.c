@@ -30,8 +30,14 @@ static const struct {
     uint64_t ns;
 } units[] = {
     /* Longer names first where one is a prefix of another ("ms" before "m"). */
-    {"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"\xce\xbcs", 1000}, /* µs: micro, mu */
-    {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000ull}, {"h", 3600000000000ull},
+    {"ns", 1},
+    {"us", 1000},
+    {"\xc2\xb5s", 1000},
+    {"\xce\xbcs", 1000}, /* µs: micro, mu */
+    {"ms", 1000000},
+    {"s", 1000000000},
+    {"m", 60000000000ull},
+    {"h", 3600000000000ull},
 };
 
 int ctr_parse_duration(const char *s, uint64_t *ns)

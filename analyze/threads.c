@@ -22,8 +22,8 @@
 
 enum { T_RUNNING, T_RUNNABLE, T_SYNC, T_NET, T_SYSCALL, T_SLEEP, T_N };
 
-static const char *const time_names[T_N] = {"running", "runnable", "sync", "net", "syscall",
-                                            "sleep"};
+static const char *const time_names[T_N] = {"running", "runnable", "sync",
+                                            "net",     "syscall",  "sleep"};
 
 struct open_wait {
     uint32_t thread;
@@ -32,14 +32,14 @@ struct open_wait {
 };
 
 struct ctr_threads_walk {
-    const struct ctr_trace *t;    /* the trace walked */
+    const struct ctr_trace *t; /* the trace walked */
     int want_times;
-    uint64_t (*times)[T_N];       /* per thread index; NULL: leaks only */
+    uint64_t (*times)[T_N]; /* per thread index; NULL: leaks only */
     size_t ntimes;
-    uint8_t *first;               /* per thread index: 0 no event yet, 1 its first
-                                     was its THREAD_START, 2 something else */
+    uint8_t *first; /* per thread index: 0 no event yet, 1 its first
+                       was its THREAD_START, 2 something else */
     size_t nfirst;
-    uint64_t *cpu_ns;             /* per thread index: CPU its samples stand for */
+    uint64_t *cpu_ns; /* per thread index: CPU its samples stand for */
     size_t ncpu;
     struct open_wait *open;
     size_t nopen, cap;
@@ -101,8 +101,8 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
             w->open = o;
             w->cap = cap;
         }
-        w->open[w->nopen++] = (struct open_wait){th, iv->reason, iv->stack_id, iv->object,
-                                                 iv->start_ns, iv->thread->id};
+        w->open[w->nopen++] = (struct open_wait){th,         iv->reason,   iv->stack_id,
+                                                 iv->object, iv->start_ns, iv->thread->id};
     }
 }
 
@@ -271,12 +271,12 @@ void ctr_threads_leaks_free(struct ctr_leak_group *groups, size_t n)
 /* ================================================================ start functions */
 
 struct start_group {
-    char *label;                  /* "function (file:line)", or the placeholder */
-    const char *function;         /* what groups merge by (symbolizer-owned or label) */
+    char *label;          /* "function (file:line)", or the placeholder */
+    const char *function; /* what groups merge by (symbolizer-owned or label) */
     size_t nthreads;
     uint64_t times[T_N];
-    uint64_t total;               /* of the times: what ranks the groups */
-    uint64_t cpu_ns;              /* sampled CPU (FORMAT.md §4.1) */
+    uint64_t total;  /* of the times: what ranks the groups */
+    uint64_t cpu_ns; /* sampled CPU (FORMAT.md §4.1) */
 };
 
 static int by_pc(const void *pa, const void *pb)
@@ -321,8 +321,7 @@ static char *label_of(struct ctr_profile_sym *ps, uint64_t pc, const char **func
     else if (k <= 0 || !f[k - 1].function)
         ctr_symbolizer_module_offset(ps->sym, pc, buf, sizeof(buf));
     else if (f[k - 1].file && f[k - 1].line > 0)
-        snprintf(buf, sizeof(buf), "%s (%s:%d)", f[k - 1].function, f[k - 1].file,
-                 f[k - 1].line);
+        snprintf(buf, sizeof(buf), "%s (%s:%d)", f[k - 1].function, f[k - 1].file, f[k - 1].line);
     else
         snprintf(buf, sizeof(buf), "%s", f[k - 1].function);
     char *label = strdup(buf);
@@ -337,7 +336,7 @@ static int start_groups(const struct ctr_trace *t, const struct ctr_threads_walk
                         struct ctr_profile_sym *ps, struct start_group **out, size_t *nout)
 {
     size_t cap = t->nthreads ? t->nthreads : 1;
-    uint64_t *pcs = malloc(cap * sizeof(*pcs));  /* distinct start routines, sorted */
+    uint64_t *pcs = malloc(cap * sizeof(*pcs));         /* distinct start routines, sorted */
     size_t *group_of = malloc(cap * sizeof(*group_of)); /* ... and the group of each */
     struct start_group *g = calloc(cap, sizeof(*g));
     size_t npcs = 0, ng = 0;
@@ -472,8 +471,8 @@ static void put_leak(FILE *out, const struct ctr_trace *t, struct ctr_profile_sy
     }
 }
 
-int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out,
-                       FILE *warn, char *err, size_t errlen)
+int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out, FILE *warn,
+                       char *err, size_t errlen)
 {
     int tsv = !w->want_times;
     struct ctr_leak_group *leaks = NULL;
@@ -486,8 +485,7 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     /* Threads that had no interval get zero times too. */
     if (!tsv && ctr_grow_zeroed(&w->times, &w->ntimes, t->nthreads, sizeof(*w->times)) != 0)
         goto done;
-    if ((rc = group_leaks(t, w, &leaks, &nleaks)) != 0 ||
-        (rc = ctr_profile_sym_open(t, &ps)) != 0)
+    if ((rc = group_leaks(t, w, &leaks, &nleaks)) != 0 || (rc = ctr_profile_sym_open(t, &ps)) != 0)
         goto done;
 
     if (tsv) {
@@ -533,8 +531,9 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     if (nleaks == 0) {
         fputs("\nblocked at the end of the trace: no thread\n", out);
     } else {
-        fprintf(out, "\nblocked at the end of the trace (leaked?): %zu thread%s in %zu group%s, "
-                     "largest first\n\n",
+        fprintf(out,
+                "\nblocked at the end of the trace (leaked?): %zu thread%s in %zu group%s, "
+                "largest first\n\n",
                 nleaked, nleaked == 1 ? "" : "s", nleaks, nleaks == 1 ? "" : "s");
         fprintf(out, "%7s  %s\n", "threads", "call, stack innermost first");
         for (size_t i = 0; i < nleaks; i++) {

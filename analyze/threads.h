@@ -30,13 +30,13 @@
 /* One group of the leak finder: threads blocked at the end of the trace in
  * the same reason at the same stack. */
 struct ctr_leak_group {
-    uint8_t reason;               /* enum ctr_reason */
-    uint64_t stack_id;            /* 0: no stack */
-    size_t count;                 /* threads */
-    uint64_t longest_ns;          /* the longest of their waits, to the trace's end */
-    uint64_t object;              /* the object (or descriptor) of the first thread */
-    int same_object;              /* all of them wait on that one object */
-    uint32_t *threads;            /* indexes in ctr_trace.threads, count of them */
+    uint8_t reason;      /* enum ctr_reason */
+    uint64_t stack_id;   /* 0: no stack */
+    size_t count;        /* threads */
+    uint64_t longest_ns; /* the longest of their waits, to the trace's end */
+    uint64_t object;     /* the object (or descriptor) of the first thread */
+    int same_object;     /* all of them wait on that one object */
+    uint32_t *threads;   /* indexes in ctr_trace.threads, count of them */
 };
 
 /* ctr_threads_leaks() : the leak finder's groups of t, largest first (then
@@ -70,7 +70,7 @@ void ctr_threads_walk_free(struct ctr_threads_walk *w);
 /* ctr_threads_report() : the report of ctr_threads_write() from walk w
  * over the whole of t (tsv when w has no times). @return as
  * ctr_threads_write(). */
-int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out,
-                       FILE *warn, char *err, size_t errlen);
+int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out, FILE *warn,
+                       char *err, size_t errlen);
 
 #endif

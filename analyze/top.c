@@ -30,9 +30,9 @@
 #define COL_FRAMES "                              " /* frames start in column 31 */
 
 struct stack {
-    size_t off, n;          /* frames[off .. off+n-1] of the arena */
+    size_t off, n; /* frames[off .. off+n-1] of the arena */
     int64_t count, delay_ns;
-    size_t seq;             /* first-seen order: the last tie-break */
+    size_t seq; /* first-seen order: the last tie-break */
     uint64_t hash;
 };
 
@@ -41,8 +41,8 @@ struct merge {
     size_t nframes, frames_cap;
     struct stack *stacks;
     size_t nstacks, stacks_cap;
-    size_t *slots;          /* open addressing: stack index + 1, 0 = empty */
-    size_t nslots;          /* power of two; load kept <= 1/2 */
+    size_t *slots; /* open addressing: stack index + 1, 0 = empty */
+    size_t nslots; /* power of two; load kept <= 1/2 */
     int64_t total_count, total_delay_ns;
     const struct ctr_trace *fold; /* fold library frames by its mappings (CPU) */
 };
@@ -176,8 +176,8 @@ static void print_stack(FILE *out, struct ctr_profile_sym *ps, const struct merg
                         const struct stack *s)
 {
     char d[32];
-    double share = m->total_delay_ns > 0 ? 100.0 * (double)s->delay_ns / (double)m->total_delay_ns
-                                         : 0.0;
+    double share =
+        m->total_delay_ns > 0 ? 100.0 * (double)s->delay_ns / (double)m->total_delay_ns : 0.0;
     fprintf(out, "%10s %9" PRId64 " %6.1f%%  ", ctr_text_ns(s->delay_ns, d, sizeof(d)), s->count,
             share);
     if (s->n == 0)
@@ -239,8 +239,9 @@ int ctr_top_write_collected(const struct ctr_trace *t, struct ctr_profile_collec
     /* A CPU profile weighs CPU time, a delay profile the time waited. */
     const char *weight = type == CTR_PROFILE_CPU ? "cpu" : "delay";
     put_name(out, type, filter);
-    fprintf(out, ": %s of %s in %" PRId64 " samples, %zu distinct stacks; "
-                 "the heaviest %zu%s:\n",
+    fprintf(out,
+            ": %s of %s in %" PRId64 " samples, %zu distinct stacks; "
+            "the heaviest %zu%s:\n",
             ctr_text_ns(m.total_delay_ns, d, sizeof(d)), type == CTR_PROFILE_CPU ? "CPU" : weight,
             m.total_count, m.nstacks, shown,
             m.fold ? " (the system libraries' frames under a call into them folded into that call)"

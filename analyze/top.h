@@ -11,8 +11,8 @@
 #include "reader.h"
 
 /* ctr_top_write() : writes the `n` (>= 1) heaviest stacks of profile `type`
- * of t, restricted by filter (NULL: none; see profile.h), to out as text: a summary line, then per stack its total delay (ns,
- * us, ms or s), its count, its share of all the profile's delay, and its
+ * of t, restricted by filter (NULL: none; see profile.h), to out as text: a summary line, then per
+ * stack its total delay (ns, us, ms or s), its count, its share of all the profile's delay, and its
  * frames innermost first, symbolized as "function (file:line)" (inlined
  * calls each on a line of their own; synthetic leaves such as
  * "pthread_mutex_lock" as they are). Samples with identical frames are one

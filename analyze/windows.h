@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 struct ctr_window {
-    uint32_t thread;              /* index in ctr_trace.threads */
-    uint64_t start_ns, end_ns;    /* [start, end) */
+    uint32_t thread;           /* index in ctr_trace.threads */
+    uint64_t start_ns, end_ns; /* [start, end) */
 };
 
 /* Windows sorted by thread then start, disjoint per thread once finished:
@@ -25,7 +25,7 @@ struct ctr_window {
 struct ctr_windows {
     struct ctr_window *w;
     size_t n, cap;
-    size_t *first;                /* nthreads + 1 entries, set by ctr_windows_finish() */
+    size_t *first; /* nthreads + 1 entries, set by ctr_windows_finish() */
     size_t nthreads;
 };
 

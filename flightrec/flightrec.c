@@ -112,7 +112,7 @@ static void on_forked(struct ctr_sink *s)
     atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
     atomic_store_explicit(&dumping, 0, memory_order_relaxed); /* a dump of the parent's thread */
-    R.trigger_lock = (struct ctr_lock){0}; /* the collector's, in the parent */
+    R.trigger_lock = (struct ctr_lock){0};                    /* the collector's, in the parent */
     ctr__fr_forked();
 }
 

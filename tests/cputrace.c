@@ -91,39 +91,56 @@ struct ev {
 #define END_OF_LIST {0, 0, {0}}
 /* clang-format on */
 
-static const struct ev thread1[] = {
-    SAMPLE(50, STACK_SPIN_MAIN), SAMPLE(60, STACK_SPIN_MAIN), END_OF_LIST};
+static const struct ev thread1[] = {SAMPLE(50, STACK_SPIN_MAIN), SAMPLE(60, STACK_SPIN_MAIN),
+                                    END_OF_LIST};
 
 static const struct ev thread2[] = {
     {1, CTR_EV_THREAD_START, {1, 0}}, /* args[1]: the start routine, filled in below */
     {100, CTR_EV_TASK_BEGIN, {1, 0, STR_REQUEST}},
     {100, CTR_EV_REGION_BEGIN, {1, STR_PARSE}},
-    SAMPLE(110, STACK_REGCOMP), SAMPLE(120, STACK_REGCOMP), SAMPLE(130, STACK_REGCOMP),
-    SAMPLE(140, STACK_REGCOMP), SAMPLE(150, STACK_REGCOMP), SAMPLE(160, STACK_REGCOMP),
-    SAMPLE(170, STACK_REGCOMP), SAMPLE(180, STACK_REGCOMP), SAMPLE(190, STACK_REGCOMP),
-    SAMPLE(200, STACK_REGCOMP), SAMPLE(210, STACK_REGCOMP), SAMPLE(220, STACK_REGCOMP),
-    SAMPLE(230, STACK_REGCOMP), SAMPLE(240, STACK_REGCOMP), SAMPLE(250, STACK_REGCOMP),
+    SAMPLE(110, STACK_REGCOMP),
+    SAMPLE(120, STACK_REGCOMP),
+    SAMPLE(130, STACK_REGCOMP),
+    SAMPLE(140, STACK_REGCOMP),
+    SAMPLE(150, STACK_REGCOMP),
+    SAMPLE(160, STACK_REGCOMP),
+    SAMPLE(170, STACK_REGCOMP),
+    SAMPLE(180, STACK_REGCOMP),
+    SAMPLE(190, STACK_REGCOMP),
+    SAMPLE(200, STACK_REGCOMP),
+    SAMPLE(210, STACK_REGCOMP),
+    SAMPLE(220, STACK_REGCOMP),
+    SAMPLE(230, STACK_REGCOMP),
+    SAMPLE(240, STACK_REGCOMP),
+    SAMPLE(250, STACK_REGCOMP),
     {250, CTR_EV_REGION_END, {1, STR_PARSE}},
     {250, CTR_EV_REGION_BEGIN, {1, STR_HASH}},
-    SAMPLE(260, STACK_HASH), SAMPLE(270, STACK_HASH), SAMPLE(280, STACK_HASH),
-    SAMPLE(290, STACK_HASH), SAMPLE(300, STACK_HASH), SAMPLE(310, STACK_HASH),
-    SAMPLE(320, STACK_HASH), SAMPLE(330, STACK_HASH), SAMPLE(340, STACK_HASH),
+    SAMPLE(260, STACK_HASH),
+    SAMPLE(270, STACK_HASH),
+    SAMPLE(280, STACK_HASH),
+    SAMPLE(290, STACK_HASH),
+    SAMPLE(300, STACK_HASH),
+    SAMPLE(310, STACK_HASH),
+    SAMPLE(320, STACK_HASH),
+    SAMPLE(330, STACK_HASH),
+    SAMPLE(340, STACK_HASH),
     {350, CTR_EV_CPU_SAMPLE, {STACK_HASH, 2 * CPU_PERIOD_NS}}, /* the timer expired twice */
     {350, CTR_EV_REGION_END, {1, STR_HASH}},
     {350, CTR_EV_TASK_END, {1}},
-    SAMPLE(410, STACK_SPIN_WORKER), SAMPLE(420, STACK_SPIN_WORKER), SAMPLE(430, STACK_SPIN_WORKER),
-    SAMPLE(440, STACK_SPIN_WORKER), SAMPLE(450, STACK_SPIN_WORKER),
+    SAMPLE(410, STACK_SPIN_WORKER),
+    SAMPLE(420, STACK_SPIN_WORKER),
+    SAMPLE(430, STACK_SPIN_WORKER),
+    SAMPLE(440, STACK_SPIN_WORKER),
+    SAMPLE(450, STACK_SPIN_WORKER),
     {500, CTR_EV_THREAD_END, {0}},
     END_OF_LIST};
 
 static const struct ev thread3[] = {
-    {1, CTR_EV_THREAD_START, {1, 0}},
-    {100, CTR_EV_TASK_BEGIN, {2, 0, STR_REQUEST}},
-    SAMPLE(110, STACK_HASH), SAMPLE(120, STACK_HASH),
-    {120, CTR_EV_TASK_END, {2}},
-    SAMPLE(200, STACK_SPIN_WORKER), SAMPLE(210, STACK_SPIN_WORKER), SAMPLE(220, STACK_SPIN_WORKER),
-    {500, CTR_EV_THREAD_END, {0}},
-    END_OF_LIST};
+    {1, CTR_EV_THREAD_START, {1, 0}}, {100, CTR_EV_TASK_BEGIN, {2, 0, STR_REQUEST}},
+    SAMPLE(110, STACK_HASH),          SAMPLE(120, STACK_HASH),
+    {120, CTR_EV_TASK_END, {2}},      SAMPLE(200, STACK_SPIN_WORKER),
+    SAMPLE(210, STACK_SPIN_WORKER),   SAMPLE(220, STACK_SPIN_WORKER),
+    {500, CTR_EV_THREAD_END, {0}},    END_OF_LIST};
 
 /* ---------------------------------------------------------------------------
  * Writing
@@ -242,8 +259,8 @@ int cpu_trace_write(const char *path, enum cpu_trace_source source, uint64_t los
     header[8] = CTR_VERSION_MAJOR;
     header[10] = CTR_VERSION_MINOR;
     FILE *f = fopen(path, "wb");
-    int ok = f && fwrite(header, 1, sizeof(header), f) == sizeof(header) &&
-             fwrite(z, 1, zn, f) == zn;
+    int ok =
+        f && fwrite(header, 1, sizeof(header), f) == sizeof(header) && fwrite(z, 1, zn, f) == zn;
     if (f && fclose(f) != 0)
         ok = 0;
     free(z);

@@ -33,11 +33,11 @@
 
 /* The scenario's answers (see above). */
 enum {
-    CPU_ALL_SAMPLES = 37,        /* CPU ns: 38 periods */
+    CPU_ALL_SAMPLES = 37, /* CPU ns: 38 periods */
     CPU_ALL_PERIODS = 38,
-    CPU_TASKS_SAMPLES = 27,      /* -task request: 25 of task 1, 2 of task 2 */
+    CPU_TASKS_SAMPLES = 27, /* -task request: 25 of task 1, 2 of task 2 */
     CPU_TASKS_PERIODS = 28,
-    CPU_SLOW_SAMPLES = 25,       /* -latmin 100ms: task 1 only */
+    CPU_SLOW_SAMPLES = 25, /* -latmin 100ms: task 1 only */
     CPU_SLOW_PERIODS = 26,
     CPU_PARSE_SAMPLES = 15,      /* -region parse */
     CPU_HASH_TASK1_SAMPLES = 10, /* -region hash */
@@ -45,9 +45,9 @@ enum {
 };
 
 enum cpu_trace_source {
-    CPU_TRACE_NONE = 0,          /* no SAMPLING, no samples: an unsampled trace */
-    CPU_TRACE_PERF = 1,          /* = CTR_CPU_PERF */
-    CPU_TRACE_TIMER = 2          /* = CTR_CPU_TIMER */
+    CPU_TRACE_NONE = 0, /* no SAMPLING, no samples: an unsampled trace */
+    CPU_TRACE_PERF = 1, /* = CTR_CPU_PERF */
+    CPU_TRACE_TIMER = 2 /* = CTR_CPU_TIMER */
 };
 
 /* cpu_trace_write() : writes the scenario to path, sampled by `source`,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/format.sh - checks that every C/C++ source of the tree is formatted as
 # .clang-format (at the repository root) says: runs `clang-format --dry-run
 # --Werror` on each, lists the files that differ and how to fix them.

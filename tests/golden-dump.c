@@ -163,7 +163,7 @@ static int dump_profile(const struct ctr_trace *t, enum ctr_profile_type type,
 
 enum { T_RUNNING, T_RUNNABLE, T_SYNC, T_NET, T_SYSCALL, T_SLEEP, T_OTHER, T_N };
 static const char *const time_names[T_N] = {"running", "runnable", "sync", "net",
-                                            "syscall", "sleep", "other"};
+                                            "syscall", "sleep",    "other"};
 
 struct times {
     const struct ctr_trace *t;
@@ -256,8 +256,8 @@ static int dump_leaks(const struct ctr_trace *t)
     printf("# leaks: %zu groups\n", n);
     for (size_t i = 0; i < n; i++) {
         const char *call = g[i].reason < CTR_REASON_LIMIT ? ctr_reason_specs[g[i].reason].call : 0;
-        printf("leak reason %u (%s) stack %" PRIu64 " count %zu longest %" PRIu64
-               " object %" PRIx64 " same %d threads",
+        printf("leak reason %u (%s) stack %" PRIu64 " count %zu longest %" PRIu64 " object %" PRIx64
+               " same %d threads",
                g[i].reason, call ? call : "?", g[i].stack_id, g[i].count, g[i].longest_ns,
                g[i].object, g[i].same_object);
         for (size_t k = 0; k < g[i].count; k++)
@@ -304,8 +304,8 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("complete %d generations %" PRIu64 " threads %zu events %" PRIu64 " stacks %zu"
-           " span %" PRIu64 "\n", t.complete, t.generations, t.nthreads, t.nevents, t.nstacks,
-           t.end_ns - t.start_ns);
+           " span %" PRIu64 "\n",
+           t.complete, t.generations, t.nthreads, t.nevents, t.nstacks, t.end_ns - t.start_ns);
     printf("damage %s\nwarning %s\n", t.damage, t.warning);
     for (size_t i = 0; i < nf; i++) /* the filters' matches, as the CLI warns of them */
         printf("# filter%s: %d problems\n", labels[i], ctr_profile_filter_check(&t, &one[i], NULL));

@@ -33,10 +33,12 @@ void lib_lookups(void)
     printf("next probe: %s\n", dlsym(RTLD_NEXT, "lib_dlsym_probe") ? "found" : "none");
     printf("default probe: %s\n", dlsym(RTLD_DEFAULT, "lib_dlsym_probe") ? "found" : "none");
     printf("next getpid is libc's: %s\n",
-           dlsym(RTLD_NEXT, "getpid") == dlsym(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD), "getpid")
+           dlsym(RTLD_NEXT, "getpid") ==
+                   dlsym(dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD), "getpid")
                ? "yes"
                : "no");
     dlerror();
-    printf("next nonexistent: %s\n", dlsym(RTLD_NEXT, "no_such_symbol_anywhere") ? "found" : "none");
+    printf("next nonexistent: %s\n",
+           dlsym(RTLD_NEXT, "no_such_symbol_anywhere") ? "found" : "none");
     printf("dlerror set: %s\n", dlerror() ? "yes" : "no");
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib-dlsym.h - what lib-dlsym.c exports to prog-dlsym.c (tests/dlsym.sh). */
 #ifndef CTR_LIB_DLSYM_H
 #define CTR_LIB_DLSYM_H

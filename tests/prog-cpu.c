@@ -25,16 +25,16 @@ static volatile unsigned long sink; /* the work the compiler must keep */
 /* The loops are the functions' own code (no call but the clock's, rarely),
  * so every sample inside lands on their lines. One template, two
  * functions: each must be code of its own. */
-#define BURNER(name, k)                                                    \
-    __attribute__((noinline)) static double name(double ms)               \
-    {                                                                      \
-        double start = cpu_ms(), now = start;                              \
-        while (now - start < ms) {                                         \
-            for (unsigned long i = 0; i < 200000; i++)                     \
-                sink += i * (k);                                           \
-            now = cpu_ms();                                                \
-        }                                                                  \
-        return now - start;                                                \
+#define BURNER(name, k)                                     \
+    __attribute__((noinline)) static double name(double ms) \
+    {                                                       \
+        double start = cpu_ms(), now = start;               \
+        while (now - start < ms) {                          \
+            for (unsigned long i = 0; i < 200000; i++)      \
+                sink += i * (k);                            \
+            now = cpu_ms();                                 \
+        }                                                   \
+        return now - start;                                 \
     }
 BURNER(burn_a, 3)
 BURNER(burn_b, 5)

@@ -25,31 +25,47 @@
 
 #include "asleep.h"
 
-namespace store {
+namespace store
+{
 
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 
-class Table {
-public:
-    __attribute__((noinline)) void lock() { mu_.lock(); }
-    void unlock() { mu_.unlock(); }
+class Table
+{
+  public:
+    __attribute__((noinline)) void lock()
+    {
+        mu_.lock();
+    }
+    void unlock()
+    {
+        mu_.unlock();
+    }
 
-private:
+  private:
     std::mutex mu_;
 };
 
-class Journal {
-public:
-    __attribute__((always_inline)) inline void lock() { mu_.lock(); }
-    void unlock() { mu_.unlock(); }
+class Journal
+{
+  public:
+    __attribute__((always_inline)) inline void lock()
+    {
+        mu_.lock();
+    }
+    void unlock()
+    {
+        mu_.unlock();
+    }
 
-private:
+  private:
     std::mutex mu_;
 };
 
-template <typename T> class Queue {
-public:
+template <typename T> class Queue
+{
+  public:
     void push(T v)
     {
         {
@@ -78,7 +94,7 @@ public:
         return true;
     }
 
-private:
+  private:
     std::mutex mu_;
     std::condition_variable cv_;
     std::deque<T> q_;

@@ -139,7 +139,8 @@ static void *client_loop(void *arg)
 {
     struct client *c = arg;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)c->port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -210,6 +211,7 @@ int main(int argc, char **argv)
         printf("ok\n");
         return 0;
     }
-    fprintf(stderr, "usage: prog-epoll serve WORKERS | load PORT CONNS MS | both WORKERS CONNS N\n");
+    fprintf(stderr,
+            "usage: prog-epoll serve WORKERS | load PORT CONNS MS | both WORKERS CONNS N\n");
     return 2;
 }

@@ -192,7 +192,8 @@ int main(int argc, char **argv)
         contention();
         return 0;
     }
-    fprintf(stderr,
-            "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose [FILE]\n");
+    fprintf(
+        stderr,
+        "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose [FILE]\n");
     return 2;
 }

@@ -113,9 +113,9 @@ static void test_old_caller_flightrec(void **state)
 }
 
 /* A struct from a newer header: the library's, then one more field. */
-#define NEWER(type) \
-    struct {        \
-        type known; \
+#define NEWER(type)           \
+    struct {                  \
+        type known;           \
         uint64_t newer_field; \
     }
 

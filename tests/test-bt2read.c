@@ -60,8 +60,8 @@ static void rec(struct bytes *b, uint8_t kind, const uint64_t *v, int n, const s
     put(b, body.p, body.n);
 }
 
-#define REC(b, kind, ...)                                                               \
-    rec(b, CTR_REC_##kind, (uint64_t[]){__VA_ARGS__},                                   \
+#define REC(b, kind, ...)                             \
+    rec(b, CTR_REC_##kind, (uint64_t[]){__VA_ARGS__}, \
         (int)(sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t)), NULL)
 
 /* A BATCH (or SWITCHES) of thread th from `base`: events {type, delta,
@@ -72,7 +72,8 @@ static void batch(struct bytes *b, uint8_t kind, uint64_t th, uint64_t base, int
     struct bytes evs = {.n = 0};
     for (int i = 0; i < nev; i++) {
         uint8_t tmp[CTR_MAX_EVENT_BYTES];
-        put(&evs, tmp, (size_t)(ctr_encode_event(tmp, (uint8_t)ev[i][0], ev[i][1], &ev[i][2]) - tmp));
+        put(&evs, tmp,
+            (size_t)(ctr_encode_event(tmp, (uint8_t)ev[i][0], ev[i][1], &ev[i][2]) - tmp));
     }
     rec(b, kind, (uint64_t[]){th, base}, 2, &evs);
 }
@@ -160,9 +161,12 @@ static void generation(struct bytes *f)
     REC(f, TRACE_INFO, 42, CTR_TICKS_TSC, 0, 0, 0);
     REC(f, CLOCK, 1000, 5000, 1000005000);
     batch(f, CTR_REC_BATCH, 1, 1100, 2,
-          (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_BLOCK, 0, CTR_REASON_MUTEX_LOCK, 0x10, 3}, {CTR_EV_UNBLOCK, 400}});
-    batch(f, CTR_REC_BATCH, 2, 1200, 1, (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_RELEASE, 0, 0x10, 0}});
-    batch(f, CTR_REC_SWITCHES, 2, 5060, 1, (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_SWITCH_OUT, 0, 1}});
+          (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_BLOCK, 0, CTR_REASON_MUTEX_LOCK, 0x10, 3},
+                                               {CTR_EV_UNBLOCK, 400}});
+    batch(f, CTR_REC_BATCH, 2, 1200, 1,
+          (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_RELEASE, 0, 0x10, 0}});
+    batch(f, CTR_REC_SWITCHES, 2, 5060, 1,
+          (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_SWITCH_OUT, 0, 1}});
     rec(f, CTR_REC_STACK, (uint64_t[]){3}, 1, &(struct bytes){{1, 0x40}, 2});
     REC(f, CLOCK, 3000, 6000, 1000006000);
     REC(f, GEN_END, 0);
@@ -209,7 +213,8 @@ static void test_never_backwards(void **state)
     REC(&f[1], GEN_BEGIN, 1);
     REC(&f[1], CLOCK, 3100, 7000, 1000007000);
     batch(&f[1], CTR_REC_BATCH, 1, 2000, 2,
-          (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_BLOCK, 0, CTR_REASON_MUTEX_LOCK, 0x10, 3}, {CTR_EV_UNBLOCK, 1300}});
+          (const uint64_t[][2 + CTR_MAX_ARGS]){{CTR_EV_BLOCK, 0, CTR_REASON_MUTEX_LOCK, 0x10, 3},
+                                               {CTR_EV_UNBLOCK, 1300}});
     REC(&f[1], CLOCK, 3300, 7100, 1000007100);
     REC(&f[1], GEN_END, 1);
     struct seen s;
@@ -242,7 +247,8 @@ static void test_ticks_are_ns(void **state)
     struct seen s;
     char err[512];
     read_all(write_file(&f, 1, 0), &s, err, sizeof(err));
-    assert_string_equal(s.text, "trace_info@1000\nclock@1000\nunblock@1500 t=1500\nclock@3000\n--\n");
+    assert_string_equal(s.text,
+                        "trace_info@1000\nclock@1000\nunblock@1500 t=1500\nclock@3000\n--\n");
     assert_int_equal(ctrbt_clock_offset(s.r), 1000);
     ctrbt_close(s.r);
 }
@@ -282,7 +288,8 @@ static void test_cut_and_garbage(void **state)
     const char *path = write_file(f, 2, CTR_FILE_HEADER_LEN + first + 10);
     read_all(path, &s, err, sizeof(err));
     assert_non_null(strstr(s.text, "gen_end@6000\npending@6000\n--\n")); /* the first frame whole */
-    snprintf(want, sizeof(want), "the file ends inside the frame at byte %zu (cut short at %zu bytes)",
+    snprintf(want, sizeof(want),
+             "the file ends inside the frame at byte %zu (cut short at %zu bytes)",
              CTR_FILE_HEADER_LEN + first, CTR_FILE_HEADER_LEN + first + 10);
     assert_non_null(strstr(err, want));
     ctrbt_close(s.r);
@@ -369,12 +376,9 @@ static void test_fuzz_inputs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_order_and_times),
-        cmocka_unit_test(test_never_backwards),
-        cmocka_unit_test(test_ticks_are_ns),
-        cmocka_unit_test(test_damaged_record),
-        cmocka_unit_test(test_cut_and_garbage),
-        cmocka_unit_test(test_not_traces),
+        cmocka_unit_test(test_order_and_times), cmocka_unit_test(test_never_backwards),
+        cmocka_unit_test(test_ticks_are_ns),    cmocka_unit_test(test_damaged_record),
+        cmocka_unit_test(test_cut_and_garbage), cmocka_unit_test(test_not_traces),
         cmocka_unit_test(test_fuzz_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,7 +118,9 @@ static void test_wire_bytes(void **state)
     CTR_REC_PUT(&o, CLOCK, 1, 2, 3);
     expect_bytes(&o, "CLOCK", S("\x04\x83\x80\x00\x01\x02\x03"));
     CTR_REC_PUT_BYTES(&o, STRING, "ab", 2, 5);
-    expect_bytes(&o, "STRING", S("\x05\x83\x80\x00\x05" "ab"));
+    expect_bytes(&o, "STRING",
+                 S("\x05\x83\x80\x00\x05"
+                   "ab"));
     CTR_REC_PUT_UVARINTS(&o, STACK, pcs, 2, 6);
     expect_bytes(&o, "STACK", S("\x06\x84\x80\x00\x06\x02\x07\x08"));
     CTR_REC_PUT(&o, THREAD, 1, 2, 3, 4, 5);
@@ -148,7 +150,8 @@ static void test_wire_bytes(void **state)
     /* BLOCK(dt 0, mutex lock, object 0x80, stack 3) in a batch of its own. */
     ctr__rec_block(&o, 1, 2, CTR_REASON_MUTEX_LOCK, 0x80, 3);
     expect_bytes(&o, "ctr__rec_block",
-                 S("\x09\x88\x80\x00\x01\x02" "\x05\x00\x01\x80\x01\x03"));
+                 S("\x09\x88\x80\x00\x01\x02"
+                   "\x05\x00\x01\x80\x01\x03"));
     free(o.p);
 }
 
@@ -183,9 +186,9 @@ static const uint64_t sampling[] = {CTR_CPU_PERF, 10000000, 5};
 /* What one record must decode to. */
 struct expect {
     uint8_t kind;
-    const uint64_t *v;      /* its fields */
-    const void *tail;       /* LENGTH, BYTES, EVENTS: the bytes; UVARINTS: uintptr_t[] */
-    size_t tail_len;        /* bytes, or the UVARINTS' count */
+    const uint64_t *v; /* its fields */
+    const void *tail;  /* LENGTH, BYTES, EVENTS: the bytes; UVARINTS: uintptr_t[] */
+    size_t tail_len;   /* bytes, or the UVARINTS' count */
 };
 
 struct stream {
@@ -293,8 +296,8 @@ static void test_record_round_trip(void **state)
         assert_int_equal(ctr_decode_record_fields(&rec, &f), 0);
         for (int k = 0; k < spec->nfields; k++)
             if (f.v[k] != w->v[k])
-                fail_msg("%s field %d: %llu, want %llu", spec->name, k,
-                         (unsigned long long)f.v[k], (unsigned long long)w->v[k]);
+                fail_msg("%s field %d: %llu, want %llu", spec->name, k, (unsigned long long)f.v[k],
+                         (unsigned long long)w->v[k]);
         switch (spec->tail) {
         case CTR_ARG_NONE:
             assert_ptr_equal(f.tail, f.tail_end); /* nothing left over */
@@ -339,7 +342,8 @@ static int read_stream(const struct stream *s, struct ctr_trace *t)
     assert_non_null(f);
     memcpy(f, CTR_FILE_MAGIC, CTR_FILE_MAGIC_LEN);
     f[8] = CTR_VERSION_MAJOR;
-    size_t z = ZSTD_compress(f + CTR_FILE_HEADER_LEN, cap - CTR_FILE_HEADER_LEN, s->o.p, s->o.len, 1);
+    size_t z =
+        ZSTD_compress(f + CTR_FILE_HEADER_LEN, cap - CTR_FILE_HEADER_LEN, s->o.p, s->o.len, 1);
     assert_false(ZSTD_isError(z));
     char err[256];
     int rc = ctr_trace_read_mem(f, CTR_FILE_HEADER_LEN + z, t, err, sizeof(err));
@@ -494,10 +498,14 @@ static void test_record_damage(void **state)
 static uint64_t sample(uint8_t kind, int i)
 {
     switch (kind) {
-    case CTR_ARG_REASON: return CTR_REASON_SIGSUSPEND;
-    case CTR_ARG_LENGTH: return 5;
-    case CTR_ARG_COUNT: return 1;
-    default: return (1ull << (7 * i + 20)) + (uint64_t)i;
+    case CTR_ARG_REASON:
+        return CTR_REASON_SIGSUSPEND;
+    case CTR_ARG_LENGTH:
+        return 5;
+    case CTR_ARG_COUNT:
+        return 1;
+    default:
+        return (1ull << (7 * i + 20)) + (uint64_t)i;
     }
 }
 
@@ -587,10 +595,10 @@ static void test_event_damage(void **state)
     }
     /* A varint over 64 bits, and one of eleven bytes. */
     const uint8_t over[] = {CTR_EV_UNBLOCK, 0xff, 0xff, 0xff, 0xff, 0xff,
-                            0xff, 0xff, 0xff, 0xff, 0x02};
+                            0xff,           0xff, 0xff, 0xff, 0x02};
     assert_int_equal(ctr_decode_event(over, over + sizeof(over), &ev), 0);
-    const uint8_t eleven[] = {CTR_EV_UNBLOCK, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                              0x80, 0x80, 0x80, 0x80, 0x00};
+    const uint8_t eleven[] = {CTR_EV_UNBLOCK, 0x80, 0x80, 0x80, 0x80, 0x80,
+                              0x80,           0x80, 0x80, 0x80, 0x80, 0x00};
     assert_int_equal(ctr_decode_event(eleven, eleven + sizeof(eleven), &ev), 0);
     /* Wait reasons the table does not have: 0, 99, the limit. */
     const uint8_t reasons[] = {0, 99, CTR_REASON_LIMIT};

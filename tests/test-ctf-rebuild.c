@@ -171,9 +171,9 @@ static const char *golden(const char *name)
 static void test_round_trip(void **state)
 {
     (void)state;
-    static const char *const traces[] = {"waits-sched.bin", "gateway.bin", "flight.bin",
-                                         "flight-example.bin", "killed.bin", "epoll.bin",
-                                         "gens.bin"};
+    static const char *const traces[] = {
+        "waits-sched.bin", "gateway.bin", "flight.bin", "flight-example.bin",
+        "killed.bin",      "epoll.bin",   "gens.bin"};
     for (size_t i = 0; i < sizeof(traces) / sizeof(traces[0]); i++) {
         print_message("%s\n", traces[i]);
         struct ctr_trace orig, back;

@@ -238,7 +238,8 @@ static void test_dump_has_names_stacks_and_old_waits(void **state)
     }
     const struct ctr_stack_info *st = ctr_trace_stack(&tr, f.stack_id);
     assert_non_null(st);
-    assert_true(st->pcs[0] > (uintptr_t)blocked_forever && st->pcs[0] < (uintptr_t)blocked_forever + 256);
+    assert_true(st->pcs[0] > (uintptr_t)blocked_forever &&
+                st->pcs[0] < (uintptr_t)blocked_forever + 256);
     ctr_trace_free(&tr);
     unlink(path);
 }
@@ -295,8 +296,8 @@ static void window_keeps_samples(int timer, unsigned hz)
                 called |= st->pcs[f] > (uintptr_t)burner && st->pcs[f] <= (uintptr_t)burner + 512;
             in_burner += called;
         }
-    print_message("%s: %zu samples, %zu in burner, %.1f ms\n", timer ? "timer" : "perf",
-                  samples, in_burner, cpu_ns / 1e6);
+    print_message("%s: %zu samples, %zu in burner, %.1f ms\n", timer ? "timer" : "perf", samples,
+                  in_burner, cpu_ns / 1e6);
     /* 200 ms at 250 Hz: about 50, all but a few under burner's call (the
      * rest in the clock call burn_cpu makes, some of them cut short). */
     assert_true(samples >= hz / 10);

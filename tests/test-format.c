@@ -61,8 +61,12 @@ static void test_event_specs(void **state)
 static void test_varints(void **state)
 {
     (void)state;
-    const uint64_t vals[] = {0, 1, 127, 128, 255, 16383, 16384, (1ull << 32) - 1, 1ull << 32,
-                             (1ull << 63) - 1, 1ull << 63, UINT64_MAX};
+    const uint64_t vals[] = {0,          1,
+                             127,        128,
+                             255,        16383,
+                             16384,      (1ull << 32) - 1,
+                             1ull << 32, (1ull << 63) - 1,
+                             1ull << 63, UINT64_MAX};
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
         uint8_t buf[CTR_VARINT_MAX];
         uint8_t *end = ctr_put_uvarint(buf, vals[i]);
@@ -119,15 +123,24 @@ static void test_varints(void **state)
 static uint64_t sample_arg(uint8_t kind, int i, uint64_t stack, uint64_t str, uint64_t thread)
 {
     switch (kind) {
-    case CTR_ARG_THREAD: return thread;
-    case CTR_ARG_STACK: return stack;
-    case CTR_ARG_STRING: return str;
-    case CTR_ARG_REASON: return CTR_REASON_MUTEX_LOCK;
-    case CTR_ARG_OBJECT: return 0x7ffd12345678ull + (uint64_t)i;
-    case CTR_ARG_PC: return 0x555555554000ull + (uint64_t)i;
-    case CTR_ARG_TASK: return 1000 + (uint64_t)i;
-    case CTR_ARG_LENGTH: return 5; /* the round trip appends "hello" */
-    default: return (1ull << 40) + (uint64_t)i;
+    case CTR_ARG_THREAD:
+        return thread;
+    case CTR_ARG_STACK:
+        return stack;
+    case CTR_ARG_STRING:
+        return str;
+    case CTR_ARG_REASON:
+        return CTR_REASON_MUTEX_LOCK;
+    case CTR_ARG_OBJECT:
+        return 0x7ffd12345678ull + (uint64_t)i;
+    case CTR_ARG_PC:
+        return 0x555555554000ull + (uint64_t)i;
+    case CTR_ARG_TASK:
+        return 1000 + (uint64_t)i;
+    case CTR_ARG_LENGTH:
+        return 5; /* the round trip appends "hello" */
+    default:
+        return (1ull << 40) + (uint64_t)i;
     }
 }
 
@@ -302,9 +315,11 @@ static void tx_record(void *ctx, uint8_t kind, const uint64_t *fields, const uin
     char *out = ctx;
     size_t n = strlen(out);
     snprintf(out + n, 1024 - n, "rec %d f%llu n%u u%llu b'%.*s'\n", kind,
-             (unsigned long long)fields[0], tail_n, tail_n && tail_u && kind == CTR_REC_STACK
-                 ? (unsigned long long)tail_u[tail_n - 1] : 0ull,
-             kind == CTR_REC_STRING ? (int)tail_n : 0, kind == CTR_REC_STRING ? (const char *)tail_b : "");
+             (unsigned long long)fields[0], tail_n,
+             tail_n && tail_u && kind == CTR_REC_STACK ? (unsigned long long)tail_u[tail_n - 1]
+                                                       : 0ull,
+             kind == CTR_REC_STRING ? (int)tail_n : 0,
+             kind == CTR_REC_STRING ? (const char *)tail_b : "");
 }
 
 /* Appends record `kind` with `body` (n bytes) at p; returns the end. */

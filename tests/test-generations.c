@@ -203,8 +203,8 @@ static void check_cut(const struct file *f, size_t from, const char *what)
             continue;
         /* A THREAD record for every thread with events, and its name. */
         if (th->os_tid == 0 || th->name[0] == 0)
-            fail_msg("%s cut at %zu: thread %llu has %zu events but no record or name", what,
-                     from, (unsigned long long)th->id, th->nevents);
+            fail_msg("%s cut at %zu: thread %llu has %zu events but no record or name", what, from,
+                     (unsigned long long)th->id, th->nevents);
         if (strcmp(th->name, "gen-a") == 0)
             fail_msg("%s cut at %zu: the renamed thread has its old name", what, from);
         for (size_t e = 0; e < th->nevents; e++) {
@@ -227,7 +227,8 @@ static void check_cut(const struct file *f, size_t from, const char *what)
                 for (uint32_t k = 0; st && k < st->n; k++)
                     if (!mapped(&t, st->pcs[k] - 1))
                         fail_msg("%s cut at %zu: stack %llu's frame %u (%#llx) is in no mapping "
-                                 "of the cut", what, from, (unsigned long long)v, k,
+                                 "of the cut",
+                                 what, from, (unsigned long long)v, k,
                                  (unsigned long long)st->pcs[k]);
             }
             if (strcmp(th->name, "gen-stuck") == 0 && ev->type == CTR_EV_BLOCK &&
@@ -382,10 +383,9 @@ static void test_sink_attached_mid_trace(void **state)
     assert_int_equal(trace_stop(), 0);
     workload_end(&w);
 
-    print_message("sink: generations %llu to %llu, %llu batch bytes\n",
-                  (unsigned long long)S.first_gen,
-                  (unsigned long long)(S.first_gen + S.gens_ended - 1),
-                  (unsigned long long)S.batch_bytes);
+    print_message(
+        "sink: generations %llu to %llu, %llu batch bytes\n", (unsigned long long)S.first_gen,
+        (unsigned long long)(S.first_gen + S.gens_ended - 1), (unsigned long long)S.batch_bytes);
     assert_true(S.first_gen > 0);
     assert_int_equal(S.gens_begun, S.gens_ended);
     assert_true(S.gens_ended >= 3);

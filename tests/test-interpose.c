@@ -113,8 +113,7 @@ static void test_contended_wait_timed_with_stack(void **state)
     assert_non_null(s);
     assert_true(s->n >= 2);
     /* Innermost frame: the call in wait_for_held; next: its caller, waiter. */
-    assert_true(s->pcs[0] > (uintptr_t)wait_for_held &&
-                s->pcs[0] < (uintptr_t)wait_for_held + 256);
+    assert_true(s->pcs[0] > (uintptr_t)wait_for_held && s->pcs[0] < (uintptr_t)wait_for_held + 256);
     assert_true(s->pcs[1] == waiter_line_pc);
     ctr_trace_free(&tr);
 }

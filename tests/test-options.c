@@ -261,8 +261,8 @@ static void test_api_bounds(void **state)
     assert_int_equal(ctr__options_resolve(&o, &r), 0);
     assert_int_equal(r.sched_switches, 1);
     /* The pool holds CTR_POOL_MIN_CHUNKS chunks, as rounded. */
-    o = (struct trace_options){.path = "unused", .chunk_bytes = 5000,
-                               .pool_bytes = CTR_POOL_MIN_CHUNKS * 8192 - 1};
+    o = (struct trace_options){
+        .path = "unused", .chunk_bytes = 5000, .pool_bytes = CTR_POOL_MIN_CHUNKS * 8192 - 1};
     assert_int_equal(ctr__options_resolve(&o, &r), -EINVAL);
     o.pool_bytes++;
     assert_int_equal(ctr__options_resolve(&o, &r), 0);
@@ -292,8 +292,12 @@ static void test_session_uses_table(void **state)
     assert_int_equal(p->nchunks, ctr_option(CTR_OPT_pool_bytes)->def / chunk);
     assert_int_equal(trace_stop(), 0);
 
-    o = (struct trace_options){.path = path, .chunk_bytes = 5000, .pool_bytes = 100000,
-                               .flush_ms = 7, .compression_level = 3, .stack_depth = 5,
+    o = (struct trace_options){.path = path,
+                               .chunk_bytes = 5000,
+                               .pool_bytes = 100000,
+                               .flush_ms = 7,
+                               .compression_level = 3,
+                               .stack_depth = 5,
                                .io_min_ns = 1};
     assert_int_equal(trace_start_opts(&o), 0);
     p = atomic_load(&ctr__session.pool);
@@ -422,7 +426,7 @@ static void test_env_bounds(void **state)
             char *unit = buf + strlen(ctr_option_format(opt, opt->def, buf)) - 1;
             assert_true(isalpha((unsigned char)*unit));
             *unit = (char)(islower((unsigned char)*unit) ? toupper((unsigned char)*unit)
-                                                          : tolower((unsigned char)*unit));
+                                                         : tolower((unsigned char)*unit));
             check_env_ok(id, buf, opt->def);
         } else {
             check_env_bad(id, "1k", 0);

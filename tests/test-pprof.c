@@ -9,7 +9,7 @@
  * only. Set CTR_PPROF_OUT=path to keep the delay profile, e.g. for
  * tests/pprof_go.sh.
  */
-#define _POSIX_C_SOURCE 200809L   /* strndup, mkstemp */
+#define _POSIX_C_SOURCE 200809L /* strndup, mkstemp */
 #define ZLIB_CONST
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,17 +30,32 @@
  * Fake symbolizer: canned inline chains for a few addresses
  * ------------------------------------------------------------------------- */
 
-struct ctr_symbolizer { int calls[8]; };   /* ctr_symbolize calls per fake_pcs[] */
+struct ctr_symbolizer {
+    int calls[8];
+}; /* ctr_symbolize calls per fake_pcs[] */
 
-enum { PC_MAIN = 0x401000, PC_WORK = 0x402000, PC_WORK2 = 0x402010, PC_NONAME = 0x403000,
-       PC_STRIPPED = 0x7f0000000500, PC_NOWHERE = 0x10 };
+enum {
+    PC_MAIN = 0x401000,
+    PC_WORK = 0x402000,
+    PC_WORK2 = 0x402010,
+    PC_NONAME = 0x403000,
+    PC_STRIPPED = 0x7f0000000500,
+    PC_NOWHERE = 0x10
+};
 
-static const uint8_t app_build_id[] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
+static const uint8_t app_build_id[] = {0xde, 0xad, 0xbe, 0xef, 0x01};
 static const struct ctr_sym_mapping fake_maps[] = {
-    { .start = 0x400000, .limit = 0x500000, .file_offset = 0, .bias = 0x400000,
-      .path = "/usr/bin/app", .build_id = app_build_id, .build_id_len = sizeof app_build_id },
-    { .start = 0x7f0000000000, .limit = 0x7f0000100000, .file_offset = 0x1000,
-      .path = "/usr/lib/libstripped.so" },
+    {.start = 0x400000,
+     .limit = 0x500000,
+     .file_offset = 0,
+     .bias = 0x400000,
+     .path = "/usr/bin/app",
+     .build_id = app_build_id,
+     .build_id_len = sizeof app_build_id},
+    {.start = 0x7f0000000000,
+     .limit = 0x7f0000100000,
+     .file_offset = 0x1000,
+     .path = "/usr/lib/libstripped.so"},
 };
 
 static const struct {
@@ -48,11 +63,11 @@ static const struct {
     int n;
     struct ctr_sym_frame f[2];
 } fake_pcs[] = {
-    { PC_MAIN, 1, { { "main", "/src/app.c", 10, 5 } } },
+    {PC_MAIN, 1, {{"main", "/src/app.c", 10, 5}}},
     /* lock_it inlined into worker */
-    { PC_WORK, 2, { { "lock_it", "/src/app.c", 30, 28 }, { "worker", "/src/app.c", 42, 40 } } },
-    { PC_WORK2, 1, { { "worker", "/src/app.c", 44, 40 } } },
-    { PC_NONAME, 1, { { NULL, NULL, 0, 0 } } },   /* found, but no name */
+    {PC_WORK, 2, {{"lock_it", "/src/app.c", 30, 28}, {"worker", "/src/app.c", 42, 40}}},
+    {PC_WORK2, 1, {{"worker", "/src/app.c", 44, 40}}},
+    {PC_NONAME, 1, {{NULL, NULL, 0, 0}}}, /* found, but no name */
 };
 
 int ctr_symbolizer_mapping(const struct ctr_symbolizer *s, uint64_t pc)
@@ -84,11 +99,28 @@ int ctr_symbolize(struct ctr_symbolizer *s, uint64_t pc, struct ctr_sym_frame *o
 #define MAX_ITEMS 2048
 #define MAX_DEPTH 256
 
-struct vt { int64_t type, unit; };
-struct dsample { uint64_t locs[MAX_DEPTH]; size_t nlocs; int64_t vals[4]; size_t nvals; };
-struct dline { uint64_t function_id; int64_t line; };
-struct dloc { uint64_t id, mapping_id, address; struct dline lines[4]; size_t nlines; };
-struct dfunc { uint64_t id; int64_t name, system_name, filename, start_line; };
+struct vt {
+    int64_t type, unit;
+};
+struct dsample {
+    uint64_t locs[MAX_DEPTH];
+    size_t nlocs;
+    int64_t vals[4];
+    size_t nvals;
+};
+struct dline {
+    uint64_t function_id;
+    int64_t line;
+};
+struct dloc {
+    uint64_t id, mapping_id, address;
+    struct dline lines[4];
+    size_t nlines;
+};
+struct dfunc {
+    uint64_t id;
+    int64_t name, system_name, filename, start_line;
+};
 struct dmap {
     uint64_t id, start, limit, offset;
     int64_t filename, build_id;
@@ -107,7 +139,9 @@ struct dprof {
     struct vt period_type;
 };
 
-struct rd { const uint8_t *p, *end; };
+struct rd {
+    const uint8_t *p, *end;
+};
 
 static uint64_t get_varint(struct rd *r)
 {
@@ -135,7 +169,7 @@ static int get_field(struct rd *r, int *wt, uint64_t *v, struct rd *body)
     } else if (*wt == 2) {
         uint64_t n = get_varint(r);
         assert_true(n <= (uint64_t)(r->end - r->p));
-        *body = (struct rd){ r->p, r->p + n };
+        *body = (struct rd){r->p, r->p + n};
         r->p += n;
     } else {
         fail_msg("unexpected wire type %d", *wt);
@@ -150,7 +184,7 @@ static void get_vt(struct rd r, struct vt *t)
 {
     uint64_t v = 0;
     struct rd b;
-    FIELDS(&r, f, wt, v, b) {
+    FIELDS (&r, f, wt, v, b) {
         assert_int_equal(wt, 0);
         if (f == 1)
             t->type = (int64_t)v;
@@ -165,8 +199,8 @@ static void get_sample(struct rd r, struct dsample *s)
 {
     uint64_t v = 0;
     struct rd b;
-    FIELDS(&r, f, wt, v, b) {
-        assert_int_equal(wt, 2);   /* packed, as proto3 writes repeated scalars */
+    FIELDS (&r, f, wt, v, b) {
+        assert_int_equal(wt, 2); /* packed, as proto3 writes repeated scalars */
         while (b.p < b.end) {
             uint64_t x = get_varint(&b);
             if (f == 1) {
@@ -186,12 +220,12 @@ static void get_loc(struct rd r, struct dloc *l)
 {
     uint64_t v = 0;
     struct rd b, none;
-    FIELDS(&r, f, wt, v, b) {
+    FIELDS (&r, f, wt, v, b) {
         if (f == 4) {
             assert_int_equal(wt, 2);
             assert_true(l->nlines < 4);
             struct dline *ln = &l->lines[l->nlines++];
-            FIELDS(&b, lf, lwt, v, none) {
+            FIELDS (&b, lf, lwt, v, none) {
                 assert_int_equal(lwt, 0);
                 if (lf == 1)
                     ln->function_id = v;
@@ -218,15 +252,26 @@ static void get_func(struct rd r, struct dfunc *fn)
 {
     uint64_t v = 0;
     struct rd b;
-    FIELDS(&r, f, wt, v, b) {
+    FIELDS (&r, f, wt, v, b) {
         assert_int_equal(wt, 0);
         switch (f) {
-        case 1: fn->id = v; break;
-        case 2: fn->name = (int64_t)v; break;
-        case 3: fn->system_name = (int64_t)v; break;
-        case 4: fn->filename = (int64_t)v; break;
-        case 5: fn->start_line = (int64_t)v; break;
-        default: fail_msg("Function field %d", f);
+        case 1:
+            fn->id = v;
+            break;
+        case 2:
+            fn->name = (int64_t)v;
+            break;
+        case 3:
+            fn->system_name = (int64_t)v;
+            break;
+        case 4:
+            fn->filename = (int64_t)v;
+            break;
+        case 5:
+            fn->start_line = (int64_t)v;
+            break;
+        default:
+            fail_msg("Function field %d", f);
         }
     }
 }
@@ -235,20 +280,41 @@ static void get_map(struct rd r, struct dmap *m)
 {
     uint64_t v = 0;
     struct rd b;
-    FIELDS(&r, f, wt, v, b) {
+    FIELDS (&r, f, wt, v, b) {
         assert_int_equal(wt, 0);
         switch (f) {
-        case 1: m->id = v; break;
-        case 2: m->start = v; break;
-        case 3: m->limit = v; break;
-        case 4: m->offset = v; break;
-        case 5: m->filename = (int64_t)v; break;
-        case 6: m->build_id = (int64_t)v; break;
-        case 7: m->has_functions = v; break;
-        case 8: m->has_filenames = v; break;
-        case 9: m->has_lines = v; break;
-        case 10: m->has_inline = v; break;
-        default: fail_msg("Mapping field %d", f);
+        case 1:
+            m->id = v;
+            break;
+        case 2:
+            m->start = v;
+            break;
+        case 3:
+            m->limit = v;
+            break;
+        case 4:
+            m->offset = v;
+            break;
+        case 5:
+            m->filename = (int64_t)v;
+            break;
+        case 6:
+            m->build_id = (int64_t)v;
+            break;
+        case 7:
+            m->has_functions = v;
+            break;
+        case 8:
+            m->has_filenames = v;
+            break;
+        case 9:
+            m->has_lines = v;
+            break;
+        case 10:
+            m->has_inline = v;
+            break;
+        default:
+            fail_msg("Mapping field %d", f);
         }
     }
 }
@@ -257,24 +323,48 @@ static void get_profile(struct rd r, struct dprof *d)
 {
     uint64_t v = 0;
     struct rd b;
-    FIELDS(&r, f, wt, v, b) {
+    FIELDS (&r, f, wt, v, b) {
         assert_int_equal(wt, f >= 1 && f <= 6 ? 2 : f == 11 ? 2 : 0);
         switch (f) {
-        case 1: assert_true(d->ntypes < 4); get_vt(b, &d->types[d->ntypes++]); break;
-        case 2: assert_true(d->nsamples < MAX_ITEMS); get_sample(b, &d->samples[d->nsamples++]); break;
-        case 3: assert_true(d->nmaps < 8); get_map(b, &d->maps[d->nmaps++]); break;
-        case 4: assert_true(d->nlocs < MAX_ITEMS); get_loc(b, &d->locs[d->nlocs++]); break;
-        case 5: assert_true(d->nfuncs < MAX_ITEMS); get_func(b, &d->funcs[d->nfuncs++]); break;
+        case 1:
+            assert_true(d->ntypes < 4);
+            get_vt(b, &d->types[d->ntypes++]);
+            break;
+        case 2:
+            assert_true(d->nsamples < MAX_ITEMS);
+            get_sample(b, &d->samples[d->nsamples++]);
+            break;
+        case 3:
+            assert_true(d->nmaps < 8);
+            get_map(b, &d->maps[d->nmaps++]);
+            break;
+        case 4:
+            assert_true(d->nlocs < MAX_ITEMS);
+            get_loc(b, &d->locs[d->nlocs++]);
+            break;
+        case 5:
+            assert_true(d->nfuncs < MAX_ITEMS);
+            get_func(b, &d->funcs[d->nfuncs++]);
+            break;
         case 6:
             assert_true(d->nstrings < MAX_ITEMS);
             d->strings[d->nstrings] = strndup((const char *)b.p, (size_t)(b.end - b.p));
             assert_non_null(d->strings[d->nstrings++]);
             break;
-        case 9: d->time_nanos = (int64_t)v; break;
-        case 10: d->duration_nanos = (int64_t)v; break;
-        case 11: get_vt(b, &d->period_type); break;
-        case 12: d->period = (int64_t)v; break;
-        default: fail_msg("Profile field %d", f);
+        case 9:
+            d->time_nanos = (int64_t)v;
+            break;
+        case 10:
+            d->duration_nanos = (int64_t)v;
+            break;
+        case 11:
+            get_vt(b, &d->period_type);
+            break;
+        case 12:
+            d->period = (int64_t)v;
+            break;
+        default:
+            fail_msg("Profile field %d", f);
         }
     }
 }
@@ -289,7 +379,7 @@ static uint8_t *gunzip_file(FILE *f, size_t *len)
     int zr = Z_OK;
     memset(&z, 0, sizeof z);
     assert_non_null(out);
-    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);   /* gzip wrapper only */
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK); /* gzip wrapper only */
     rewind(f);
     while (zr != Z_STREAM_END) {
         if (z.avail_in == 0) {
@@ -308,7 +398,7 @@ static uint8_t *gunzip_file(FILE *f, size_t *len)
         n = cap - z.avail_out;
     }
     assert_int_equal(z.avail_in, 0);
-    assert_int_equal(fread(in, 1, 1, f), 0);   /* nothing after the gzip member */
+    assert_int_equal(fread(in, 1, 1, f), 0); /* nothing after the gzip member */
     inflateEnd(&z);
     *len = n;
     return out;
@@ -320,7 +410,7 @@ static struct dprof *decode(FILE *f)
     uint8_t *buf = gunzip_file(f, &len);
     struct dprof *d = calloc(1, sizeof *d);
     assert_non_null(d);
-    get_profile((struct rd){ buf, buf + len }, d);
+    get_profile((struct rd){buf, buf + len}, d);
     free(buf);
     return d;
 }
@@ -365,7 +455,7 @@ static const struct dfunc *func_by_name(const struct dprof *d, const char *name)
     const struct dfunc *found = NULL;
     for (size_t i = 0; i < d->nfuncs; i++) {
         if (strcmp(str(d, d->funcs[i].name), name) == 0) {
-            assert_null(found);   /* functions are deduplicated */
+            assert_null(found); /* functions are deduplicated */
             found = &d->funcs[i];
         }
     }
@@ -377,7 +467,7 @@ static void check_invariants(const struct dprof *d)
 {
     assert_true(d->nstrings >= 1);
     assert_string_equal(d->strings[0], "");
-    if (d->nstrings < 200)   /* quadratic; the big profiles have few strings anyway */
+    if (d->nstrings < 200) /* quadratic; the big profiles have few strings anyway */
         for (size_t i = 0; i < d->nstrings; i++)
             for (size_t j = i + 1; j < d->nstrings; j++)
                 assert_string_not_equal(d->strings[i], d->strings[j]);
@@ -389,7 +479,7 @@ static void check_invariants(const struct dprof *d)
     for (size_t i = 0; i < d->nlocs; i++) {
         const struct dloc *l = &d->locs[i];
         assert_true(l->id != 0);
-        assert_ptr_equal(loc_by_id(d, l->id), l);   /* ids unique */
+        assert_ptr_equal(loc_by_id(d, l->id), l); /* ids unique */
         assert_true(l->mapping_id <= d->nmaps);
         if (l->mapping_id)
             assert_int_equal(d->maps[l->mapping_id - 1].id, l->mapping_id);
@@ -453,17 +543,18 @@ static const struct dloc *loc_by_address(const struct dprof *d, uint64_t address
  * ------------------------------------------------------------------------- */
 
 static const struct ctr_pprof_value_type delay_types[] = {
-    { "contentions", "count" }, { "delay", "nanoseconds" },
+    {"contentions", "count"},
+    {"delay", "nanoseconds"},
 };
 
 static void add(struct ctr_pprof *p, const char *leaf, const uint64_t *pcs, size_t npcs,
                 int64_t count, int64_t delay)
 {
-    struct ctr_pprof_frame fr[8] = { { 0, leaf } };
+    struct ctr_pprof_frame fr[8] = {{0, leaf}};
     size_t n = leaf != NULL;
     for (size_t i = 0; i < npcs; i++)
-        fr[n++] = (struct ctr_pprof_frame){ pcs[i], NULL };
-    assert_int_equal(ctr_pprof_add(p, fr, n, (const int64_t[]){ count, delay }), 0);
+        fr[n++] = (struct ctr_pprof_frame){pcs[i], NULL};
+    assert_int_equal(ctr_pprof_add(p, fr, n, (const int64_t[]){count, delay}), 0);
 }
 
 static void write_out(struct ctr_pprof *p, const char *path)
@@ -477,23 +568,24 @@ static void write_out(struct ctr_pprof *p, const char *path)
 static void test_delay_profile(void **state)
 {
     (void)state;
-    struct ctr_symbolizer sym = { { 0 } };
-    struct ctr_pprof *p = ctr_pprof_new(delay_types, 2, (struct ctr_pprof_value_type){ "delay", "nanoseconds" },
-                                        1, &sym, fake_maps, 2);
+    struct ctr_symbolizer sym = {{0}};
+    struct ctr_pprof *p =
+        ctr_pprof_new(delay_types, 2, (struct ctr_pprof_value_type){"delay", "nanoseconds"}, 1,
+                      &sym, fake_maps, 2);
     assert_non_null(p);
     ctr_pprof_set_time(p, 1700000000000000000, 2500000000);
 
-    char *lock_copy = strdup("pthread_mutex_lock");   /* merging compares names, not pointers */
+    char *lock_copy = strdup("pthread_mutex_lock"); /* merging compares names, not pointers */
     assert_non_null(lock_copy);
-    const uint64_t work[] = { PC_WORK, PC_MAIN }, work2[] = { PC_WORK2, PC_MAIN },
-                   odd[] = { PC_STRIPPED, PC_NOWHERE }, noname[] = { PC_NONAME, PC_MAIN },
-                   mainonly[] = { PC_MAIN };
+    const uint64_t work[] = {PC_WORK, PC_MAIN}, work2[] = {PC_WORK2, PC_MAIN},
+                   odd[] = {PC_STRIPPED, PC_NOWHERE}, noname[] = {PC_NONAME, PC_MAIN},
+                   mainonly[] = {PC_MAIN};
     add(p, "pthread_mutex_lock", work, 2, 1, 100);
     add(p, "pthread_mutex_lock", work2, 2, 1, 50);
     add(p, lock_copy, work, 2, 1, 200);
     add(p, "pthread_cond_wait", odd, 2, 2, 7);
     add(p, "pthread_mutex_lock", noname, 2, 1, 1);
-    add(p, NULL, mainonly, 1, 0, -5);   /* negative values survive (as in diff profiles) */
+    add(p, NULL, mainonly, 1, 0, -5); /* negative values survive (as in diff profiles) */
     add(p, "pthread_mutex_lock", work, 2, 1, 300);
     free(lock_copy);
 
@@ -548,7 +640,8 @@ static void test_delay_profile(void **state)
     assert_int_equal(loc_by_address(d, PC_NONAME)->nlines, 0);
     assert_int_equal(loc_by_address(d, PC_NONAME)->mapping_id, 1);
     assert_int_equal(loc_by_address(d, PC_NOWHERE)->mapping_id, 0);
-    const struct dloc *lock = loc_by_id(d, sample_by_stack(d, "pthread_mutex_lock;worker;main")->locs[0]);
+    const struct dloc *lock =
+        loc_by_id(d, sample_by_stack(d, "pthread_mutex_lock;worker;main")->locs[0]);
     assert_int_equal(lock->mapping_id, 0);
     assert_int_equal(lock->address, 0);
     assert_int_equal(lock->nlines, 1);
@@ -594,16 +687,16 @@ static void test_unsymbolized_many(void **state)
     (void)state;
     enum { NSTACKS = 1500, DEPTH = 200 };
     struct ctr_pprof_frame fr[DEPTH];
-    size_t naddrs = 0;   /* distinct addresses: 0 .. the deepest frame's */
+    size_t naddrs = 0; /* distinct addresses: 0 .. the deepest frame's */
     struct ctr_pprof *p = ctr_pprof_new(delay_types, 2, delay_types[1], 1, NULL, fake_maps, 2);
     assert_non_null(p);
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < NSTACKS; i++) {
             size_t n = 1 + i % DEPTH;
             for (size_t j = 0; j < n; j++)
-                fr[j] = (struct ctr_pprof_frame){ 0x1000 + 16 * (i + j), NULL };
+                fr[j] = (struct ctr_pprof_frame){0x1000 + 16 * (i + j), NULL};
             naddrs = i + n > naddrs ? i + n : naddrs;
-            int64_t v[2] = { 1, (int64_t)i };
+            int64_t v[2] = {1, (int64_t)i};
             assert_int_equal(ctr_pprof_add(p, fr, n, v), 0);
         }
     }
@@ -621,7 +714,7 @@ static void test_unsymbolized_many(void **state)
     for (size_t i = 0; i < d->nsamples; i++) {
         const struct dsample *s = &d->samples[i];
         const struct dloc *leaf = loc_by_id(d, s->locs[0]);
-        size_t k = (leaf->address - 0x1000) / 16;   /* which stack this is */
+        size_t k = (leaf->address - 0x1000) / 16; /* which stack this is */
         assert_int_equal(s->nlocs, 1 + k % DEPTH);
         assert_int_equal(s->vals[0], 2);
         assert_int_equal(s->vals[1], 2 * (int64_t)k);
@@ -639,10 +732,10 @@ static void test_unsymbolized_many(void **state)
 static void test_empty(void **state)
 {
     (void)state;
-    struct ctr_pprof *p = ctr_pprof_new(NULL, 0, (struct ctr_pprof_value_type){ "", "" }, 0,
-                                        NULL, NULL, 0);
+    struct ctr_pprof *p =
+        ctr_pprof_new(NULL, 0, (struct ctr_pprof_value_type){"", ""}, 0, NULL, NULL, 0);
     assert_non_null(p);
-    assert_int_equal(ctr_pprof_add(p, NULL, 0, NULL), 0);   /* an empty stack is a sample too */
+    assert_int_equal(ctr_pprof_add(p, NULL, 0, NULL), 0); /* an empty stack is a sample too */
     FILE *f = tmpfile();
     assert_non_null(f);
     assert_int_equal(ctr_pprof_write(p, f), 0);
@@ -669,7 +762,7 @@ static void test_write_error(void **state)
     close(fd);
     struct ctr_pprof *p = ctr_pprof_new(delay_types, 2, delay_types[1], 1, NULL, NULL, 0);
     assert_non_null(p);
-    const uint64_t pcs[] = { 0x1234 };
+    const uint64_t pcs[] = {0x1234};
     add(p, "pthread_mutex_lock", pcs, 1, 1, 1);
     assert_int_equal(ctr_pprof_write(p, ro), -EBADF);
     ctr_pprof_free(p);

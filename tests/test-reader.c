@@ -171,8 +171,8 @@ static int setup_trace(void **state)
     if (fd < 0)
         return -1;
     /* Small chunks and a 10 ms flush: several frames from ~100 ms of work. */
-    struct trace_options o = {.fd = fd, .chunk_bytes = 4096, .pool_bytes = 1u << 20,
-                              .flush_ms = 10};
+    struct trace_options o = {
+        .fd = fd, .chunk_bytes = 4096, .pool_bytes = 1u << 20, .flush_ms = 10};
     int rc = trace_start_opts(&o);
     if (rc != 0) {
         fprintf(stderr, "trace_start_opts: %s\n", strerror(-rc));
@@ -241,8 +241,8 @@ static void test_intact(void **state)
 {
     (void)state;
     const struct ctr_trace *t = &T.intact;
-    print_message("trace: %zu bytes, %zu frames, %llu events, %zu threads, %zu stacks\n",
-                  T.len, T.nframes, (unsigned long long)t->nevents, t->nthreads, t->nstacks);
+    print_message("trace: %zu bytes, %zu frames, %llu events, %zu threads, %zu stacks\n", T.len,
+                  T.nframes, (unsigned long long)t->nevents, t->nthreads, t->nstacks);
     assert_string_equal(t->damage, "");
     assert_int_equal(t->complete, 1);
     assert_int_equal(t->file_bytes, T.len);
@@ -490,7 +490,11 @@ static const struct {
     uint64_t last_ns; /* if not 0: the time of the last event read */
 } hostile[] = {
 #define S(lit) lit, sizeof(lit) - 1
-    {"unknown record kind is skipped", S("\x63\x03" "abc" "\x02\x01\x00"), 0, 0, 0},
+    {"unknown record kind is skipped",
+     S("\x63\x03"
+       "abc"
+       "\x02\x01\x00"),
+     0, 0, 0},
     {"body longer than its fields", S("\x02\x02\x00\x07"), 0, 0, 0},
     {"record longer than the stream", S("\x02\x05\x00"), 1, 0, 0},
     {"record length cut", S("\x02\x80"), 1, 0, 0},
@@ -511,15 +515,22 @@ static const struct {
     /* TSC ticks; clock points (1 tick, 1 ns) and (2, 2^62 ns): an event at
      * tick 10 extrapolates past 2^64 ns, which must clamp, not overflow. */
     {"clock extrapolation past 2^64 ns",
-     S("\x01\x05\x01\x01\x00\x00\x00" "\x04\x03\x01\x01\x00"
-       "\x04\x0b\x02\x80\x80\x80\x80\x80\x80\x80\x80\x40\x00" "\x09\x04\x01\x0a\x03\x00"), 0, 1,
-     UINT64_MAX},
+     S("\x01\x05\x01\x01\x00\x00\x00"
+       "\x04\x03\x01\x01\x00"
+       "\x04\x0b\x02\x80\x80\x80\x80\x80\x80\x80\x80\x40\x00"
+       "\x09\x04\x01\x0a\x03\x00"),
+     0, 1, UINT64_MAX},
     /* Clock points in reverse and repeated: only increasing ones are used. */
     {"clock points out of order",
-     S("\x01\x05\x01\x01\x00\x00\x00" "\x04\x03\x09\x09\x00" "\x04\x03\x05\x05\x00"
-       "\x04\x03\x05\x05\x00" "\x04\x03\x07\x03\x00" "\x09\x04\x01\x00\x03\x00"), 0, 1, 0},
-    /* PENDING (FORMAT.md §3.1): thread 1 (THREAD record) in read (25) on
-     * fd 3 since tick 5, as generation 0 ends. */
+     S("\x01\x05\x01\x01\x00\x00\x00"
+       "\x04\x03\x09\x09\x00"
+       "\x04\x03\x05\x05\x00"
+       "\x04\x03\x05\x05\x00"
+       "\x04\x03\x07\x03\x00"
+       "\x09\x04\x01\x00\x03\x00"),
+     0, 1, 0},
+/* PENDING (FORMAT.md §3.1): thread 1 (THREAD record) in read (25) on
+ * fd 3 since tick 5, as generation 0 ends. */
 #define T1 "\x07\x05\x01\x05\x00\x00\x00"
 #define G0 "\x02\x01\x00" T1 "\x03\x01\x00"
 #define P5 "\x0d\x05\x01\x05\x19\x03\x00"
@@ -528,10 +539,9 @@ static const struct {
     {"pending in a complete trace: the writer's own BLOCKs say it",
      S(G0 P5 "\x0b\x04\x00\x00\x00\x00"), 0, 0, 0},
     /* The thread's THREAD_END at tick 9 comes after the call's start. */
-    {"pending before the thread's last event: returned", S(G0 "\x09\x04\x01\x09\x03\x00" P5),
-     0, 1, 9},
-    {"pending with an unknown reason: skipped", S(G0 "\x0d\x05\x01\x05\x63\x03\x00"), 0, 0,
-     0},
+    {"pending before the thread's last event: returned", S(G0 "\x09\x04\x01\x09\x03\x00" P5), 0, 1,
+     9},
+    {"pending with an unknown reason: skipped", S(G0 "\x0d\x05\x01\x05\x63\x03\x00"), 0, 0, 0},
 #undef P5
 #undef G0
 #undef T1
@@ -677,8 +687,8 @@ static struct digest digest_run(const uint8_t *data, size_t len, int jobs, char 
     struct ctr_source *src;
     struct ctr_trace t = {0};
     struct digest d = {&t, 0xcbf29ce484222325ull, 0, 0, 0};
-    struct ctr_consumer c = {.ctx = &d, .event = digest_event, .interval = digest_interval,
-                             .gap = digest_gap};
+    struct ctr_consumer c = {
+        .ctx = &d, .event = digest_event, .interval = digest_interval, .gap = digest_gap};
     struct ctr_pipeline_opts o = {.jobs = jobs};
     char err[256];
     assert_int_equal(ctr_source_open_mem(data, len, &src, err, sizeof(err)), 0);
@@ -732,7 +742,7 @@ static void test_jobs(void **state)
 struct settled_check {
     const struct ctr_trace *t;
     uint64_t w, settles, checked;
-    uint64_t *begun;             /* per thread index: its last begin's start */
+    uint64_t *begun; /* per thread index: its last begin's start */
     size_t nbegun;
     const char *path;
 };
@@ -776,8 +786,8 @@ static void test_settled(void **state)
     const char *dir = getenv("CTR_GOLDEN");
     if (!dir)
         fail_msg("CTR_GOLDEN is not set (the golden traces' folder)");
-    const char *names[] = {"epoll.bin", "gateway.bin", "gateway-cut.bin", "waits-sched.bin",
-                           "flight.bin", "gens.bin", "killed.bin", "flight-example.bin"};
+    const char *names[] = {"epoll.bin",  "gateway.bin", "gateway-cut.bin", "waits-sched.bin",
+                           "flight.bin", "gens.bin",    "killed.bin",      "flight-example.bin"};
     for (size_t k = 0; k < sizeof(names) / sizeof(*names); k++) {
         char path[4096], err[512];
         snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
@@ -787,8 +797,10 @@ static void test_settled(void **state)
             c.nbegun = 1 << 16;
             c.begun = calloc(c.nbegun, sizeof(*c.begun));
             assert_non_null(c.begun);
-            struct ctr_consumer cons = {.ctx = &c, .begin = settled_begin,
-                                        .interval = settled_interval, .settle = settled_settle};
+            struct ctr_consumer cons = {.ctx = &c,
+                                        .begin = settled_begin,
+                                        .interval = settled_interval,
+                                        .settle = settled_settle};
             struct ctr_source *src;
             struct ctr_pipeline_opts o = {.jobs = jobs};
             if (ctr_source_open(path, 0, &src, err, sizeof(err)) != 0)

@@ -99,7 +99,8 @@ static void test_preemption_matches_wall_minus_cpu(void **state)
     /* The threads do not fit the cores: a good share of the time is spent
      * runnable, so 10% of it is a meaningful bound. */
     assert_true(expect > SPIN_NS / 2);
-    assert_true(t.preempted_at_worker > expect * 9 / 10 && t.preempted_at_worker < expect * 11 / 10);
+    assert_true(t.preempted_at_worker > expect * 9 / 10 &&
+                t.preempted_at_worker < expect * 11 / 10);
     ctr_trace_free(&tr);
     unlink(path);
 }
@@ -134,8 +135,8 @@ static size_t ping_pong(size_t ring_bytes, int rounds, uint64_t *lost, uint64_t 
 {
     char path[64];
     ctr_test_temp(path, sizeof(path), "sched-ring");
-    struct trace_options o = {.path = path, .sched_switches = 1, .sched_ring_bytes = ring_bytes,
-                              .flush_ms = 60000};
+    struct trace_options o = {
+        .path = path, .sched_switches = 1, .sched_ring_bytes = ring_bytes, .flush_ms = 60000};
     assert_int_equal(trace_start_opts(&o), 0);
     int ab[2], ba[2];
     assert_int_equal(pipe(ab), 0);

@@ -36,8 +36,8 @@
 #include "serve.h"
 
 #define SMALL_SIZE (512 * 1024 + 123)
-#define WAIT_MS 20000    /* any answer; more than the server's timeout */
-#define STOP_MS 2500     /* a stop; less than the server's 5 s timeout */
+#define WAIT_MS 20000 /* any answer; more than the server's timeout */
+#define STOP_MS 2500  /* a stop; less than the server's 5 s timeout */
 
 static int64_t now_ms(void)
 {
@@ -103,14 +103,14 @@ static size_t stall_size(void)
 
 struct server {
     pid_t pid;
-    int out;                 /* the child's `out`, read end */
-    char text[1024];         /* what it printed */
+    int out;         /* the child's `out`, read end */
+    char text[1024]; /* what it printed */
     size_t len;
     int port;
     char path[64];
-    char name[64];           /* its URL path, without the '/' */
-    char url[128];           /* http://127.0.0.1:PORT/NAME */
-    unsigned char *data;     /* the file's bytes */
+    char name[64];       /* its URL path, without the '/' */
+    char url[128];       /* http://127.0.0.1:PORT/NAME */
+    unsigned char *data; /* the file's bytes */
     size_t size;
 };
 
@@ -122,7 +122,7 @@ static void make_file(struct server *sv, const char *stem, size_t size)
     sv->size = size;
     sv->data = malloc(size);
     assert_non_null(sv->data);
-    uint64_t x = 0x9e3779b97f4a7c15u;   /* xorshift64 */
+    uint64_t x = 0x9e3779b97f4a7c15u; /* xorshift64 */
     for (size_t i = 0; i < size; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         sv->data[i] = (unsigned char)(x >> 24);
@@ -162,7 +162,7 @@ static void start_server(struct server *sv, const char *stem, const char *name, 
     make_file(sv, stem, size);
     if (name) {
         snprintf(sv->name, sizeof sv->name, "%s", name);
-    } else {   /* the base name, spaces and '+' made '_' (the stems' only others) */
+    } else { /* the base name, spaces and '+' made '_' (the stems' only others) */
         snprintf(sv->name, sizeof sv->name, "%s", strrchr(sv->path, '/') + 1);
         for (char *p = sv->name; *p; p++)
             *p = *p == ' ' || *p == '+' ? '_' : *p;
@@ -174,7 +174,7 @@ static void start_server(struct server *sv, const char *stem, const char *name, 
     assert_true(sv->pid >= 0);
     if (sv->pid == 0) {
         close(p[0]);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);   /* a failed test leaves no server behind */
+        prctl(PR_SET_PDEATHSIG, SIGTERM); /* a failed test leaves no server behind */
         if (getppid() != parent)
             _exit(3);
         FILE *out = fdopen(p[1], "w");
@@ -199,7 +199,7 @@ static void start_server(struct server *sv, const char *stem, const char *name, 
     snprintf(want, sizeof want, "Serving %s on %s; Ctrl-C to stop\nOpen in the Perfetto UI: %s%s\n",
              sv->path, sv->url, link, sv->url + strlen("http://127.0.0.1:"));
     assert_string_equal(sv->text, want);
-    unlink(sv->path);   /* the server has it open: it serves on, and a failed test leaves no file */
+    unlink(sv->path); /* the server has it open: it serves on, and a failed test leaves no file */
 }
 
 /* Stops the server with sig: it must say so and exit 0 within STOP_MS. */
@@ -212,7 +212,7 @@ static void stop_server(struct server *sv, int sig)
     int status;
     pid_t r;
     while ((r = waitpid(sv->pid, &status, WNOHANG)) == 0 && now_ms() < deadline)
-        sched_yield();   /* its output closed: it is exiting */
+        sched_yield(); /* its output closed: it is exiting */
     assert_int_equal(r, sv->pid);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         fail_msg("server status %#x; it printed: %s", status, sv->text);
@@ -226,10 +226,10 @@ static void stop_server(struct server *sv, int sig)
  * ---------------------------------------------------------------------- */
 
 struct resp {
-    char *buf;            /* the whole response */
+    char *buf; /* the whole response */
     size_t cap;
     int status;
-    const char *head;     /* status line and headers */
+    const char *head; /* status line and headers */
     size_t head_len;
     const char *body;
     size_t body_len;
@@ -243,7 +243,8 @@ static int dial(int port, int rcvbuf)
     assert_true(c >= 0);
     if (rcvbuf > 0)
         assert_int_equal(setsockopt(c, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (connect(c, (struct sockaddr *)&a, sizeof a) != 0)
         fail_msg("connecting to port %d: %s (the server died?)", port, strerror(errno));
@@ -328,7 +329,8 @@ static void assert_get(const struct server *sv, struct resp *r, const char *req)
     assert_memory_equal(r->body, sv->data, sv->size);
 }
 
-#define GET(path) "GET " path " HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://ui.perfetto.dev\r\n\r\n"
+#define GET(path) \
+    "GET " path " HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://ui.perfetto.dev\r\n\r\n"
 
 /* ------------------------------------------------------------------------
  * Tests
@@ -342,22 +344,24 @@ static void test_get_head_options(void **state)
     struct resp r = resp_for(&sv);
 
     assert_get(&sv, &r, GET("/trace.pftrace"));
-    assert_get(&sv, &r, GET("/trace.pftrace"));   /* the UI may fetch twice */
+    assert_get(&sv, &r, GET("/trace.pftrace")); /* the UI may fetch twice */
     assert_get(&sv, &r, GET("/trace.pftrace?referrer=x"));
-    assert_get(&sv, &r, "GET /trace.pftrace HTTP/1.0\n\n");   /* no Host, bare LFs */
+    assert_get(&sv, &r, "GET /trace.pftrace HTTP/1.0\n\n"); /* no Host, bare LFs */
     char absolute[256];
     snprintf(absolute, sizeof absolute, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", sv.url);
     assert_get(&sv, &r, absolute);
 
     request(sv.port, "HEAD /trace.pftrace HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &r);
     assert_int_equal(r.status, 200);
-    assert_header(&r, "Content-Length", "524411");   /* SMALL_SIZE */
+    assert_header(&r, "Content-Length", "524411"); /* SMALL_SIZE */
     assert_header(&r, "Access-Control-Allow-Origin", "https://ui.perfetto.dev");
     assert_int_equal(r.body_len, 0);
 
-    request(sv.port, "OPTIONS /trace.pftrace HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     "Origin: https://ui.perfetto.dev\r\nAccess-Control-Request-Method: GET\r\n"
-                     "Access-Control-Request-Private-Network: true\r\n\r\n", &r);
+    request(sv.port,
+            "OPTIONS /trace.pftrace HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Origin: https://ui.perfetto.dev\r\nAccess-Control-Request-Method: GET\r\n"
+            "Access-Control-Request-Private-Network: true\r\n\r\n",
+            &r);
     assert_int_equal(r.status, 204);
     assert_header(&r, "Access-Control-Allow-Origin", "https://ui.perfetto.dev");
     assert_header(&r, "Access-Control-Allow-Methods", "GET, HEAD, OPTIONS");
@@ -387,8 +391,8 @@ static void test_errors(void **state)
         {"POST /t.bin HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 405},
         {"DELETE /t.bin HTTP/1.1\r\nHost: x\r\n\r\n", 405},
         {"hello there\r\n\r\n", 400},
-        {"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400},   /* TLS, no newline */
-        {"GET /t.bin HTTP/1.1\r\n\r\n", 400},                     /* no Host */
+        {"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400}, /* TLS, no newline */
+        {"GET /t.bin HTTP/1.1\r\n\r\n", 400},                  /* no Host */
         {"GET /t.bin HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
         {"GET /t.bin HTTP/2.0\r\nHost: x\r\n\r\n", 400},
         {"GET  /t.bin HTTP/1.1\r\nHost: x\r\n\r\n", 400},
@@ -429,7 +433,7 @@ static void test_bad_clients(void **state)
     start_server(&sv, "serve", "t.bin", stall_size());
     struct resp r = resp_for(&sv);
 
-    int c = dial(sv.port, 0);   /* half a request, then gone */
+    int c = dial(sv.port, 0); /* half a request, then gone */
     send_all(c, "GET /t.bin HTTP/1.1\r\nHo", 23);
     close(c);
     assert_get(&sv, &r, GET("/t.bin"));
@@ -461,7 +465,7 @@ static void test_bad_clients(void **state)
     size_t got = 0;
     char buf[64];
     assert_true(read_until(silent, buf, sizeof buf, &got, NULL, now_ms() + WAIT_MS));
-    assert_int_equal(got, 0);   /* closed without an answer */
+    assert_int_equal(got, 0); /* closed without an answer */
     close(silent);
 
     stop_server(&sv, SIGINT);
@@ -483,7 +487,7 @@ static void test_stop_while_stalled(void **state)
     assert_true(readable(c, now_ms() + WAIT_MS));
     assert_true(read(c, buf, sizeof buf) > 17);
     assert_memory_equal(buf, "HTTP/1.1 200 OK\r\n", 17);
-    stop_server(&sv, SIGINT);   /* the file's rest unread, the window full */
+    stop_server(&sv, SIGINT); /* the file's rest unread, the window full */
     close(c);
 }
 
@@ -524,7 +528,7 @@ static void test_in_process(void **state)
     assert_int_equal(ctr_serve_file(sv.path, "t", -1, out, err, sizeof err), -EINVAL);
     assert_int_equal(ctr_serve_file("/tmp", "t", 0, out, err, sizeof err), -EINVAL);
     assert_int_equal(ctr_serve_file("/nonexistent/t", "t", 0, out, err, sizeof err), -ENOENT);
-    assert_int_equal(ftell(out), 0);   /* nothing printed on errors */
+    assert_int_equal(ftell(out), 0); /* nothing printed on errors */
     fclose(out);
 
     /* Served here, stopped by SIGINT from a child once the link is out. */
@@ -540,9 +544,9 @@ static void test_in_process(void **state)
         char text[1024];
         size_t len = 0;
         int ok = read_until(p[0], text, sizeof text, &len, "url=", now_ms() + WAIT_MS);
-        kill(parent, SIGINT);   /* even without the link: the call must end */
+        kill(parent, SIGINT); /* even without the link: the call must end */
         ok = ok && read_until(p[0], text, sizeof text, &len, NULL, now_ms() + WAIT_MS) &&
-             strstr(text, "\nctrace: stopped serving\n");   /* read to EOF: no SIGPIPE */
+             strstr(text, "\nctrace: stopped serving\n"); /* read to EOF: no SIGPIPE */
         _exit(ok ? 0 : 1);
     }
     close(p[0]);
@@ -554,7 +558,7 @@ static void test_in_process(void **state)
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_int_equal(sigaction(SIGINT, &was, &now), 0);
     assert_ptr_equal(now.sa_handler, prev_handler);
-    assert_int_equal(prev_calls, 0);   /* the stop signal was the server's */
+    assert_int_equal(prev_calls, 0); /* the stop signal was the server's */
     assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
     assert_ptr_equal(now.sa_handler, SIG_DFL);
 
@@ -565,10 +569,8 @@ static void test_in_process(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_get_head_options),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_bad_clients),
-        cmocka_unit_test(test_stop_while_stalled),
+        cmocka_unit_test(test_get_head_options), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bad_clients),      cmocka_unit_test(test_stop_while_stalled),
         cmocka_unit_test(test_in_process),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -76,8 +76,8 @@ static void test_thread_churn_tiny_pool(void **state)
     ctr_test_temp(path, sizeof(path), "churn");
     /* Every 4th queued chunk kicks the collector, which then writes and
      * frees slots while threads end and start: the old race's window. */
-    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096,
-                              .flush_ms = 1};
+    struct trace_options o = {
+        .path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096, .flush_ms = 1};
     assert_int_equal(trace_start_opts(&o), 0);
     uint64_t end = ctr_test_now_ns() + 3000000000ull, threads = 0;
     while (ctr_test_now_ns() < end) {
@@ -111,8 +111,8 @@ static void holding_handler(int sig)
 {
     (void)sig;
     struct ctr_thread *t = ctr__self;
-    atomic_store(&saw_section,
-                 t && t != &ctr__thread_off && atomic_load_explicit(&t->writing, memory_order_relaxed));
+    atomic_store(&saw_section, t && t != &ctr__thread_off &&
+                                   atomic_load_explicit(&t->writing, memory_order_relaxed));
     atomic_store(&in_handler, 1);
     while (atomic_load(&hold))
         ; /* a spin: nothing else is async-signal-safe enough */
@@ -362,8 +362,11 @@ static void test_start_stop_loop_threads_running(void **state)
     char path[64];
     ctr_test_temp(path, sizeof(path), "loop");
     for (int r = 0; r < ROUNDS; r++) {
-        struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096,
-                                  .flush_ms = 1, .io_min_ns = 1};
+        struct trace_options o = {.path = path,
+                                  .chunk_bytes = 4096,
+                                  .pool_bytes = 16 * 4096,
+                                  .flush_ms = 1,
+                                  .io_min_ns = 1};
         assert_int_equal(trace_start_opts(&o), 0);
         usleep(r % 3 == 0 ? 0 : 1000);
         assert_int_equal(trace_stop(), 0);

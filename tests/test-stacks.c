@@ -120,8 +120,8 @@ static void open_trace(struct checked *c)
     size_t n = 0;
     for (size_t i = 0; i < c->tr.nmappings && n < 256; i++, n++) {
         const struct ctr_mapping_info *mi = &c->tr.mappings[i];
-        m[n] = (struct ctr_sym_mapping){mi->start, mi->limit, mi->file_offset, mi->bias,
-                                        mi->path, mi->build_id, mi->build_id_len};
+        m[n] = (struct ctr_sym_mapping){mi->start, mi->limit,    mi->file_offset, mi->bias,
+                                        mi->path,  mi->build_id, mi->build_id_len};
     }
     c->sym = ctr_symbolizer_new(m, n);
     assert_non_null(c->sym);
@@ -273,8 +273,7 @@ static void test_made_up_frame_in_code(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_fp_only_ends_at_a_frame_outside_code, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fp_only_ends_at_a_frame_outside_code, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chain_without_frame_pointers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_made_up_frame_in_code, setup, teardown),
     };

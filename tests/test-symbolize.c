@@ -57,7 +57,7 @@ static void add_mapping(void *arg, const struct ctr_map_info *mi)
     ms->n++;
 }
 
-static struct maps *self;   /* read once, by group_setup() */
+static struct maps *self; /* read once, by group_setup() */
 
 static int group_setup(void **state)
 {
@@ -65,7 +65,7 @@ static int group_setup(void **state)
     if ((self = calloc(1, sizeof *self)) == NULL)
         return -1;
     ctr__maps_scan(add_mapping, self);
-    return self->n >= 2 ? 0 : -1;   /* at least the executable and libc */
+    return self->n >= 2 ? 0 : -1; /* at least the executable and libc */
 }
 
 static int group_teardown(void **state)
@@ -84,7 +84,7 @@ static uint64_t fn_pc(void (*fn)(void))
  * Code with known lines
  * ------------------------------------------------------------------------- */
 
-static volatile uint64_t probe_pc;   /* pc of the call that reached probe() */
+static volatile uint64_t probe_pc; /* pc of the call that reached probe() */
 static int call_line, inner_line, outer_line;
 
 static NOINLINE void probe(void)
@@ -255,7 +255,7 @@ static void test_pc_outside_mappings(void **state)
     struct ctr_symbolizer *s = ctr_symbolizer_new(self->m, self->n);
     assert_non_null(s);
     struct ctr_sym_frame f[4];
-    const uint64_t bogus[] = { 0, 16, UINT64_MAX, UINT64_MAX - 4096 };
+    const uint64_t bogus[] = {0, 16, UINT64_MAX, UINT64_MAX - 4096};
     for (size_t i = 0; i < sizeof bogus / sizeof bogus[0]; i++) {
         assert_int_equal(ctr_symbolizer_mapping(s, bogus[i]), -1);
         assert_int_equal(ctr_symbolize(s, bogus[i], f, 4), 0);
@@ -309,12 +309,13 @@ static void test_bad_files(void **state)
     write_file(trunc, head, sizeof head);
 
     const char *missing = "/nonexistent/test-symbolize/libmissing.so";
-    const struct ctr_sym_mapping maps[] = {   /* deliberately not sorted */
-        { .start = 0x50000, .limit = 0x60000, .bias = 0x50000, .path = trunc },
-        { .start = 0x10000, .limit = 0x20000, .bias = 0x10000, .path = text },
-        { .start = 0x30000, .limit = 0x40000, .bias = 0x30000, .path = missing },
-        { .start = 0x60000, .limit = 0x70000, .bias = 0x50000, .path = trunc },
-        { .start = 0x70000, .limit = 0x80000, .bias = 0x70000, .path = NULL },
+    const struct ctr_sym_mapping maps[] = {
+        /* deliberately not sorted */
+        {.start = 0x50000, .limit = 0x60000, .bias = 0x50000, .path = trunc},
+        {.start = 0x10000, .limit = 0x20000, .bias = 0x10000, .path = text},
+        {.start = 0x30000, .limit = 0x40000, .bias = 0x30000, .path = missing},
+        {.start = 0x60000, .limit = 0x70000, .bias = 0x50000, .path = trunc},
+        {.start = 0x70000, .limit = 0x80000, .bias = 0x70000, .path = NULL},
     };
     struct ctr_symbolizer *s = ctr_symbolizer_new(maps, sizeof maps / sizeof maps[0]);
     assert_non_null(s);
@@ -331,7 +332,7 @@ static void test_bad_files(void **state)
     assert_int_equal(ctr_symbolizer_mapping(s, 0x10010), 1);
     assert_int_equal(ctr_symbolizer_mapping(s, 0x30010), 2);
     assert_int_equal(ctr_symbolizer_mapping(s, 0x65000), 3);
-    assert_int_equal(ctr_symbolizer_mapping(s, 0x20000), -1);   /* limit is exclusive */
+    assert_int_equal(ctr_symbolizer_mapping(s, 0x20000), -1); /* limit is exclusive */
     /* One line per bad file, however many addresses and mappings hit it. */
     const char *w = ctr_symbolizer_warnings(s);
     assert_int_equal(count(w, text), 1);
@@ -353,7 +354,7 @@ static void test_build_id_mismatch(void **state)
         if (probe_pc >= m[i].start && probe_pc < m[i].limit)
             idx = (int)i;
     assert_true(idx >= 0);
-    assert_true(m[idx].build_id_len > 0);   /* gcc/ld on Linux add one */
+    assert_true(m[idx].build_id_len > 0); /* gcc/ld on Linux add one */
 
     uint8_t wrong[64];
     size_t len = m[idx].build_id_len;
@@ -454,9 +455,12 @@ static void test_module_offset(void **state)
 {
     (void)state;
     const struct ctr_sym_mapping maps[] = {
-        { .start = 0x7f0000001000, .limit = 0x7f0000009000, .file_offset = 0x1000,
-          .bias = 0x7f0000000000, .path = "/nonexistent/libfoo.so" },
-        { .start = 0x400000, .limit = 0x401000, .bias = 0, .path = "/nonexistent/exe" },
+        {.start = 0x7f0000001000,
+         .limit = 0x7f0000009000,
+         .file_offset = 0x1000,
+         .bias = 0x7f0000000000,
+         .path = "/nonexistent/libfoo.so"},
+        {.start = 0x400000, .limit = 0x401000, .bias = 0, .path = "/nonexistent/exe"},
     };
     struct ctr_symbolizer *s = ctr_symbolizer_new(maps, 2);
     assert_non_null(s);
@@ -467,15 +471,15 @@ static void test_module_offset(void **state)
                         "/nonexistent/exe+0x400010");
     assert_string_equal(ctr_symbolizer_module_offset(s, 0x7f0000009000, buf, sizeof buf),
                         "0x7f0000009000");
-    char tiny[8];   /* cut, as snprintf cuts */
+    char tiny[8]; /* cut, as snprintf cuts */
     assert_string_equal(ctr_symbolizer_module_offset(s, 0x400010, tiny, sizeof tiny), "/nonexi");
     ctr_symbolizer_free(s);
     assert_string_equal(ctr_symbolizer_module_offset(NULL, 0x1000, buf, sizeof buf), "0x1000");
 }
 
 /* Checks that fn (called `name`) turns cases[i][0] into cases[i][1]. */
-static void check_names(const char *name, char *(*fn)(const char *),
-                        const char *const (*cases)[2], size_t n)
+static void check_names(const char *name, char *(*fn)(const char *), const char *const (*cases)[2],
+                        size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char *r = fn(cases[i][0]);
@@ -491,34 +495,35 @@ static void test_symname_reduce(void **state)
 {
     (void)state;
     static const char *const cases[][2] = {
-        { "store::Table::put(int, std::__cxx11::basic_string<char, std::char_traits<char>, "
-          "std::allocator<char> >)", "store::Table::put" },
-        { "store::Table::get[abi:cxx11](int) const", "store::Table::get" },
-        { "store::Queue<int>::pop(int&)", "store::Queue<int>::pop" },
-        { "void f<int>(int)", "f<int>" },
-        { "std::vector<int, std::allocator<int> > make<int>()", "make<int>" },
-        { "char const* name<char>()", "name<char>" },
-        { "main::{lambda()#1}::operator()() const", "main::{lambda()#1}::operator()" },
-        { "store::f()::Local::g()", "store::f::Local::g" },
-        { "foo(int) [clone .constprop.0] [clone .cold]", "foo" },
-        { "(anonymous namespace)::foo()", "(anonymous namespace)::foo" },
-        { "bool operator< <int>(X<int> const&, X<int> const&)", "operator< <int>" },
-        { "X::operator<<(int)", "X::operator<<" },
-        { "X::operator->() const", "X::operator->" },
-        { "X::operator()(int) &&", "X::operator()" },
-        { "X::operator new[](unsigned long)", "X::operator new[]" },
-        { "X::operator std::vector<int, std::allocator<int> >() const",
-          "X::operator std::vector<int, std::allocator<int> >" },
-        { "operator\"\" _km(unsigned long long)", "operator\"\" _km" },
-        { "non-virtual thunk to store::B::f(int)", "non-virtual thunk to store::B::f" },
+        {"store::Table::put(int, std::__cxx11::basic_string<char, std::char_traits<char>, "
+         "std::allocator<char> >)",
+         "store::Table::put"},
+        {"store::Table::get[abi:cxx11](int) const", "store::Table::get"},
+        {"store::Queue<int>::pop(int&)", "store::Queue<int>::pop"},
+        {"void f<int>(int)", "f<int>"},
+        {"std::vector<int, std::allocator<int> > make<int>()", "make<int>"},
+        {"char const* name<char>()", "name<char>"},
+        {"main::{lambda()#1}::operator()() const", "main::{lambda()#1}::operator()"},
+        {"store::f()::Local::g()", "store::f::Local::g"},
+        {"foo(int) [clone .constprop.0] [clone .cold]", "foo"},
+        {"(anonymous namespace)::foo()", "(anonymous namespace)::foo"},
+        {"bool operator< <int>(X<int> const&, X<int> const&)", "operator< <int>"},
+        {"X::operator<<(int)", "X::operator<<"},
+        {"X::operator->() const", "X::operator->"},
+        {"X::operator()(int) &&", "X::operator()"},
+        {"X::operator new[](unsigned long)", "X::operator new[]"},
+        {"X::operator std::vector<int, std::allocator<int> >() const",
+         "X::operator std::vector<int, std::allocator<int> >"},
+        {"operator\"\" _km(unsigned long long)", "operator\"\" _km"},
+        {"non-virtual thunk to store::B::f(int)", "non-virtual thunk to store::B::f"},
         /* Not functions, or not understood: whole. */
-        { "vtable for store::Table", "vtable for store::Table" },
-        { "guard variable for store::f()::x", "guard variable for store::f()::x" },
-        { "main", "main" },
-        { "f(int", "f(int" },
-        { "f<int>>(int)", "f<int>>(int)" },
-        { "()", "()" },
-        { "", "" },
+        {"vtable for store::Table", "vtable for store::Table"},
+        {"guard variable for store::f()::x", "guard variable for store::f()::x"},
+        {"main", "main"},
+        {"f(int", "f(int"},
+        {"f<int>>(int)", "f<int>>(int)"},
+        {"()", "()"},
+        {"", ""},
     };
     check_names("ctr_symname_reduce", ctr_symname_reduce, cases, sizeof cases / sizeof cases[0]);
     assert_null(ctr_symname_reduce(NULL));
@@ -529,16 +534,16 @@ static void test_symname(void **state)
 {
     (void)state;
     static const char *const cases[][2] = {
-        { "_ZNSt6thread4joinEv", "std::thread::join" },
-        { "_ZNK5store5Table3getB5cxx11Ei", "store::Table::get" },
-        { "_ZN5store5QueueIiE3popERi", "store::Queue<int>::pop" },
-        { "_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()" },
-        { "_Z3fooi.constprop.0", "foo" },
-        { "_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo" },
-        { "cache_get_slow", "cache_get_slow" },
-        { "_Zbogus", "_Zbogus" },
-        { "_Z", "_Z" },
-        { "_ZL3buf", "buf" },
+        {"_ZNSt6thread4joinEv", "std::thread::join"},
+        {"_ZNK5store5Table3getB5cxx11Ei", "store::Table::get"},
+        {"_ZN5store5QueueIiE3popERi", "store::Queue<int>::pop"},
+        {"_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()"},
+        {"_Z3fooi.constprop.0", "foo"},
+        {"_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo"},
+        {"cache_get_slow", "cache_get_slow"},
+        {"_Zbogus", "_Zbogus"},
+        {"_Z", "_Z"},
+        {"_ZL3buf", "buf"},
     };
     check_names("ctr_symname", ctr_symname, cases, sizeof cases / sizeof cases[0]);
     assert_null(ctr_symname(NULL));
@@ -555,7 +560,7 @@ static void test_symname(void **state)
     memcpy(big, "_Z1f", 4);
     memset(big + 4, 'P', 4000);
     memcpy(big + 4004, "v", 2);
-    free(ctr_symname(big));   /* any answer; no crash */
+    free(ctr_symname(big)); /* any answer; no crash */
     free(big);
 }
 

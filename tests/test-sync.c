@@ -36,10 +36,10 @@
 static _Atomic uint64_t called_at, release_begun, release_done;
 
 /* MEASURED(call) : the waiter's blocking call, its start noted. */
-#define MEASURED(call)                                      \
-    do {                                                    \
-        atomic_store(&called_at, ctr_test_now_ns());        \
-        call;                                               \
+#define MEASURED(call)                               \
+    do {                                             \
+        atomic_store(&called_at, ctr_test_now_ns()); \
+        call;                                        \
     } while (0)
 
 /* How long the releaser's own join of the waiter took (the pair's
@@ -55,11 +55,11 @@ static void join_waiter(pthread_t th)
 }
 
 /* RELEASE(call) : the call that lets the waiter go, bracketed. */
-#define RELEASE(call)                                       \
-    do {                                                    \
-        atomic_store(&release_begun, ctr_test_now_ns());    \
-        call;                                               \
-        atomic_store(&release_done, ctr_test_now_ns());     \
+#define RELEASE(call)                                    \
+    do {                                                 \
+        atomic_store(&release_begun, ctr_test_now_ns()); \
+        call;                                            \
+        atomic_store(&release_done, ctr_test_now_ns());  \
     } while (0)
 
 /* After a wait that ends its function: keeps the compiler from making the
@@ -101,7 +101,7 @@ static void await_waiter_then_sleep(void)
 
 struct tally {
     const char *leaf;
-    uintptr_t fn;              /* the function whose call site we look for */
+    uintptr_t fn; /* the function whose call site we look for */
     int64_t at_site, elsewhere, elsewhere_max;
 };
 

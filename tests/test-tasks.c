@@ -58,10 +58,10 @@ static int near(uint64_t got, uint64_t want)
     return got + tol >= want && got <= want + tol;
 }
 
-#define assert_near(got, want)                                                              \
-    do {                                                                                    \
-        uint64_t g_ = (got), w_ = (want);                                                   \
-        if (!near(g_, w_))                                                                  \
+#define assert_near(got, want)                                                               \
+    do {                                                                                     \
+        uint64_t g_ = (got), w_ = (want);                                                    \
+        if (!near(g_, w_))                                                                   \
             fail_msg("%s = %.2f ms, want %.2f ms (10%% or 2 ms)", #got, g_ / 1e6, w_ / 1e6); \
     } while (0)
 
@@ -70,12 +70,12 @@ static int near(uint64_t got, uint64_t want)
  * within 2 ms. What the test measured also holds the wait to run again
  * after the wake-up, which on a loaded machine is milliseconds: it bounds
  * the trace's sleep from above only. */
-#define assert_slept(got, ms, measured)                                                     \
-    do {                                                                                    \
-        uint64_t g_ = (got), m_ = (measured), lo_ = (MS * (ms)) - MS / 2;           \
-        if (g_ < lo_ || g_ > m_ + 2 * MS)                                                   \
-            fail_msg("%s = %.2f ms, want %d ms to %.2f ms", #got, g_ / 1e6, (int)(ms),      \
-                     (m_ + 2 * MS) / 1e6);                                                  \
+#define assert_slept(got, ms, measured)                                                \
+    do {                                                                               \
+        uint64_t g_ = (got), m_ = (measured), lo_ = (MS * (ms)) - MS / 2;              \
+        if (g_ < lo_ || g_ > m_ + 2 * MS)                                              \
+            fail_msg("%s = %.2f ms, want %d ms to %.2f ms", #got, g_ / 1e6, (int)(ms), \
+                     (m_ + 2 * MS) / 1e6);                                             \
     } while (0)
 
 static int setup(void **state)
@@ -97,8 +97,8 @@ static int teardown(void **state)
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct hold {
-    int ms;                   /* how long the mutex is held after "go" */
-    int end_after_ms;         /* with end_task: end it this long after "go" */
+    int ms;           /* how long the mutex is held after "go" */
+    int end_after_ms; /* with end_task: end it this long after "go" */
     trace_task_t end_task;
     _Atomic uint64_t ended_at; /* when the holder ended end_task */
     _Atomic int held, go;
@@ -164,13 +164,13 @@ static struct sync_bounds sync_sum(struct sync_bounds a, struct sync_bounds b)
 }
 
 /* A sync time within its measured bounds (10% or 2 ms beyond them). */
-#define assert_sync(got, bounds)                                                                \
-    do {                                                                                        \
-        uint64_t g_ = (got);                                                                    \
-        struct sync_bounds b_ = (bounds);                                                       \
-        if (!near(g_, b_.lo) && !near(g_, b_.hi) && (g_ < b_.lo || g_ > b_.hi))                 \
-            fail_msg("%s = %.2f ms, measured between %.2f and %.2f ms", #got, g_ / 1e6,          \
-                     b_.lo / 1e6, b_.hi / 1e6);                                                 \
+#define assert_sync(got, bounds)                                                        \
+    do {                                                                                \
+        uint64_t g_ = (got);                                                            \
+        struct sync_bounds b_ = (bounds);                                               \
+        if (!near(g_, b_.lo) && !near(g_, b_.hi) && (g_ < b_.lo || g_ > b_.hi))         \
+            fail_msg("%s = %.2f ms, measured between %.2f and %.2f ms", #got, g_ / 1e6, \
+                     b_.lo / 1e6, b_.hi / 1e6);                                         \
     } while (0)
 
 /* ---------------------------------------------------------------------------
@@ -251,29 +251,29 @@ struct span {
     uint64_t b0, b1, e0, e1;
 };
 
-#define SPAN_BEGIN(s, call)             \
-    do {                                \
-        (s)->b0 = ctr_test_now_ns();    \
-        call;                           \
-        (s)->b1 = ctr_test_now_ns();    \
+#define SPAN_BEGIN(s, call)          \
+    do {                             \
+        (s)->b0 = ctr_test_now_ns(); \
+        call;                        \
+        (s)->b1 = ctr_test_now_ns(); \
     } while (0)
-#define SPAN_END(s, call)               \
-    do {                                \
-        (s)->e0 = ctr_test_now_ns();    \
-        call;                           \
-        (s)->e1 = ctr_test_now_ns();    \
+#define SPAN_END(s, call)            \
+    do {                             \
+        (s)->e0 = ctr_test_now_ns(); \
+        call;                        \
+        (s)->e1 = ctr_test_now_ns(); \
     } while (0)
 
 /* The clock the trace converts its ticks to and the test's agree within
  * microseconds: this much slack covers it. */
 #define SPAN_SLACK (200 * 1000ull)
 
-#define assert_span(got, s)                                                                   \
-    do {                                                                                      \
-        uint64_t g_ = (got), lo_ = (s)->e0 - (s)->b1, hi_ = (s)->e1 - (s)->b0;                \
-        if (g_ + SPAN_SLACK < lo_ || g_ > hi_ + SPAN_SLACK)                                   \
-            fail_msg("%s = %.3f ms, measured between %.3f and %.3f ms", #got, g_ / 1e6,        \
-                     lo_ / 1e6, hi_ / 1e6);                                                   \
+#define assert_span(got, s)                                                                        \
+    do {                                                                                           \
+        uint64_t g_ = (got), lo_ = (s)->e0 - (s)->b1, hi_ = (s)->e1 - (s)->b0;                     \
+        if (g_ + SPAN_SLACK < lo_ || g_ > hi_ + SPAN_SLACK)                                        \
+            fail_msg("%s = %.3f ms, measured between %.3f and %.3f ms", #got, g_ / 1e6, lo_ / 1e6, \
+                     hi_ / 1e6);                                                                   \
     } while (0)
 
 static trace_task_t handed;
@@ -412,7 +412,7 @@ static void test_tasks(void **state)
     assert_span(ctr_task_latency(td), &sd);
     bd = breakdown(&tr, &ts, td);
     assert_span(bd.sync + bd.running + bd.runnable, &sd); /* the join, up to the end */
-    assert_int_equal(bd.sleep, 0);                         /* the ender's sleep is not its */
+    assert_int_equal(bd.sleep, 0);                        /* the ender's sleep is not its */
 
     const struct ctr_task *te = task_of(&ts, e);
     assert_false(te->ended);
@@ -461,8 +461,8 @@ static size_t parse_tsv(const char *text, struct row *rows, size_t max)
     for (const char *l = strchr(text, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
         assert_true(n < max);
         struct row *r = &rows[n++];
-        assert_int_equal(sscanf(l + 1, "%31[^\t]\t%llu\t%llu\t%llu\t%llu\t%llu", r->type,
-                                &r->count, &r->p50, &r->p90, &r->p99, &r->max),
+        assert_int_equal(sscanf(l + 1, "%31[^\t]\t%llu\t%llu\t%llu\t%llu\t%llu", r->type, &r->count,
+                                &r->p50, &r->p90, &r->p99, &r->max),
                          6);
     }
     return n;
@@ -562,13 +562,14 @@ static void test_tasks_tsv_and_filters(void **state)
     char want[128];
     o = (struct ctr_tasks_opts){.latmin_ns = 40 * MS, .n = 5};
     text = tasks_text(&tr, &o);
-    snprintf(want, sizeof(want), "slowest %d of %d tasks at least 40.0ms long:",
-             over40 < 5 ? over40 : 5, over40);
+    snprintf(want, sizeof(want),
+             "slowest %d of %d tasks at least 40.0ms long:", over40 < 5 ? over40 : 5, over40);
     assert_contains(text, want);
     free(text);
     o = (struct ctr_tasks_opts){.type = "fast", .latmin_ns = 22500000, .n = 2};
     text = tasks_text(&tr, &o);
-    snprintf(want, sizeof(want), "slowest 2 of %d tasks of type fast at least 22.5ms long:", over22);
+    snprintf(want, sizeof(want),
+             "slowest 2 of %d tasks of type fast at least 22.5ms long:", over22);
     assert_contains(text, want);
     assert_true(strstr(text, "\nslow ") == NULL);
     assert_true(strstr(text, "\nfast ") != NULL);
@@ -586,18 +587,26 @@ static void test_parse_duration(void **state)
     static const struct {
         const char *s;
         uint64_t ns;
-    } good[] = {{"0", 0},          {"200ns", 200},           {"500us", 500000},
-                {"500µs", 500000}, {"30ms", 30000000},       {"1.5s", 1500000000},
-                {"2s", 2 * 1000 * MS}, {"1m30s", 90000 * MS}, {"1h", 3600000 * MS},
-                {".5ms", 500000}, {"1.ms", 1000000},         {"0.000000001s", 1}};
+    } good[] = {{"0", 0},
+                {"200ns", 200},
+                {"500us", 500000},
+                {"500µs", 500000},
+                {"30ms", 30000000},
+                {"1.5s", 1500000000},
+                {"2s", 2 * 1000 * MS},
+                {"1m30s", 90000 * MS},
+                {"1h", 3600000 * MS},
+                {".5ms", 500000},
+                {"1.ms", 1000000},
+                {"0.000000001s", 1}};
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         uint64_t ns = 12345;
         if (ctr_parse_duration(good[i].s, &ns) != 0 || ns != good[i].ns)
             fail_msg("'%s' -> %llu, want %llu", good[i].s, (unsigned long long)ns,
                      (unsigned long long)good[i].ns);
     }
-    static const char *const bad[] = {"", "5", "5x", "-1s", "+1s", "1.2.3s", ".s", "ms",
-                                      "1 s", "1s ", "s1", "1e3ms"};
+    static const char *const bad[] = {"",   "5",  "5x",  "-1s", "+1s", "1.2.3s",
+                                      ".s", "ms", "1 s", "1s ", "s1",  "1e3ms"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         uint64_t ns;
         if (ctr_parse_duration(bad[i], &ns) != -EINVAL)

@@ -110,8 +110,8 @@ static void test_handoff_no_loss(void **state)
     enum { WRITERS = 6, EVENTS = 200000 };
     char *path = temp_path();
     /* Small chunks: many hand-offs. A pool big enough that nothing drops. */
-    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 256u << 20,
-                              .flush_ms = 5};
+    struct trace_options o = {
+        .path = path, .chunk_bytes = 4096, .pool_bytes = 256u << 20, .flush_ms = 5};
     struct writer w[WRITERS];
     struct trace_counters c = trace_writers(&o, w, WRITERS, EVENTS);
     assert_int_equal(c.events_dropped, 0);
@@ -131,8 +131,8 @@ static void test_drops_are_counted_exactly(void **state)
     enum { WRITERS = 4, EVENTS = 300000 };
     char *path = temp_path();
     /* 16 chunks for 4 threads that need hundreds each: most events drop. */
-    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096,
-                              .flush_ms = 50};
+    struct trace_options o = {
+        .path = path, .chunk_bytes = 4096, .pool_bytes = 16 * 4096, .flush_ms = 50};
     struct writer w[WRITERS];
     struct trace_counters c = trace_writers(&o, w, WRITERS, EVENTS);
     assert_true(c.events_dropped > 0);
@@ -177,8 +177,8 @@ static void test_drops_not_carried_over(void **state)
 {
     (void)state;
     char *path = temp_path();
-    struct trace_options o = {.path = path, .chunk_bytes = 4096, .pool_bytes = 4 * 4096,
-                              .flush_ms = 1000};
+    struct trace_options o = {
+        .path = path, .chunk_bytes = 4096, .pool_bytes = 4 * 4096, .flush_ms = 1000};
     assert_int_equal(trace_start_opts(&o), 0);
     pthread_barrier_init(&phase, NULL, 2);
     struct writer w = {.n = 100000};

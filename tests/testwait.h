@@ -39,7 +39,8 @@ static inline void assert_wait(uint64_t wait_ns, uint64_t took_ns, uint64_t slep
 
 /* Checks that stack `id`'s first PC is a call in function `fn` at `line` of
  * the test's file, by symbolizing it from the trace's own mappings. */
-static inline void assert_stack_at(const struct ctr_trace *tr, uint64_t id, const char *fn, int line)
+static inline void assert_stack_at(const struct ctr_trace *tr, uint64_t id, const char *fn,
+                                   int line)
 {
     const struct ctr_stack_info *s = ctr_trace_stack(tr, id);
     assert_non_null(s);
@@ -48,9 +49,10 @@ static inline void assert_stack_at(const struct ctr_trace *tr, uint64_t id, cons
     assert_non_null(maps);
     for (size_t i = 0; i < tr->nmappings; i++) {
         const struct ctr_mapping_info *m = &tr->mappings[i];
-        maps[i] = (struct ctr_sym_mapping){m->start, m->limit, m->file_offset, m->bias, m->path,
-                                           m->build_id_len ? m->build_id : NULL,
-                                           m->build_id_len};
+        maps[i] =
+            (struct ctr_sym_mapping){m->start,       m->limit, m->file_offset,
+                                     m->bias,        m->path,  m->build_id_len ? m->build_id : NULL,
+                                     m->build_id_len};
     }
     struct ctr_symbolizer *sym = ctr_symbolizer_new(maps, tr->nmappings);
     assert_non_null(sym);

@@ -64,8 +64,9 @@ static bt_field_class *reason_class(bt_trace_class *tc)
         if (!reason_names[id])
             continue;
         bt_integer_range_set_unsigned *rs = bt_integer_range_set_unsigned_create();
-        int ok = rs && bt_integer_range_set_unsigned_add_range(rs, id, id) ==
-                           BT_INTEGER_RANGE_SET_ADD_RANGE_STATUS_OK &&
+        int ok = rs &&
+                 bt_integer_range_set_unsigned_add_range(rs, id, id) ==
+                     BT_INTEGER_RANGE_SET_ADD_RANGE_STATUS_OK &&
                  bt_field_class_enumeration_unsigned_add_mapping(fc, reason_names[id], rs) ==
                      BT_FIELD_CLASS_ENUMERATION_ADD_MAPPING_STATUS_OK;
         bt_integer_range_set_unsigned_put_ref(rs);
@@ -153,16 +154,16 @@ struct tp_class {
 
 struct input_it {
     bt_self_message_iterator *self;
-    const char *path;             /* the port's (the component's) */
+    const char *path; /* the port's (the component's) */
     struct ctrbt_reader *r;
     bt_stream *stream;
     /* By what ctr_lttng_name() maps to a tracepoint. */
     struct tp_class ev[CTR_EV_LIMIT][2], rec[CTR_REC_LIMIT];
     enum { IT_START, IT_FRAMES, IT_DONE } state;
-    int at_eof;                   /* the last frame was read */
-    int failed;                   /* err says why: reported once what came before is out */
+    int at_eof; /* the last frame was read */
+    int failed; /* err says why: reported once what came before is out */
     char err[512];
-    const bt_message *made;       /* what the emitter made of a tracepoint */
+    const bt_message *made; /* what the emitter made of a tracepoint */
 };
 
 /* The class of the tracepoint ctr_lttng_name() gives. */
@@ -220,7 +221,8 @@ static int make_trace(struct input_it *it)
         snprintf(name, sizeof(name), CTR_LTTNG_PROVIDER ":%s", buf);
         bt_event_class *ec = bt_event_class_create(sc);
         bt_field_class *payload = ec ? payload_class(tc, tp) : NULL;
-        int ok = payload && bt_event_class_set_name(ec, name) == BT_EVENT_CLASS_SET_NAME_STATUS_OK &&
+        int ok = payload &&
+                 bt_event_class_set_name(ec, name) == BT_EVENT_CLASS_SET_NAME_STATUS_OK &&
                  bt_event_class_set_payload_field_class(ec, payload) ==
                      BT_EVENT_CLASS_SET_FIELD_CLASS_STATUS_OK;
         if (ok) /* as LTTng-UST's tracepoints without a level */
@@ -287,7 +289,7 @@ static void make_event(struct input_it *it, const struct tp_class *c, uint64_t t
         bt_field *f = bt_field_structure_borrow_member_field_by_index(payload, k++);
         if (m->src != CTR_LTTNG_SRC_TAIL) {
             uint64_t v = m->src == CTR_LTTNG_SRC_THREAD ? thread
-                       : m->src == CTR_LTTNG_SRC_TIME   ? time
+                         : m->src == CTR_LTTNG_SRC_TIME ? time
                                                         : vals[m->src];
             /* The enumeration is a uint8, as the provider's cast makes it
              * (a record's reason is not range-checked). */
@@ -300,17 +302,17 @@ static void make_event(struct input_it *it, const struct tp_class *c, uint64_t t
             /* A string ends at a NUL, as babeltrace2 reads LTTng's text. */
             const uint8_t *nul = tail_n ? memchr(tail_b, 0, tail_n) : NULL;
             bt_field_string_clear(f);
-            ok = bt_field_string_append_with_length(
-                     f, tail_n ? (const char *)tail_b : "",
-                     nul ? (uint64_t)(nul - tail_b) : tail_n) == BT_FIELD_STRING_APPEND_STATUS_OK;
+            ok = bt_field_string_append_with_length(f, tail_n ? (const char *)tail_b : "",
+                                                    nul ? (uint64_t)(nul - tail_b) : tail_n) ==
+                 BT_FIELD_STRING_APPEND_STATUS_OK;
             continue;
         }
         ok = bt_field_array_dynamic_set_length(f, tail_n) ==
              BT_FIELD_DYNAMIC_ARRAY_SET_LENGTH_STATUS_OK;
         for (uint32_t j = 0; ok && j < tail_n; j++)
-            bt_field_integer_unsigned_set_value(
-                bt_field_array_borrow_element_field_by_index(f, j),
-                m->shape == CTR_LTTNG_HEX64 ? tail_u[j] : tail_b[j]);
+            bt_field_integer_unsigned_set_value(bt_field_array_borrow_element_field_by_index(f, j),
+                                                m->shape == CTR_LTTNG_HEX64 ? tail_u[j]
+                                                                            : tail_b[j]);
     }
     if (!ok) {
         bt_message_put_ref(msg);
@@ -347,8 +349,8 @@ input_init(bt_self_message_iterator *self, bt_self_message_iterator_configuratio
     if (!it)
         return BT_MESSAGE_ITERATOR_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     it->self = self;
-    it->path = bt_self_component_port_get_data(
-        bt_self_component_port_output_as_self_component_port(port));
+    it->path =
+        bt_self_component_port_get_data(bt_self_component_port_output_as_self_component_port(port));
     if (ctrbt_open(it->path, &it->r, it->err, sizeof(it->err)) != 0) {
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_MESSAGE_ITERATOR(self, "%s", it->err);
         free(it);
@@ -384,9 +386,9 @@ static int next_frame(struct input_it *it)
  * CLOCK gives the clock class's offset), the frames' tracepoints, the
  * stream's end. An error is reported once the messages before it are out
  * (a damaged trace shows what it holds up to the damage). */
-static bt_message_iterator_class_next_method_status
-input_next(bt_self_message_iterator *self, bt_message_array_const msgs, uint64_t capacity,
-           uint64_t *count)
+static bt_message_iterator_class_next_method_status input_next(bt_self_message_iterator *self,
+                                                               bt_message_array_const msgs,
+                                                               uint64_t capacity, uint64_t *count)
 {
     struct input_it *it = bt_self_message_iterator_get_data(self);
     const struct ctr_lttng_emitter e = {it, on_event, on_record};
@@ -453,13 +455,13 @@ trace_init(bt_self_component_source *self, bt_self_component_source_configuratio
 {
     (void)config, (void)init_data;
     bt_self_component *comp = bt_self_component_source_as_self_component(self);
-    const bt_value *list = bt_value_is_map(params)
-                               ? bt_value_map_borrow_entry_value_const(params, "inputs")
-                               : NULL;
+    const bt_value *list =
+        bt_value_is_map(params) ? bt_value_map_borrow_entry_value_const(params, "inputs") : NULL;
     if (!list || !bt_value_is_array(list) || bt_value_array_get_length(list) == 0) {
         BT_CURRENT_THREAD_ERROR_APPEND_CAUSE_FROM_COMPONENT(
-            comp, "%s", "the parameter `inputs` must be a non-empty array of paths of "
-                        "native ctrace traces");
+            comp, "%s",
+            "the parameter `inputs` must be a non-empty array of paths of "
+            "native ctrace traces");
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     }
     uint64_t n = bt_value_array_get_length(list);
@@ -469,7 +471,8 @@ trace_init(bt_self_component_source *self, bt_self_component_source_configuratio
         return BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_MEMORY_ERROR;
     }
     char err[512] = "out of memory";
-    bt_component_class_initialize_method_status st = BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
+    bt_component_class_initialize_method_status st =
+        BT_COMPONENT_CLASS_INITIALIZE_METHOD_STATUS_ERROR;
     for (uint64_t i = 0; i < n; i++) {
         const bt_value *v = bt_value_array_borrow_element_by_index_const(list, i);
         if (!bt_value_is_string(v)) {
@@ -513,8 +516,8 @@ static void trace_finalize(bt_self_component_source *self)
 /* babeltrace.support-info: a file that begins with the ctrace magic is
  * ours; anything else (a directory, a string, another file) is not. */
 static bt_component_class_query_method_status
-trace_query(bt_self_component_class_source *cls, bt_private_query_executor *qe,
-            const char *object, const bt_value *params, void *data, const bt_value **result)
+trace_query(bt_self_component_class_source *cls, bt_private_query_executor *qe, const char *object,
+            const bt_value *params, void *data, const bt_value **result)
 {
     (void)qe, (void)data;
     if (strcmp(object, "babeltrace.support-info") != 0)
@@ -530,10 +533,10 @@ trace_query(bt_self_component_class_source *cls, bt_private_query_executor *qe,
             "babeltrace.support-info takes the strings `type` and `input`");
         return BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_ERROR;
     }
-    double weight = strcmp(bt_value_string_get(type), "file") == 0 &&
-                            ctrbt_is_trace(bt_value_string_get(input))
-                        ? SUPPORT_WEIGHT
-                        : 0.0;
+    double weight =
+        strcmp(bt_value_string_get(type), "file") == 0 && ctrbt_is_trace(bt_value_string_get(input))
+            ? SUPPORT_WEIGHT
+            : 0.0;
     *result = bt_value_real_create_init(weight);
     return *result ? BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_OK
                    : BT_COMPONENT_CLASS_QUERY_METHOD_STATUS_MEMORY_ERROR;
@@ -549,14 +552,14 @@ BT_PLUGIN_DESCRIPTION("Native ctrace traces, as the ctrace LTTng provider's even
 
 BT_PLUGIN_SOURCE_COMPONENT_CLASS(trace, input_next);
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_DESCRIPTION(trace, "Read native ctrace trace files.");
-BT_PLUGIN_SOURCE_COMPONENT_CLASS_HELP(trace,
-    "Parameters:\n"
-    "  inputs (array of strings): paths of native ctrace trace files (what\n"
-    "    `ctrace run -o FILE` and trace_start(FILE) write); each is a trace\n"
-    "    of its own, with one stream.\n"
-    "Each event is the `ctrace` LTTng-UST provider's tracepoint of the same\n"
-    "name and fields (ctrace:block, ctrace:stack, ...), timed by\n"
-    "CLOCK_MONOTONIC from the Unix epoch.");
+BT_PLUGIN_SOURCE_COMPONENT_CLASS_HELP(
+    trace, "Parameters:\n"
+           "  inputs (array of strings): paths of native ctrace trace files (what\n"
+           "    `ctrace run -o FILE` and trace_start(FILE) write); each is a trace\n"
+           "    of its own, with one stream.\n"
+           "Each event is the `ctrace` LTTng-UST provider's tracepoint of the same\n"
+           "name and fields (ctrace:block, ctrace:stack, ...), timed by\n"
+           "CLOCK_MONOTONIC from the Unix epoch.");
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_INITIALIZE_METHOD(trace, trace_init);
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_FINALIZE_METHOD(trace, trace_finalize);
 BT_PLUGIN_SOURCE_COMPONENT_CLASS_QUERY_METHOD(trace, trace_query);

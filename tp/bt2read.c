@@ -69,9 +69,9 @@ struct ctrbt_reader {
     size_t npts, pts_cap;
     struct clock_pt carry[2];
     size_t ncarry;
-    int ticks_are_ns;     /* TRACE_INFO's tick_source is 0 */
-    uint64_t anchor;      /* the last record's time */
-    int first_done;       /* the first frame was planned: offset and pid fixed */
+    int ticks_are_ns; /* TRACE_INFO's tick_source is 0 */
+    uint64_t anchor;  /* the last record's time */
+    int first_done;   /* the first frame was planned: offset and pid fixed */
     int64_t offset;
     uint64_t pid;
     uint64_t floor, ceiling, now;
@@ -162,8 +162,8 @@ int ctrbt_open(const char *path, struct ctrbt_reader **out, char *err, size_t er
     } else if (n < CTR_FILE_HEADER_LEN) {
         say(err, errlen, "%s: cut short inside its %d-byte header", path, CTR_FILE_HEADER_LEN);
     } else if ((h[8] | h[9] << 8) != CTR_VERSION_MAJOR) {
-        say(err, errlen, "%s: format version %d.%d, which this reader (%d.%d) does not read",
-            path, h[8] | h[9] << 8, h[10] | h[11] << 8, CTR_VERSION_MAJOR, CTR_VERSION_MINOR);
+        say(err, errlen, "%s: format version %d.%d, which this reader (%d.%d) does not read", path,
+            h[8] | h[9] << 8, h[10] | h[11] << 8, CTR_VERSION_MAJOR, CTR_VERSION_MINOR);
     } else if (!(r->in = malloc(r->in_cap))) {
         say(err, errlen, "%s: out of memory", path);
     } else {
@@ -253,8 +253,10 @@ static int read_frame(struct ctrbt_reader *r, char *err, size_t errlen)
         if (!moved && r->in_pos == r->in_len && r->eof) {
             if (r->in_off + r->in_pos == r->frame_off)
                 return 0;
-            say(err, errlen, "%s: the file ends inside the frame at byte %llu (cut short at "
-                "%llu bytes)", r->path, (unsigned long long)r->frame_off,
+            say(err, errlen,
+                "%s: the file ends inside the frame at byte %llu (cut short at "
+                "%llu bytes)",
+                r->path, (unsigned long long)r->frame_off,
                 (unsigned long long)(r->in_off + r->in_len));
             return -1;
         }
@@ -479,8 +481,8 @@ int ctrbt_next_frame(struct ctrbt_reader *r, char *err, size_t errlen)
     }
     int rc = read_frame(r, err, errlen);
     if (rc == 1 && (find_clocks(r) != 0 || plan(r) != 0)) {
-        say(err, errlen, "%s: out of memory planning the frame at byte %llu (%zu bytes)",
-            r->path, (unsigned long long)r->frame_off, r->frame_len);
+        say(err, errlen, "%s: out of memory planning the frame at byte %llu (%zu bytes)", r->path,
+            (unsigned long long)r->frame_off, r->frame_len);
         rc = -1;
     }
     if (rc < 0) {
@@ -511,8 +513,7 @@ int ctrbt_next(struct ctrbt_reader *r, const struct ctr_lttng_emitter *e)
         ctr_lttng_transcribe(r->frame + run->off, r->frame + run->off + n, 0, e);
     } else {
         run->q += (uint32_t)ctr_lttng_transcribe_event(r->frame + run->q, f.tail_end, f.v[0],
-                                                       &run->time,
-                                                       rec.kind == CTR_REC_SWITCHES, e);
+                                                       &run->time, rec.kind == CTR_REC_SWITCHES, e);
     }
     return 1;
 }

@@ -30,19 +30,18 @@
 /* The wait reasons, by their names in the format table. */
 #define CTR_TP_REASON_VALUE(id, name, call, cls, release) lttng_ust_field_enum_value(#name, id)
 LTTNG_UST_TRACEPOINT_ENUM(ctrace, reason,
-    LTTNG_UST_TP_ENUM_VALUES(CTR_REASONS(CTR_TP_REASON_VALUE)))
+                          LTTNG_UST_TP_ENUM_VALUES(CTR_REASONS(CTR_TP_REASON_VALUE)))
 
 /* ---- The tracepoints, from the table (CTR_LTTNG_TRACEPOINTS) ----
  * An event's are (thread, time, arguments after the delta, payload bytes
  * and their count); a record's are (fields, a UVARINTS tail, a BYTES or
  * LENGTH tail, the tail's count): provider.c passes them so. */
 
-#define CTR_TP_EV_ARGS                                                                  \
-    LTTNG_UST_TP_ARGS(uint64_t, th, uint64_t, ts, const uint64_t *, a, const char *, tb, \
-                      uint32_t, n)
-#define CTR_TP_REC_ARGS                                                                 \
-    LTTNG_UST_TP_ARGS(const uint64_t *, a, const uint64_t *, tu, const char *, tb,     \
-                      uint32_t, n)
+#define CTR_TP_EV_ARGS                                                                             \
+    LTTNG_UST_TP_ARGS(uint64_t, th, uint64_t, ts, const uint64_t *, a, const char *, tb, uint32_t, \
+                      n)
+#define CTR_TP_REC_ARGS \
+    LTTNG_UST_TP_ARGS(const uint64_t *, a, const uint64_t *, tu, const char *, tb, uint32_t, n)
 
 #define CTR_TP_SRC_THREAD th
 #define CTR_TP_SRC_TIME ts
@@ -56,10 +55,10 @@ LTTNG_UST_TRACEPOINT_ENUM(ctrace, reason,
 #define CTR_TP_HEX64(name) lttng_ust_field_sequence_hex(uint64_t, name, tu, uint32_t, n)
 #define CTR_TP_HEX8(name) lttng_ust_field_sequence_hex(uint8_t, name, tb, uint32_t, n)
 
-#define CTR_TP_EV(TYPE, sched, name, members)                                           \
-    LTTNG_UST_TRACEPOINT_EVENT(ctrace, name, CTR_TP_EV_ARGS,                             \
-        LTTNG_UST_TP_FIELDS(CTR_LTTNG_HEAD(sched, CTR_TP_HEAD) members))
-#define CTR_TP_REC(KIND, name, members)                                                 \
+#define CTR_TP_EV(TYPE, sched, name, members)                \
+    LTTNG_UST_TRACEPOINT_EVENT(ctrace, name, CTR_TP_EV_ARGS, \
+                               LTTNG_UST_TP_FIELDS(CTR_LTTNG_HEAD(sched, CTR_TP_HEAD) members))
+#define CTR_TP_REC(KIND, name, members) \
     LTTNG_UST_TRACEPOINT_EVENT(ctrace, name, CTR_TP_REC_ARGS, LTTNG_UST_TP_FIELDS(members))
 
 CTR_LTTNG_TRACEPOINTS(CTR_TP_EV, CTR_TP_REC, CTR_TP_ARG, CTR_TP_TAIL)

@@ -19,13 +19,13 @@
  * from (CTR_LTTNG_TRACEPOINTS), so a new row needs no code here. An event
  * is told by its type and whether it came from a SWITCHES record (LOST
  * is two tracepoints). */
-#define EV_CASE(TYPE, sched, name, members)                                  \
-    case CTR_EV_##TYPE << 1 | sched:                                         \
-        lttng_ust_tracepoint(ctrace, name, th, ts, a, p, n);                \
+#define EV_CASE(TYPE, sched, name, members)                  \
+    case CTR_EV_##TYPE << 1 | sched:                         \
+        lttng_ust_tracepoint(ctrace, name, th, ts, a, p, n); \
         break;
-#define REC_CASE(KIND, name, members)                                        \
-    case CTR_REC_##KIND:                                                     \
-        lttng_ust_tracepoint(ctrace, name, a, tu, tb, n);                   \
+#define REC_CASE(KIND, name, members)                     \
+    case CTR_REC_##KIND:                                  \
+        lttng_ust_tracepoint(ctrace, name, a, tu, tb, n); \
         break;
 #define NO_MEMBERS(...)
 
@@ -56,5 +56,5 @@ static int recording(void)
     return lttng_ust_tracepoint_enabled(ctrace, stack) != 0;
 }
 
-__attribute__((visibility("default"))) const struct ctr_lttng_ops ctrace_lttng_ops = {
-    CTR_LTTNG_ABI, send_event, send_record, recording};
+__attribute__((visibility("default")))
+const struct ctr_lttng_ops ctrace_lttng_ops = {CTR_LTTNG_ABI, send_event, send_record, recording};

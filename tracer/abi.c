@@ -42,8 +42,7 @@ static void copy_zero_rest(void *dst, size_t dst_size, const void *src, size_t s
     memset((unsigned char *)dst + n, 0, dst_size - n);
 }
 
-int ctr__abi_copy_in(void *dst, size_t dst_size, const void *src, size_t src_size,
-                     size_t min_size)
+int ctr__abi_copy_in(void *dst, size_t dst_size, const void *src, size_t src_size, size_t min_size)
 {
     if (src_size < min_size)
         return -EINVAL;
@@ -55,8 +54,7 @@ int ctr__abi_copy_in(void *dst, size_t dst_size, const void *src, size_t src_siz
     return 0;
 }
 
-int ctr__abi_copy_out(void *dst, size_t dst_size, const void *src, size_t src_size,
-                      size_t min_size)
+int ctr__abi_copy_out(void *dst, size_t dst_size, const void *src, size_t src_size, size_t min_size)
 {
     if (dst_size < min_size)
         return -EINVAL;

@@ -14,8 +14,7 @@
  * not have are zero; bytes of fields this library does not know must be.
  * @return 0; -EINVAL if src_size < min_size (older than the first sized
  *         layout); -E2BIG if a field unknown here is set (non-zero). */
-int ctr__abi_copy_in(void *dst, size_t dst_size, const void *src, size_t src_size,
-                     size_t min_size);
+int ctr__abi_copy_in(void *dst, size_t dst_size, const void *src, size_t src_size, size_t min_size);
 
 /* ctr__abi_copy_out() : gives the program's struct (dst, dst_size bytes)
  * the library's (src, src_size): the fields both know, and zero in the

@@ -82,8 +82,7 @@ int ctr__init(void)
     if (rc == 0)
         rc = ctr__intern_init(&ctr__strings, 1u << 16, 8u << 20);
     if (rc == 0 && !atfork_registered) {
-        rc = -pthread_atfork(ctr__collector_fork_prepare, ctr__collector_fork_parent,
-                             atfork_child);
+        rc = -pthread_atfork(ctr__collector_fork_prepare, ctr__collector_fork_parent, atfork_child);
         atfork_registered = rc == 0;
     }
     return rc;
@@ -97,9 +96,9 @@ int ctr__options_resolve(const struct trace_options *o, struct trace_options *r)
     uint64_t v;
     /* Each field as the table counts: a negative int becomes a number above
      * any int field's max (a switch's: on, as trace.h says). */
-#define RESOLVE(field, ...)                                                               \
+#define RESOLVE(field, ...)                                                           \
     if (ctr_option_resolve(ctr_option(CTR_OPT_##field), (uint64_t)o->field, &v) != 0) \
-        return -EINVAL;                                                                   \
+        return -EINVAL;                                                               \
     r->field = v; /* in range, so it fits */
     CTR_OPTIONS(RESOLVE)
 #undef RESOLVE
@@ -152,8 +151,8 @@ int ctr__session_begin(const struct trace_options *o)
      * that stop gave up on one: then the old pool is left to it. */
     /* relaxed: only begin and end store the pool, under the API lock. */
     struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed);
-    if ((rc = ctr__pool_open(&p, r.pool_bytes / r.chunk_bytes * r.chunk_bytes, r.chunk_bytes,
-                             epoch, !s->tainted)) != 0)
+    if ((rc = ctr__pool_open(&p, r.pool_bytes / r.chunk_bytes * r.chunk_bytes, r.chunk_bytes, epoch,
+                             !s->tainted)) != 0)
         return rc;
     ctr__threads_reset_session(s->tainted);
     s->tainted = 0;

@@ -58,10 +58,10 @@ int ctr__options_from_env(struct trace_options *o)
     /* Ranges are trace_start_opts()'s (the same table); checked here to
      * name the variable. */
     uint64_t v;
-#define FROM_ENV(field, ...)                                   \
-    v = 0;                                                     \
-    if (env_number(ctr_option(CTR_OPT_##field), &v) != 0)      \
-        return -EINVAL;                                        \
+#define FROM_ENV(field, ...)                              \
+    v = 0;                                                \
+    if (env_number(ctr_option(CTR_OPT_##field), &v) != 0) \
+        return -EINVAL;                                   \
     o->field = v; /* in range, so it fits */
     CTR_OPTIONS(FROM_ENV)
 #undef FROM_ENV
@@ -157,9 +157,10 @@ static void autostart_parent(void)
         return;
     forks_told = 1;
     int saved = errno;
-    fprintf(stderr, "ctrace: the traced process forked; forked processes (a daemon's) are not "
-                    "traced into %s: use -o NAME%%p (CTRACE_OUTPUT=NAME%%p) to trace each into "
-                    "its own file\n",
+    fprintf(stderr,
+            "ctrace: the traced process forked; forked processes (a daemon's) are not "
+            "traced into %s: use -o NAME%%p (CTRACE_OUTPUT=NAME%%p) to trace each into "
+            "its own file\n",
             started_path);
     errno = saved;
 }
@@ -204,7 +205,6 @@ __attribute__((constructor)) static void trace_autostart(void)
         fprintf(stderr, "ctrace: not tracing: the LTTng provider (%s) could not be loaded\n",
                 CTR_LTTNG_LIBRARY);
     } else if (rc != 0) {
-        fprintf(stderr, "ctrace: not tracing: %s: %s\n", to_file ? path : "LTTng",
-                strerror(-rc));
+        fprintf(stderr, "ctrace: not tracing: %s: %s\n", to_file ? path : "LTTng", strerror(-rc));
     }
 }

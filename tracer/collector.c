@@ -55,7 +55,7 @@
 #define FRAME_TARGET (4u << 20)
 
 static struct collector {
-    struct ctr_outbuf out; /* this generation's records */
+    struct ctr_outbuf out;  /* this generation's records */
     struct ctr_outbuf post; /* what follows its GEN_END (PENDING) */
     struct ctr_zstream z;
     uint32_t epoch;
@@ -69,7 +69,7 @@ static struct collector {
     /* Per slot of the thread slab, grown as the slab's high mark grows. */
     uint32_t nslots;
     struct ctr_chunk **snap;
-    uint64_t *reported;   /* drops already counted in total_dropped */
+    uint64_t *reported; /* drops already counted in total_dropped */
     /* Recycled at the end of the round. */
     struct ctr_chunk **done_chunks;
     size_t ndone, done_cap;

@@ -86,12 +86,12 @@ enum { HANDLER_NONE = 0, HANDLER_OURS, HANDLER_REFUSED };
 static struct {
     _Atomic unsigned hz;
     _Atomic uint64_t period_ns;
-    _Atomic int timer;              /* the timer source was asked for */
-    _Atomic size_t ring_data;       /* perf rings' data bytes */
-    _Atomic unsigned stack_copy;    /* and the stack each sample copies */
-    _Atomic uint64_t sources;       /* CTR_CPU_* bits used this session */
-    _Atomic uint64_t lost;          /* samples lost in this session */
-    _Atomic int handler;            /* HANDLER_*: set once, by CAS */
+    _Atomic int timer;           /* the timer source was asked for */
+    _Atomic size_t ring_data;    /* perf rings' data bytes */
+    _Atomic unsigned stack_copy; /* and the stack each sample copies */
+    _Atomic uint64_t sources;    /* CTR_CPU_* bits used this session */
+    _Atomic uint64_t lost;       /* samples lost in this session */
+    _Atomic int handler;         /* HANDLER_*: set once, by CAS */
 } cpu;
 
 void ctr__cpu_lost(uint64_t n)
@@ -303,8 +303,8 @@ static int perf_open(struct ctr_thread *t)
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
     a.sample_period = first_period(period);
-    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
-                    PERF_SAMPLE_STACK_USER;
+    a.sample_type =
+        PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     a.sample_regs_user = CPU_REGS_MASK;
     a.sample_stack_user = atomic_load_explicit(&cpu.stack_copy, memory_order_relaxed);
     a.exclude_kernel = 1;
@@ -361,9 +361,9 @@ void ctr__cpu_open(struct ctr_thread *t, uint32_t epoch)
     uint32_t seen = atomic_load_explicit(&t->cpu_epoch, memory_order_relaxed);
     /* relaxed: the claim orders nothing; each opener publishes what it
      * opens by itself (the ring's release, the timer state's). */
-    if (seen == epoch || !atomic_compare_exchange_strong_explicit(
-                             &t->cpu_epoch, &seen, epoch, memory_order_relaxed,
-                             memory_order_relaxed))
+    if (seen == epoch ||
+        !atomic_compare_exchange_strong_explicit(&t->cpu_epoch, &seen, epoch, memory_order_relaxed,
+                                                 memory_order_relaxed))
         return;
     int rc = atomic_load_explicit(&cpu.timer, memory_order_relaxed) ? -1 : perf_open(t);
     if (rc != 0)
@@ -477,8 +477,7 @@ static struct {
  *   0). (No PERIOD: a task-clock event reports its first period even after
  *   PERF_EVENT_IOC_PERIOD changed it.) Read as hostile as any input: a
  *   short record is skipped. */
-static void on_record(void *ctx, const struct perf_event_header *h, const uint8_t *body,
-                      size_t len)
+static void on_record(void *ctx, const struct perf_event_header *h, const uint8_t *body, size_t len)
 {
     (void)ctx;
     if (h->type != PERF_RECORD_SAMPLE)
@@ -524,8 +523,7 @@ static void on_record(void *ctx, const struct perf_event_header *h, const uint8_
         D.cap = cap;
     }
     uintptr_t pcs[CTR_STACK_MAX];
-    unsigned n = r.ip ? ctr__unwind_copy(&r, stack, (size_t)dyn, pcs, ctr__session.stack_depth)
-                      : 0;
+    unsigned n = r.ip ? ctr__unwind_copy(&r, stack, (size_t)dyn, pcs, ctr__session.stack_depth) : 0;
     D.p[D.n++] = (struct pending_sample){ns, ctr__stack_intern(pcs, n)};
 }
 

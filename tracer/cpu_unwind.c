@@ -33,7 +33,7 @@
 
 /* A loaded object: its readable segments' span and its .eh_frame_hdr. */
 struct object {
-    uintptr_t lo, hi;       /* the object's PT_LOAD segments, [lo, hi) */
+    uintptr_t lo, hi; /* the object's PT_LOAD segments, [lo, hi) */
     uintptr_t text_lo, text_hi;
     uintptr_t eh_frame_hdr; /* 0: none */
 };
@@ -156,20 +156,18 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *v, int 
     /* libunwind's numbering to the sample's (PERF_REG_X86_* packed: AX BX
      * CX DX SI DI BP SP IP R8..R15). */
     static const int8_t from_unw[UNW_X86_64_RIP + 1] = {
-        [UNW_X86_64_RAX] = 0, [UNW_X86_64_RDX] = 3, [UNW_X86_64_RCX] = 2,
-        [UNW_X86_64_RBX] = 1, [UNW_X86_64_RSI] = 4, [UNW_X86_64_RDI] = 5,
-        [UNW_X86_64_RBP] = 6, [UNW_X86_64_RSP] = 7, [UNW_X86_64_R8] = 9,
-        [UNW_X86_64_R9] = 10, [UNW_X86_64_R10] = 11, [UNW_X86_64_R11] = 12,
-        [UNW_X86_64_R12] = 13, [UNW_X86_64_R13] = 14, [UNW_X86_64_R14] = 15,
-        [UNW_X86_64_R15] = 16, [UNW_X86_64_RIP] = 8};
+        [UNW_X86_64_RAX] = 0,  [UNW_X86_64_RDX] = 3,  [UNW_X86_64_RCX] = 2,  [UNW_X86_64_RBX] = 1,
+        [UNW_X86_64_RSI] = 4,  [UNW_X86_64_RDI] = 5,  [UNW_X86_64_RBP] = 6,  [UNW_X86_64_RSP] = 7,
+        [UNW_X86_64_R8] = 9,   [UNW_X86_64_R9] = 10,  [UNW_X86_64_R10] = 11, [UNW_X86_64_R11] = 12,
+        [UNW_X86_64_R12] = 13, [UNW_X86_64_R13] = 14, [UNW_X86_64_R14] = 15, [UNW_X86_64_R15] = 16,
+        [UNW_X86_64_RIP] = 8};
     if (write || reg < 0 || reg > UNW_X86_64_RIP || !r->have_all)
         return -UNW_EBADREG;
     *v = (unw_word_t)r->regs[from_unw[reg]];
     return 0;
 }
 
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *v, int write,
-                        void *arg)
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *v, int write, void *arg)
 {
     (void)as, (void)reg, (void)v, (void)write, (void)arg;
     return -UNW_EINVAL;
@@ -181,8 +179,8 @@ static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
     return -UNW_EINVAL;
 }
 
-static int get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, size_t len,
-                         unw_word_t *off, void *arg)
+static int get_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf, size_t len, unw_word_t *off,
+                         void *arg)
 {
     (void)as, (void)ip, (void)buf, (void)len, (void)off, (void)arg;
     return -UNW_ENOINFO;

@@ -50,8 +50,8 @@ _Atomic uint8_t *ctr__fd_table_map(void)
     /* release: the mapping (all zero: UNKNOWN) before its pointer. A loser
      * of the race unmaps its own and uses the winner's (acquire). */
     _Atomic uint8_t *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&ctr__fd_table, &expected, m,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
+    if (!atomic_compare_exchange_strong_explicit(&ctr__fd_table, &expected, m, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
         munmap(m, CTR_FD_TABLE_FDS);
         m = (void *)expected;
     }

@@ -54,8 +54,8 @@
 
 struct owned {
     int fd;
-    int partner;          /* the other end of a pipe whose holder is unknown, or -1 */
-    _Atomic int *holder;  /* where the tracer keeps the number; NULL: libunwind's */
+    int partner;         /* the other end of a pipe whose holder is unknown, or -1 */
+    _Atomic int *holder; /* where the tracer keeps the number; NULL: libunwind's */
 };
 
 static struct {
@@ -354,8 +354,8 @@ static int close_gap(unsigned lo, unsigned hi, int flags)
     /* No close_range (kernels before 5.9, glibc before 2.34): one by one,
      * up to the descriptor limit. */
     struct rlimit rl;
-    unsigned max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur
-                                                                              : 65536;
+    unsigned max =
+        getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (unsigned)rl.rlim_cur : 65536;
     for (unsigned fd = lo; fd <= hi && fd < max; fd++)
         if (flags & CLOSE_RANGE_CLOEXEC)
             fcntl((int)fd, F_SETFD, FD_CLOEXEC);

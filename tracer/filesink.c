@@ -29,7 +29,7 @@ static struct file_sink {
      * caller's. */
     _Atomic int fd;
     int close_fd;
-    struct ctr_fd_id id;         /* what fd referred to when trace_start opened it */
+    struct ctr_fd_id id; /* what fd referred to when trace_start opened it */
     /* The first negative errno of a write: the collector stores it, the
      * API reads it (relaxed: trace_stop reads it after the detach, which
      * synchronizes with the collector). */

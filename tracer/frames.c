@@ -73,7 +73,7 @@ static void sort_ranges(struct collect *c)
 }
 
 static struct ctr_lock writer; /* trace start vs the collector */
-static int built;               /* under writer: the ranges were made once */
+static int built;              /* under writer: the ranges were made once */
 
 void ctr__frames_refresh(int force)
 {

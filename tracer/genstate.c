@@ -30,7 +30,7 @@ struct tstate {
     uint64_t id; /* 0: nothing known */
     uint8_t blocked;
     uint64_t reason, object, stack, since_ticks;
-    uint32_t name; /* latest ThreadName, 0 if none */
+    uint32_t name;   /* latest ThreadName, 0 if none */
     uint32_t in_gen; /* G.mark when it has records in this generation */
 };
 
@@ -102,8 +102,7 @@ static int grow_zeroed(void *arr, size_t *cap, size_t n, size_t size)
 
 static void need(struct needed *nd, uint64_t id)
 {
-    if (id == 0 || id > UINT32_MAX ||
-        grow_zeroed(&nd->mark, &nd->nmark, id, sizeof(*nd->mark)))
+    if (id == 0 || id > UINT32_MAX || grow_zeroed(&nd->mark, &nd->nmark, id, sizeof(*nd->mark)))
         return; /* out of memory: the record is missing; the reader says so */
     if (nd->mark[id] == G.mark || grow(&nd->ids, &nd->cap, nd->n, sizeof(*nd->ids)))
         return;
@@ -254,7 +253,8 @@ void ctr__gen_begin(void)
     G.stacks.n = G.strings.n = G.nwaiting = G.npcs = 0;
     for (size_t i = 0; i < G.nthreads; i++) {
         struct tstate *t = &G.threads[i];
-        if (!t->id || !t->blocked || grow(&G.waiting, &G.waiting_cap, G.nwaiting, sizeof(*G.waiting)))
+        if (!t->id || !t->blocked ||
+            grow(&G.waiting, &G.waiting_cap, G.nwaiting, sizeof(*G.waiting)))
             continue;
         t->in_gen = G.mark;
         G.waiting[G.nwaiting++] =
@@ -298,9 +298,15 @@ static void add_map(void *ctx, const struct ctr_map_info *m)
     memmove(&G.maps[at + 1], &G.maps[at], (G.nmaps - at) * sizeof(*G.maps));
     G.nmaps++;
     struct map *d = &G.maps[at];
-    *d = (struct map){m->start, m->limit, m->file_offset, m->bias, (uint32_t)G.nmaps,
-                      ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path)), 0,
-                      (uint8_t)m->build_id_len, {0}};
+    *d = (struct map){m->start,
+                      m->limit,
+                      m->file_offset,
+                      m->bias,
+                      (uint32_t)G.nmaps,
+                      ctr__intern(&ctr__strings, m->path, (uint32_t)strlen(m->path)),
+                      0,
+                      (uint8_t)m->build_id_len,
+                      {0}};
     memcpy(d->build_id, m->build_id, m->build_id_len);
 }
 

@@ -39,9 +39,10 @@ int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     /* Every id is an entry of at least sizeof(entry) bytes: that bounds them. */
     uint32_t max_ids = (uint32_t)(arena_bytes / sizeof(struct ctr_intern_entry)) + 1;
-    void *b = a == MAP_FAILED ? MAP_FAILED
-                              : mmap(NULL, (size_t)max_ids * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *b = a == MAP_FAILED
+                  ? MAP_FAILED
+                  : mmap(NULL, (size_t)max_ids * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (a == MAP_FAILED || b == MAP_FAILED) {
         int err = errno;
         munmap(s, (size_t)slots * sizeof(uint32_t));

@@ -85,14 +85,14 @@ static inline uint64_t ctr__ticks(void)
 #define CTR_TICKS_WINDOW (1ull << (64 - CTR_COMMIT_POS_BITS))
 
 struct ctr_chunk {
-    struct ctr_lfnode node;     /* pool free list or the collector's queue */
+    struct ctr_lfnode node; /* pool free list or the collector's queue */
     /* Written by the owner before the chunk is published (release on
      * thread->cur or on the queue push), read-only afterwards. */
     uint64_t thread_id;
     uint64_t base_ticks;
-    uint32_t slot;              /* owner's slot in the thread slab */
-    uint32_t epoch;             /* session the chunk was started in */
-    uint8_t final;              /* last chunk of an exited thread */
+    uint32_t slot;  /* owner's slot in the thread slab */
+    uint32_t epoch; /* session the chunk was started in */
+    uint8_t final;  /* last chunk of an exited thread */
     /* Owner: release store after each event. Collector: acquire load. */
     _Atomic uint64_t commit;
     /* Collector-private: how much of the chunk is already in the file. */
@@ -107,14 +107,14 @@ struct ctr_chunk {
  * ctr__session.pool, loaded inside a write section; a pool is never
  * unmapped (see pool.c for when one is reused and when abandoned). */
 struct ctr_pool {
-    size_t bytes;                /* mapping size, header page included */
-    size_t chunk_bytes;          /* including the chunk header */
+    size_t bytes;       /* mapping size, header page included */
+    size_t chunk_bytes; /* including the chunk header */
     uint32_t nchunks;
-    uint32_t epoch;              /* the session it serves now */
-    uint8_t *chunks;             /* chunk 0 */
-    _Atomic uint32_t fresh;      /* chunks [fresh, nchunks) never used yet */
+    uint32_t epoch;         /* the session it serves now */
+    uint8_t *chunks;        /* chunk 0 */
+    _Atomic uint32_t fresh; /* chunks [fresh, nchunks) never used yet */
     struct ctr_lfstack free_list;
-    struct ctr_lfstack full;     /* chunks handed to the collector */
+    struct ctr_lfstack full; /* chunks handed to the collector */
     _Atomic uint32_t full_count;
 };
 
@@ -125,7 +125,7 @@ int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, 
                    int reuse);
 /* Gives the chunks' pages back to the kernel (the header stays). */
 void ctr__pool_release_pages(struct ctr_pool *p);
-struct ctr_chunk *ctr__pool_get(struct ctr_pool *p);    /* NULL when empty */
+struct ctr_chunk *ctr__pool_get(struct ctr_pool *p); /* NULL when empty */
 void ctr__pool_put(struct ctr_pool *p, struct ctr_chunk *c);
 static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)
 {
@@ -161,20 +161,20 @@ enum ctr_call_kind {
 
 struct ctr_thread {
     /* Owner-only, touched on every event. */
-    uint8_t *pos, *end;         /* write cursor in chunk->data */
-    uint64_t last_ticks;        /* time of the previous event */
-    uint64_t base_ticks;        /* == chunk->base_ticks */
-    struct ctr_chunk *chunk;    /* owner's current chunk (or NULL) */
-    uint32_t epoch;             /* session the chunk belongs to */
-    uint32_t section_epoch;     /* session of the write section in progress */
+    uint8_t *pos, *end;      /* write cursor in chunk->data */
+    uint64_t last_ticks;     /* time of the previous event */
+    uint64_t base_ticks;     /* == chunk->base_ticks */
+    struct ctr_chunk *chunk; /* owner's current chunk (or NULL) */
+    uint32_t epoch;          /* session the chunk belongs to */
+    uint32_t section_epoch;  /* session of the write section in progress */
     /* 1 while the owner writes an event (a write section, see below); the
      * owner stores it, relaxed on entry and release on exit; a stopping
      * session reads it (acquire) to wait for writers to leave. */
     _Atomic uint32_t writing;
-    uint32_t internal;          /* > 0: the tracer itself is calling out; not traced */
-    uintptr_t section_frame;    /* frame address where the section began */
-    uint64_t id;                /* trace thread id, unique per registration */
-    uint64_t lost_pending;      /* drops not yet reported by a LOST event */
+    uint32_t internal;       /* > 0: the tracer itself is calling out; not traced */
+    uintptr_t section_frame; /* frame address where the section began */
+    uint64_t id;             /* trace thread id, unique per registration */
+    uint64_t lost_pending;   /* drops not yet reported by a LOST event */
 
     /* Shared with the collector. */
     _Atomic(struct ctr_chunk *) cur; /* owner: release on change */
@@ -186,14 +186,14 @@ struct ctr_thread {
     pthread_t handle;
     int os_tid;
     uint64_t parent_id;
-    uint32_t name_id;           /* string id of the name at registration */
+    uint32_t name_id; /* string id of the name at registration */
     uint32_t slot;
 
     /* The open call (wait.c): owner-only, set while a wrapper is inside the
      * real call. A signal handler's own calls leave a set mark alone. */
-    uint8_t call_kind;          /* enum ctr_call_kind */
-    uintptr_t call_frame;       /* the wrapper's frame address */
-    uintptr_t call_obj;         /* CTR_CALL_IO: the descriptor, for the span */
+    uint8_t call_kind;    /* enum ctr_call_kind */
+    uintptr_t call_frame; /* the wrapper's frame address */
+    uintptr_t call_obj;   /* CTR_CALL_IO: the descriptor, for the span */
     /* CTR_CALL_IO also publishes the call for the collector, which reads it
      * for PENDING records and a trace's trailer (tables.c, pending_calls):
      * a seqlock whose sequence is io_start (0: no call). The owner clears
@@ -203,21 +203,21 @@ struct ctr_thread {
      * io_start again: if it changed, the fields may be another call's and
      * are discarded. The fields are relaxed atomics: they may change under
      * the reader, which is no data race. */
-    _Atomic uint64_t io_start;  /* ticks; 0: none */
-    _Atomic uintptr_t io_pc;    /* the call site */
+    _Atomic uint64_t io_start; /* ticks; 0: none */
+    _Atomic uintptr_t io_pc;   /* the call site */
     _Atomic int32_t io_fd;
     _Atomic uint8_t io_reason, io_rules; /* io_rules: CTR_IO_BY_FD, CTR_IO_NB_FD */
 
-    struct ctr_lfnode node;     /* free-slot list; fields above are zeroed at registration */
+    struct ctr_lfnode node; /* free-slot list; fields above are zeroed at registration */
 
     /* Kept across the slot's memset at registration, which first closes
      * the previous occupant's (ctr__cpu_close, ctr__perf_close). */
     struct ctr_perf_ring sched_ring; /* context switches (sched.c) */
     /* CPU sampling (cpu.c). */
-    struct ctr_perf_ring cpu_ring;   /* perf_event samples */
-    size_t cpu_ring_data;            /* its data bytes, the stack copy and */
-    unsigned cpu_ring_copy;          /* the period it was opened with (the */
-    uint64_t cpu_ring_period;        /* opener's) */
+    struct ctr_perf_ring cpu_ring; /* perf_event samples */
+    size_t cpu_ring_data;          /* its data bytes, the stack copy and */
+    unsigned cpu_ring_copy;        /* the period it was opened with (the */
+    uint64_t cpu_ring_period;      /* opener's) */
     /* The collector's, reset by the opener before the ring is published:
      * whether the first sample came (and the real period was set); the CPU
      * ns of samples thinned since the last one kept; the first period
@@ -239,14 +239,14 @@ struct ctr_thread {
 struct ctr_threads {
     struct ctr_thread *slab;
     uint32_t capacity;
-    _Atomic uint32_t high;       /* slots [0, high) have been used */
+    _Atomic uint32_t high; /* slots [0, high) have been used */
     struct ctr_lfstack free_slots;
     _Atomic uint64_t next_id;
     _Atomic uint64_t unregistered; /* threads that found no slot */
     /* Threads between the start and the end of their exit hand-off
      * (ctr__thread_exit): a stopping session waits for it to be 0. */
     _Atomic uint32_t exiting;
-    struct ctr_lock reclaim;     /* see enum ctr_slot_state */
+    struct ctr_lock reclaim; /* see enum ctr_slot_state */
 };
 
 extern struct ctr_threads ctr__threads;
@@ -314,13 +314,13 @@ static inline void ctr__internal_end(struct ctr_thread *saved)
  * ------------------------------------------------------------------------- */
 
 struct ctr_intern {
-    _Atomic uint32_t *slots;     /* 0 = empty, else arena offset / 8 + 1 */
+    _Atomic uint32_t *slots; /* 0 = empty, else arena offset / 8 + 1 */
     uint32_t mask;
     uint8_t *arena;
     size_t arena_bytes;
     _Atomic size_t arena_used;
-    _Atomic uint32_t next_id;    /* ids start at 1; 0 means "none" */
-    _Atomic uint64_t overflows;  /* lookups that found the table full */
+    _Atomic uint32_t next_id;   /* ids start at 1; 0 means "none" */
+    _Atomic uint64_t overflows; /* lookups that found the table full */
     /* Arena position (as in slots) of each id's entry, 0 = none: stored by
      * the inserter before it publishes the entry (ctr__intern_entry). */
     _Atomic uint32_t *by_id;
@@ -423,14 +423,14 @@ struct ctr_session {
     /* io_min_ns in ticks: from a quick calibration at the start, refined
      * by the collector from its clock samples. */
     _Atomic uint64_t io_min_ticks;
-    _Atomic uint32_t wake;       /* futex word the collector sleeps on */
+    _Atomic uint32_t wake;         /* futex word the collector sleeps on */
     _Atomic uint32_t collector_up; /* futex word: the collector reached its loop */
     _Atomic int stopping;
     pthread_t collector;
     _Atomic uint64_t chunks_flushed;
     _Atomic uint64_t events_dropped;
-    int sched;                   /* record context switches (sched.c) */
-    unsigned cpu_hz;             /* CPU samples a second, 0: none (cpu.c) */
+    int sched;                     /* record context switches (sched.c) */
+    unsigned cpu_hz;               /* CPU samples a second, 0: none (cpu.c) */
     _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
 
     /* Requests: the API bumps req_seq (release) after setting what it asks
@@ -498,8 +498,8 @@ struct ctr_clock_sample {
 
 /* A zstd compression stream: one thread's at a time. */
 struct ctr_zstream {
-    void *cctx;       /* ZSTD_CCtx */
-    uint8_t *buf;     /* the last frame */
+    void *cctx;   /* ZSTD_CCtx */
+    uint8_t *buf; /* the last frame */
     size_t cap;
 };
 
@@ -856,8 +856,7 @@ enum { CTR_WAIT_NONE = 0, CTR_WAIT_MARKED, CTR_WAIT_NESTED };
  * wrapper whose frame is `frame`, which holds the mark from now on unless
  * t's mark was already set. @return a CTR_WAIT_* token for ctr__wait_end
  * (CTR_WAIT_NONE: nothing written). */
-int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
-                    uintptr_t frame);
+int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj, uintptr_t frame);
 /* Unblock now, if ctr__wait_begin wrote the Block (token): the wait is over. */
 void ctr__wait_end(struct ctr_thread *t, int token);
 /* A wait that is only known once over (a call that may or may not have

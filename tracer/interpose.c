@@ -96,8 +96,8 @@ struct ctr_real ctr__real = {
  * README.md, "Static programs". */
 extern char _DYNAMIC[] __attribute__((visibility("hidden")));
 
-static __attribute__((noinline)) const void *libctrace_cannot_be_linked_into_a_static_executable(
-    void)
+static __attribute__((noinline)) const void *
+libctrace_cannot_be_linked_into_a_static_executable(void)
 {
     const void *p = _DYNAMIC;
     /* Opaque: no compiler may fold the reference into its caller, or drop
@@ -140,7 +140,6 @@ void ctr__interpose_init(void)
     /* release: ctr__real before done (pairs with the acquire load above). */
     atomic_store_explicit(&done, 1, memory_order_release);
 }
-
 
 /* Linked from the static library, an archive member is pulled in only for a
  * symbol still undefined when the linker reaches it; a sanitizer's runtime,
@@ -305,12 +304,12 @@ static CTR_WRAPPER_TEXT void before_jump(const struct __jmp_buf_tag *env)
  * jumps do (setjmp.h). */
 CTR_EXPORT void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
 
-#define CTR_X_JUMP(name, params, args)                       \
-    CTR_EXPORT CTR_WRAPPER_TEXT void name params             \
-    {                                                        \
-        before_jump(env);                                    \
-        ctr__real.name args;                                 \
-        __builtin_unreachable();                             \
+#define CTR_X_JUMP(name, params, args)           \
+    CTR_EXPORT CTR_WRAPPER_TEXT void name params \
+    {                                            \
+        before_jump(env);                        \
+        ctr__real.name args;                     \
+        __builtin_unreachable();                 \
     }
 CTR_WRAPPED_JUMP(CTR_X_JUMP)
 #undef CTR_X_JUMP

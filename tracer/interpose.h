@@ -25,56 +25,53 @@
 /* The wrapped functions: ret, name, parameters, arguments, required (0: may
  * be absent in old libcs; the real function is then a stub returning ENOSYS).
  * The sync and thread functions are listed here, the I/O ones in
- * wrapped_io.h, the waits for processes and signals in wrapped_proc.h. Condition variables are not here: they have two ABIs, see
- * interpose_cond.c. */
+ * wrapped_io.h, the waits for processes and signals in wrapped_proc.h. Condition variables are not
+ * here: they have two ABIs, see interpose_cond.c. */
 #define CTR_WRAPPED(X) CTR_WRAPPED_SYNC(X) CTR_WRAPPED_IO(X) CTR_WRAPPED_PROC(X)
 
-#define CTR_WRAPPED_SYNC(X)                                                               \
-    X(int, pthread_create,                                                                \
-      (pthread_t * th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg),       \
-      (th, attr, fn, arg), 1)                                                             \
-    X(int, pthread_join, (pthread_t th, void **ret), (th, ret), 1)                        \
-    X(int, pthread_setname_np, (pthread_t th, const char *name), (th, name), 1)           \
-    X(int, pthread_mutex_lock, (pthread_mutex_t * m), (m), 1)                             \
-    X(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m), 1)                          \
-    X(int, pthread_mutex_timedlock, (pthread_mutex_t * m, const struct timespec *at),     \
-      (m, at), 1)                                                                         \
-    X(int, pthread_mutex_clocklock,                                                       \
-      (pthread_mutex_t * m, clockid_t clk, const struct timespec *at), (m, clk, at), 0)   \
-    X(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), 1)                           \
-    X(int, pthread_rwlock_rdlock, (pthread_rwlock_t * l), (l), 1)                         \
-    X(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l), 1)                         \
-    X(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t * l), (l), 1)                      \
-    X(int, pthread_rwlock_trywrlock, (pthread_rwlock_t * l), (l), 1)                      \
-    X(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t * l, const struct timespec *at), \
-      (l, at), 1)                                                                         \
-    X(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t * l, const struct timespec *at), \
-      (l, at), 1)                                                                         \
-    X(int, pthread_rwlock_clockrdlock,                                                    \
-      (pthread_rwlock_t * l, clockid_t clk, const struct timespec *at), (l, clk, at), 0)  \
-    X(int, pthread_rwlock_clockwrlock,                                                    \
-      (pthread_rwlock_t * l, clockid_t clk, const struct timespec *at), (l, clk, at), 0)  \
-    X(int, pthread_rwlock_unlock, (pthread_rwlock_t * l), (l), 1)                         \
-    X(int, sem_wait, (sem_t * s), (s), 1)                                                 \
-    X(int, sem_timedwait, (sem_t * s, const struct timespec *at), (s, at), 1)             \
-    X(int, sem_clockwait, (sem_t * s, clockid_t clk, const struct timespec *at),          \
-      (s, clk, at), 0)                                                                    \
-    X(int, sem_trywait, (sem_t * s), (s), 1)                                              \
-    X(int, sem_post, (sem_t * s), (s), 1)                                                 \
-    X(int, pthread_barrier_wait, (pthread_barrier_t * b), (b), 1)                         \
-    X(int, pthread_tryjoin_np, (pthread_t th, void **ret), (th, ret), 1)                  \
-    X(int, pthread_spin_trylock, (pthread_spinlock_t * l), (l), 1)                        \
-    X(int, pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *at),   \
-      (th, ret, at), 1)                                                                   \
-    X(int, pthread_clockjoin_np,                                                          \
-      (pthread_t th, void **ret, clockid_t clk, const struct timespec *at),               \
-      (th, ret, clk, at), 0)                                                              \
-    X(int, pthread_spin_lock, (pthread_spinlock_t * l), (l), 1)                           \
-    X(int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem), 1)  \
-    X(int, clock_nanosleep,                                                               \
-      (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),       \
-      (clk, flags, req, rem), 1)                                                          \
-    X(int, usleep, (useconds_t us), (us), 1)                                              \
+#define CTR_WRAPPED_SYNC(X)                                                                        \
+    X(int, pthread_create,                                                                         \
+      (pthread_t * th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg),                \
+      (th, attr, fn, arg), 1)                                                                      \
+    X(int, pthread_join, (pthread_t th, void **ret), (th, ret), 1)                                 \
+    X(int, pthread_setname_np, (pthread_t th, const char *name), (th, name), 1)                    \
+    X(int, pthread_mutex_lock, (pthread_mutex_t * m), (m), 1)                                      \
+    X(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m), 1)                                   \
+    X(int, pthread_mutex_timedlock, (pthread_mutex_t * m, const struct timespec *at), (m, at), 1)  \
+    X(int, pthread_mutex_clocklock,                                                                \
+      (pthread_mutex_t * m, clockid_t clk, const struct timespec *at), (m, clk, at), 0)            \
+    X(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), 1)                                    \
+    X(int, pthread_rwlock_rdlock, (pthread_rwlock_t * l), (l), 1)                                  \
+    X(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l), 1)                                  \
+    X(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t * l), (l), 1)                               \
+    X(int, pthread_rwlock_trywrlock, (pthread_rwlock_t * l), (l), 1)                               \
+    X(int, pthread_rwlock_timedrdlock, (pthread_rwlock_t * l, const struct timespec *at), (l, at), \
+      1)                                                                                           \
+    X(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t * l, const struct timespec *at), (l, at), \
+      1)                                                                                           \
+    X(int, pthread_rwlock_clockrdlock,                                                             \
+      (pthread_rwlock_t * l, clockid_t clk, const struct timespec *at), (l, clk, at), 0)           \
+    X(int, pthread_rwlock_clockwrlock,                                                             \
+      (pthread_rwlock_t * l, clockid_t clk, const struct timespec *at), (l, clk, at), 0)           \
+    X(int, pthread_rwlock_unlock, (pthread_rwlock_t * l), (l), 1)                                  \
+    X(int, sem_wait, (sem_t * s), (s), 1)                                                          \
+    X(int, sem_timedwait, (sem_t * s, const struct timespec *at), (s, at), 1)                      \
+    X(int, sem_clockwait, (sem_t * s, clockid_t clk, const struct timespec *at), (s, clk, at), 0)  \
+    X(int, sem_trywait, (sem_t * s), (s), 1)                                                       \
+    X(int, sem_post, (sem_t * s), (s), 1)                                                          \
+    X(int, pthread_barrier_wait, (pthread_barrier_t * b), (b), 1)                                  \
+    X(int, pthread_tryjoin_np, (pthread_t th, void **ret), (th, ret), 1)                           \
+    X(int, pthread_spin_trylock, (pthread_spinlock_t * l), (l), 1)                                 \
+    X(int, pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *at),            \
+      (th, ret, at), 1)                                                                            \
+    X(int, pthread_clockjoin_np,                                                                   \
+      (pthread_t th, void **ret, clockid_t clk, const struct timespec *at), (th, ret, clk, at), 0) \
+    X(int, pthread_spin_lock, (pthread_spinlock_t * l), (l), 1)                                    \
+    X(int, nanosleep, (const struct timespec *req, struct timespec *rem), (req, rem), 1)           \
+    X(int, clock_nanosleep,                                                                        \
+      (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),                \
+      (clk, flags, req, rem), 1)                                                                   \
+    X(int, usleep, (useconds_t us), (us), 1)                                                       \
     X(unsigned, sleep, (unsigned s), (s), 1)
 
 /* Condition variables have two ABIs in glibc (x86_64): GLIBC_2.3.2, the
@@ -103,10 +100,10 @@
 /* The jumps that can leave a signal handler (and with it a wrapper's real
  * call or a write section): name, parameters, arguments. They return void
  * and never return, so they have a table and resolvers of their own. */
-#define CTR_WRAPPED_JUMP(X)                                               \
-    X(longjmp, (struct __jmp_buf_tag env[1], int val), (env, val))        \
-    X(_longjmp, (struct __jmp_buf_tag env[1], int val), (env, val))       \
-    X(siglongjmp, (struct __jmp_buf_tag env[1], int val), (env, val))     \
+#define CTR_WRAPPED_JUMP(X)                                           \
+    X(longjmp, (struct __jmp_buf_tag env[1], int val), (env, val))    \
+    X(_longjmp, (struct __jmp_buf_tag env[1], int val), (env, val))   \
+    X(siglongjmp, (struct __jmp_buf_tag env[1], int val), (env, val)) \
     X(__longjmp_chk, (struct __jmp_buf_tag env[1], int val), (env, val))
 
 /* The condition variables' default ABI version (first column of

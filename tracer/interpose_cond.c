@@ -25,8 +25,8 @@
 const int ctr__wrappers_cond;
 
 #ifdef CTR_SYMVER
-#define CTR_VERSIONED(new_name, old_name, symbol)                     \
-    __asm__(".symver " #new_name ", " #symbol "@@GLIBC_2.3.2");     \
+#define CTR_VERSIONED(new_name, old_name, symbol)               \
+    __asm__(".symver " #new_name ", " #symbol "@@GLIBC_2.3.2"); \
     __asm__(".symver " #old_name ", " #symbol "@GLIBC_2.2.5");
 #define COND_WAIT ctr_cond_wait
 #define COND_TIMEDWAIT ctr_cond_timedwait

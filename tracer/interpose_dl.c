@@ -110,8 +110,7 @@ static CTR_UNINSTRUMENTED int is_pthread_create(const char *name)
     return 1;
 }
 
-CTR_UNINSTRUMENTED struct route ctr__dlsym_route(void *handle, const char *name,
-                                                 const void *caller)
+CTR_UNINSTRUMENTED struct route ctr__dlsym_route(void *handle, const char *name, const void *caller)
 {
     dlsym_fn next = dlsym_next();
     if (!next)

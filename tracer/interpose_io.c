@@ -66,11 +66,9 @@ _Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
 /* The end of a traced I/O call that returned: its mark cleared, and the
  * call recorded if it lasted and waited (ctr__io_waited; errno kept).
  * Inline: most calls are short. */
-static inline __attribute__((always_inline)) void io_returned(struct ctr_thread *t,
-                                                              struct ctr_call_guard *g,
-                                                              uint64_t start,
-                                                              enum ctr_reason reason, int rules,
-                                                              int fd)
+static inline __attribute__((always_inline)) void
+io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum ctr_reason reason,
+            int rules, int fd)
 {
     if (g->marked)
         ctr__io_end(t);
@@ -120,7 +118,7 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
         }                                                                                     \
         uint64_t start = ctr__ticks();                                                        \
         CTR_CALL_GUARD(g, t);                                                                 \
-        int rules = ((by_fd) ? CTR_IO_BY_FD : 0) | ((nb_fd) ? CTR_IO_NB_FD : 0);               \
+        int rules = ((by_fd) ? CTR_IO_BY_FD : 0) | ((nb_fd) ? CTR_IO_NB_FD : 0);              \
         g.marked = ctr__io_begin(t, start, reason, rules, (int)(object),                      \
                                  (uintptr_t)__builtin_frame_address(0));                      \
         rc = ctr__real.name args;                                                             \
@@ -149,7 +147,7 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
 #define TS_NOW(ts) ((ts) && (ts)->tv_sec == 0 && (ts)->tv_nsec == 0)
 #define TV_NOW(tv) ((tv) && (tv)->tv_sec == 0 && (tv)->tv_usec == 0)
 /* The nb_fd column. */
-#define NB_FD 1 /* the descriptor's O_NONBLOCK decides */
+#define NB_FD 1  /* the descriptor's O_NONBLOCK decides */
 #define ANY_FD 0 /* no descriptor, or one whose flag does not matter */
 
 #define NOTHING ((void)0)
@@ -159,7 +157,8 @@ static inline __attribute__((always_inline)) void io_returned(struct ctr_thread 
  * Reads and writes: net on a socket, syscall otherwise
  * ------------------------------------------------------------------------- */
 
-CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING, FOREIGN_FD(fd), WAITS, NB_FD)
+CTR_IO(ssize_t, read, (int fd, void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_READ, 1, NOTHING,
+       FOREIGN_FD(fd), WAITS, NB_FD)
 CTR_IO(ssize_t, write, (int fd, const void *buf, size_t n), (fd, buf, n), fd, CTR_REASON_WRITE, 1,
        NOTHING, FOREIGN_FD(fd), WAITS, NB_FD)
 CTR_IO(ssize_t, readv, (int fd, const struct iovec *iov, int iovcnt), (fd, iov, iovcnt), fd,
@@ -186,19 +185,20 @@ CTR_IO(ssize_t, recv, (int fd, void *buf, size_t n, int flags), (fd, buf, n, fla
 CTR_IO(ssize_t, recvfrom,
        (int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER,
+       DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags), (fd, msg, flags), fd,
        CTR_REASON_RECVMSG, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, send, (int fd, const void *buf, size_t n, int flags), (fd, buf, n, flags), fd,
        CTR_REASON_SEND, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, sendto,
-       (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
-        socklen_t addrlen),
-       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
+       (int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr, socklen_t addrlen),
+       (fd, buf, n, flags, addr, addrlen), fd, CTR_REASON_SENDTO, 0, NOTHING, NEVER,
+       DONTWAIT(flags), NB_FD)
 CTR_IO(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), (fd, msg, flags), fd,
        CTR_REASON_SENDMSG, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
-CTR_IO(int, accept, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen),
-       (fd, addr, addrlen), fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET, NEVER, WAITS, NB_FD)
+CTR_IO(int, accept, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen), (fd, addr, addrlen),
+       fd, CTR_REASON_ACCEPT, 0, NOTE_SOCKET, NEVER, WAITS, NB_FD)
 CTR_IO(int, accept4, (int fd, __SOCKADDR_ARG addr, socklen_t *restrict addrlen, int flags),
        (fd, addr, addrlen, flags), fd, CTR_REASON_ACCEPT4, 0, NOTE_SOCKET, NEVER, WAITS, NB_FD)
 CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd, addr, addrlen),
@@ -215,22 +215,26 @@ CTR_IO(int, connect, (int fd, __CONST_SOCKADDR_ARG addr, socklen_t addrlen), (fd
 CTR_IO(int, poll, (struct pollfd * fds, nfds_t nfds, int timeout), (fds, nfds, timeout),
        FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
 CTR_IO(int, ppoll,
-       (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
-        const sigset_t *sigmask),
-       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER, TS_NOW(timeout), ANY_FD)
+       (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask),
+       (fds, nfds, timeout, sigmask), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER,
+       TS_NOW(timeout), ANY_FD)
 CTR_IO(int, select,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         struct timeval *restrict timeout),
-       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING, NEVER, TV_NOW(timeout), ANY_FD)
+       (nfds, rd, wr, ex, timeout), nfds - 1, CTR_REASON_SELECT, 0, NOTHING, NEVER, TV_NOW(timeout),
+       ANY_FD)
 CTR_IO(int, pselect,
        (int nfds, fd_set *restrict rd, fd_set *restrict wr, fd_set *restrict ex,
         const struct timespec *restrict timeout, const sigset_t *restrict sigmask),
-       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING, NEVER, TS_NOW(timeout), ANY_FD)
+       (nfds, rd, wr, ex, timeout, sigmask), nfds - 1, CTR_REASON_PSELECT, 0, NOTHING, NEVER,
+       TS_NOW(timeout), ANY_FD)
 CTR_IO(int, epoll_wait, (int epfd, struct epoll_event *ev, int maxev, int timeout),
-       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
+       (epfd, ev, maxev, timeout), epfd, CTR_REASON_EPOLL_WAIT, 0, NOTHING, NEVER,
+       POLL_NOW(timeout), ANY_FD)
 CTR_IO(int, epoll_pwait,
        (int epfd, struct epoll_event *ev, int maxev, int timeout, const sigset_t *sigmask),
-       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
+       (epfd, ev, maxev, timeout, sigmask), epfd, CTR_REASON_EPOLL_PWAIT, 0, NOTHING, NEVER,
+       POLL_NOW(timeout), ANY_FD)
 
 /* ---------------------------------------------------------------------------
  * File system: always syscall
@@ -249,10 +253,18 @@ static int open_real(enum open_kind k, int dirfd, const char *path, int flags, m
 {
     int fd;
     switch (k) {
-    case OPEN: fd = ctr__real.open(path, flags, mode); break;
-    case OPEN64: fd = ctr__real.open64(path, flags, mode); break;
-    case OPENAT: fd = ctr__real.openat(dirfd, path, flags, mode); break;
-    default: fd = ctr__real.openat64(dirfd, path, flags, mode); break;
+    case OPEN:
+        fd = ctr__real.open(path, flags, mode);
+        break;
+    case OPEN64:
+        fd = ctr__real.open64(path, flags, mode);
+        break;
+    case OPENAT:
+        fd = ctr__real.openat(dirfd, path, flags, mode);
+        break;
+    default:
+        fd = ctr__real.openat64(dirfd, path, flags, mode);
+        break;
     }
     ctr__fd_note(fd, CTR_FD_OTHER);
     return fd;
@@ -296,13 +308,16 @@ CTR_IO(ssize_t, __recv_chk, (int fd, void *buf, size_t n, size_t buflen, int fla
 CTR_IO(ssize_t, __recvfrom_chk,
        (int fd, void *restrict buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
         socklen_t *restrict addrlen),
-       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER, DONTWAIT(flags), NB_FD)
+       (fd, buf, n, buflen, flags, addr, addrlen), fd, CTR_REASON_RECVFROM, 0, NOTHING, NEVER,
+       DONTWAIT(flags), NB_FD)
 CTR_IO(int, __poll_chk, (struct pollfd * fds, nfds_t nfds, int timeout, size_t fdslen),
-       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER, POLL_NOW(timeout), ANY_FD)
+       (fds, nfds, timeout, fdslen), FIRST_FD(fds, nfds), CTR_REASON_POLL, 0, NOTHING, NEVER,
+       POLL_NOW(timeout), ANY_FD)
 CTR_IO(int, __ppoll_chk,
-       (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout,
-        const sigset_t *sigmask, size_t fdslen),
-       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING, NEVER, TS_NOW(timeout), ANY_FD)
+       (struct pollfd * fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask,
+        size_t fdslen),
+       (fds, nfds, timeout, sigmask, fdslen), FIRST_FD(fds, nfds), CTR_REASON_PPOLL, 0, NOTHING,
+       NEVER, TS_NOW(timeout), ANY_FD)
 /* The object of an open is the descriptor it returns, unknown before. */
 CTR_IO(int, __open_2, (const char *path, int flags), (path, flags), -1, CTR_REASON_OPEN, 0,
        NOTE_OTHER, NEVER, WAITS, ANY_FD)
@@ -324,15 +339,15 @@ static int open_for_unwinder(enum open_kind k, int dirfd, const char *path, int 
     return fd;
 }
 
-#define CTR_OPEN_WRAPPER(name, kind, params, dirfd)                                  \
-    CTR_EXPORT CTR_WRAPPER_TEXT int name params                                      \
-    {                                                                                \
-        mode_t mode = CTR_VA_MODE(flags);                                            \
-        if (CTR_UNLIKELY(ctr__from_unwinder(__builtin_return_address(0))))           \
-            return open_for_unwinder(kind, dirfd, path, flags, mode);                \
-        if (CTR_LIKELY(!ctr__tracing()))                                             \
-            return open_real(kind, dirfd, path, flags, mode);                        \
-        return open_traced(kind, dirfd, path, flags, mode);                          \
+#define CTR_OPEN_WRAPPER(name, kind, params, dirfd)                        \
+    CTR_EXPORT CTR_WRAPPER_TEXT int name params                            \
+    {                                                                      \
+        mode_t mode = CTR_VA_MODE(flags);                                  \
+        if (CTR_UNLIKELY(ctr__from_unwinder(__builtin_return_address(0)))) \
+            return open_for_unwinder(kind, dirfd, path, flags, mode);      \
+        if (CTR_LIKELY(!ctr__tracing()))                                   \
+            return open_real(kind, dirfd, path, flags, mode);              \
+        return open_traced(kind, dirfd, path, flags, mode);                \
     }
 
 CTR_OPEN_WRAPPER(open, OPEN, (const char *path, int flags, ...), AT_FDCWD)

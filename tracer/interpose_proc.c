@@ -37,14 +37,13 @@ const int ctr__wrappers_proc;
 static inline __attribute__((always_inline)) void wait_returned(struct ctr_thread *t,
                                                                 struct ctr_call_guard *g,
                                                                 uint64_t start,
-                                                                enum ctr_reason reason,
-                                                                int object)
+                                                                enum ctr_reason reason, int object)
 {
     if (g->marked)
         ctr__io_end(t);
     /* relaxed: a threshold on its own (as in wait.c). */
-    if (CTR_UNLIKELY(ctr__ticks() - start >= atomic_load_explicit(&ctr__session.io_min_ticks,
-                                                                  memory_order_relaxed))) {
+    if (CTR_UNLIKELY(ctr__ticks() - start >=
+                     atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed))) {
         int saved = errno;
         ctr__wait_span(t, reason, (const void *)(intptr_t)object, start);
         errno = saved;
@@ -64,25 +63,25 @@ static int timeout_blocks(const struct timespec *ts)
  * (of the parameters and the result `rc`, read only then: a pointer the
  * kernel accepted). `blocks` says whether this call can wait at all (else
  * it is not traced). */
-#define CTR_WAIT_CALL(ret, name, params, args, pending, object, reason, blocks)  \
-    static CTR_WRAPPER_TEXT ret name##_traced params                            \
-    {                                                                           \
-        struct ctr_thread *t = ctr__self_traced_keeping_errno();                \
-        if (!t)                                                                 \
-            return ctr__real.name args;                                         \
-        uint64_t start = ctr__ticks();                                          \
-        CTR_CALL_GUARD(g, t);                                                   \
-        g.marked = ctr__io_begin(t, start, reason, 0, (pending),                \
-                                 (uintptr_t)__builtin_frame_address(0));        \
-        ret rc = ctr__real.name args;                                           \
-        wait_returned(t, &g, start, reason, (object));                          \
-        return rc;                                                              \
-    }                                                                           \
-    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                 \
-    {                                                                           \
-        if (CTR_LIKELY(!ctr__tracing()) || !(blocks))                           \
-            return ctr__real.name args;                                         \
-        return name##_traced args;                                              \
+#define CTR_WAIT_CALL(ret, name, params, args, pending, object, reason, blocks)                   \
+    static CTR_WRAPPER_TEXT ret name##_traced params                                              \
+    {                                                                                             \
+        struct ctr_thread *t = ctr__self_traced_keeping_errno();                                  \
+        if (!t)                                                                                   \
+            return ctr__real.name args;                                                           \
+        uint64_t start = ctr__ticks();                                                            \
+        CTR_CALL_GUARD(g, t);                                                                     \
+        g.marked =                                                                                \
+            ctr__io_begin(t, start, reason, 0, (pending), (uintptr_t)__builtin_frame_address(0)); \
+        ret rc = ctr__real.name args;                                                             \
+        wait_returned(t, &g, start, reason, (object));                                            \
+        return rc;                                                                                \
+    }                                                                                             \
+    CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                                   \
+    {                                                                                             \
+        if (CTR_LIKELY(!ctr__tracing()) || !(blocks))                                             \
+            return ctr__real.name args;                                                           \
+        return name##_traced args;                                                                \
     }
 
 /* ---------------------------------------------------------------------------
@@ -104,8 +103,8 @@ CTR_WAIT_CALL(pid_t, wait4, (pid_t pid, int *status, int options, struct rusage 
 #define WAITID_ASKED (idtype == P_ALL ? -1 : (int)id)
 CTR_WAIT_CALL(int, waitid, (idtype_t idtype, id_t id, siginfo_t *info, int options),
               (idtype, id, info, options), WAITID_ASKED,
-              rc == 0 && info && info->si_pid ? (int)info->si_pid : WAITID_ASKED,
-              CTR_REASON_WAITID, BLOCKING(options))
+              rc == 0 && info && info->si_pid ? (int)info->si_pid : WAITID_ASKED, CTR_REASON_WAITID,
+              BLOCKING(options))
 
 /* ---------------------------------------------------------------------------
  * Waits for signals. Object: 0 while the call runs; once it returned, the

@@ -40,7 +40,7 @@ struct waitop {
     enum ctr_reason reason;
     int (*try_)(struct call *c); /* NULL: always waits; else EBUSY = would wait */
     int (*wait)(struct call *c);
-    _Atomic int *waiting;        /* if not NULL: counts threads in this wait */
+    _Atomic int *waiting; /* if not NULL: counts threads in this wait */
 };
 
 /* Runs op on c, recording the wait under the object `tag`. */
@@ -98,8 +98,14 @@ static int try_mutex(struct call *c)
     return rc;
 }
 
-static int do_mutex_lock(struct call *c) { return ctr__real.pthread_mutex_lock(c->obj); }
-static int do_mutex_timedlock(struct call *c) { return ctr__real.pthread_mutex_timedlock(c->obj, c->at); }
+static int do_mutex_lock(struct call *c)
+{
+    return ctr__real.pthread_mutex_lock(c->obj);
+}
+static int do_mutex_timedlock(struct call *c)
+{
+    return ctr__real.pthread_mutex_timedlock(c->obj, c->at);
+}
 static int do_mutex_clocklock(struct call *c)
 {
     return ctr__real.pthread_mutex_clocklock(c->obj, c->clk, c->at);
@@ -162,12 +168,30 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_unlock(pthread_mutex_t *m)
  * (those of other rwlocks match no wait and cost only the event). */
 static _Atomic int rwlock_waiting;
 
-static int try_rd(struct call *c) { return ctr__real.pthread_rwlock_tryrdlock(c->obj); }
-static int try_wr(struct call *c) { return ctr__real.pthread_rwlock_trywrlock(c->obj); }
-static int do_rdlock(struct call *c) { return ctr__real.pthread_rwlock_rdlock(c->obj); }
-static int do_wrlock(struct call *c) { return ctr__real.pthread_rwlock_wrlock(c->obj); }
-static int do_timedrd(struct call *c) { return ctr__real.pthread_rwlock_timedrdlock(c->obj, c->at); }
-static int do_timedwr(struct call *c) { return ctr__real.pthread_rwlock_timedwrlock(c->obj, c->at); }
+static int try_rd(struct call *c)
+{
+    return ctr__real.pthread_rwlock_tryrdlock(c->obj);
+}
+static int try_wr(struct call *c)
+{
+    return ctr__real.pthread_rwlock_trywrlock(c->obj);
+}
+static int do_rdlock(struct call *c)
+{
+    return ctr__real.pthread_rwlock_rdlock(c->obj);
+}
+static int do_wrlock(struct call *c)
+{
+    return ctr__real.pthread_rwlock_wrlock(c->obj);
+}
+static int do_timedrd(struct call *c)
+{
+    return ctr__real.pthread_rwlock_timedrdlock(c->obj, c->at);
+}
+static int do_timedwr(struct call *c)
+{
+    return ctr__real.pthread_rwlock_timedwrlock(c->obj, c->at);
+}
 static int do_clockrd(struct call *c)
 {
     return ctr__real.pthread_rwlock_clockrdlock(c->obj, c->clk, c->at);
@@ -275,18 +299,24 @@ static int try_sem(struct call *c)
     return EBUSY;
 }
 
-static int do_sem_wait(struct call *c) { return ctr__real.sem_wait(c->obj); }
-static int do_sem_timedwait(struct call *c) { return ctr__real.sem_timedwait(c->obj, c->at); }
+static int do_sem_wait(struct call *c)
+{
+    return ctr__real.sem_wait(c->obj);
+}
+static int do_sem_timedwait(struct call *c)
+{
+    return ctr__real.sem_timedwait(c->obj, c->at);
+}
 static int do_sem_clockwait(struct call *c)
 {
     return ctr__real.sem_clockwait(c->obj, c->clk, c->at);
 }
 
 static const struct waitop sem_wait_op = {CTR_REASON_SEM_WAIT, try_sem, do_sem_wait, NULL};
-static const struct waitop sem_timedwait_op = {CTR_REASON_SEM_TIMEDWAIT, try_sem,
-                                               do_sem_timedwait, NULL};
-static const struct waitop sem_clockwait_op = {CTR_REASON_SEM_CLOCKWAIT, try_sem,
-                                               do_sem_clockwait, NULL};
+static const struct waitop sem_timedwait_op = {CTR_REASON_SEM_TIMEDWAIT, try_sem, do_sem_timedwait,
+                                               NULL};
+static const struct waitop sem_clockwait_op = {CTR_REASON_SEM_CLOCKWAIT, try_sem, do_sem_clockwait,
+                                               NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int sem_wait(sem_t *s)
 {
@@ -332,7 +362,10 @@ CTR_EXPORT CTR_WRAPPER_TEXT int sem_post(sem_t *s)
 /* A barrier wait always records (there is no try). No Release is written:
  * the last thread to arrive lets the others go, and the analyzer finds it
  * from the Block times alone. */
-static int do_barrier(struct call *c) { return ctr__real.pthread_barrier_wait(c->obj); }
+static int do_barrier(struct call *c)
+{
+    return ctr__real.pthread_barrier_wait(c->obj);
+}
 static const struct waitop barrier_op = {CTR_REASON_BARRIER_WAIT, NULL, do_barrier, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_barrier_wait(pthread_barrier_t *b)
@@ -348,7 +381,10 @@ static int try_join(struct call *c)
 {
     return ctr__real.pthread_tryjoin_np((pthread_t)(uintptr_t)c->obj, c->ret);
 }
-static int do_join(struct call *c) { return ctr__real.pthread_join((pthread_t)(uintptr_t)c->obj, c->ret); }
+static int do_join(struct call *c)
+{
+    return ctr__real.pthread_join((pthread_t)(uintptr_t)c->obj, c->ret);
+}
 static int do_timedjoin(struct call *c)
 {
     return ctr__real.pthread_timedjoin_np((pthread_t)(uintptr_t)c->obj, c->ret, c->at);
@@ -385,8 +421,8 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_clockjoin_np(pthread_t th, void **ret, c
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_clockjoin_np(th, ret, clk, at);
     void *obj = (void *)(uintptr_t)th;
-    return wait_traced(&clockjoin_op,
-                       &(struct call){.obj = obj, .ret = ret, .clk = clk, .at = at}, obj);
+    return wait_traced(&clockjoin_op, &(struct call){.obj = obj, .ret = ret, .clk = clk, .at = at},
+                       obj);
 }
 
 CTR_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
@@ -396,8 +432,14 @@ CTR_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 
 /* Spin locks: the wait is recorded; their unlock is too hot and too short
  * to check for waiters, so spin waits have no Release. */
-static int try_spin(struct call *c) { return ctr__real.pthread_spin_trylock(c->obj); }
-static int do_spin(struct call *c) { return ctr__real.pthread_spin_lock(c->obj); }
+static int try_spin(struct call *c)
+{
+    return ctr__real.pthread_spin_trylock(c->obj);
+}
+static int do_spin(struct call *c)
+{
+    return ctr__real.pthread_spin_lock(c->obj);
+}
 static const struct waitop spin_op = {CTR_REASON_SPIN_LOCK, try_spin, do_spin, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_spin_lock(pthread_spinlock_t *l)
@@ -425,8 +467,14 @@ static int do_clock_nanosleep(struct call *c)
     return ctr__real.clock_nanosleep(c->clk, (int)(intptr_t)c->obj, c->at,
                                      (struct timespec *)c->ret);
 }
-static int do_usleep(struct call *c) { return ctr__real.usleep((useconds_t)(uintptr_t)c->obj); }
-static int do_sleep(struct call *c) { return (int)ctr__real.sleep((unsigned)(uintptr_t)c->obj); }
+static int do_usleep(struct call *c)
+{
+    return ctr__real.usleep((useconds_t)(uintptr_t)c->obj);
+}
+static int do_sleep(struct call *c)
+{
+    return (int)ctr__real.sleep((unsigned)(uintptr_t)c->obj);
+}
 
 static const struct waitop nanosleep_op = {CTR_REASON_NANOSLEEP, NULL, do_nanosleep, NULL};
 static const struct waitop clock_nanosleep_op = {CTR_REASON_CLOCK_NANOSLEEP, NULL,
@@ -446,10 +494,10 @@ CTR_EXPORT CTR_WRAPPER_TEXT int clock_nanosleep(clockid_t clk, int flags,
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.clock_nanosleep(clk, flags, req, rem);
-    return wait_traced(&clock_nanosleep_op,
-                       &(struct call){.obj = (void *)(intptr_t)flags, .clk = clk, .at = req,
-                                      .ret = (void **)rem},
-                       NULL);
+    return wait_traced(
+        &clock_nanosleep_op,
+        &(struct call){.obj = (void *)(intptr_t)flags, .clk = clk, .at = req, .ret = (void **)rem},
+        NULL);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int usleep(useconds_t us)

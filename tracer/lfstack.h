@@ -47,8 +47,7 @@ static inline struct ctr_lfnode *ctr_lfstack_node(const struct ctr_lfstack *s, u
 {
     /* Aligned: base is an array of elements stride bytes apart, each with
      * its node at node_offset. */
-    return (struct ctr_lfnode *)(void *)(s->base + (size_t)(idx1 - 1) * s->stride +
-                                         s->node_offset);
+    return (struct ctr_lfnode *)(void *)(s->base + (size_t)(idx1 - 1) * s->stride + s->node_offset);
 }
 
 /* The element (not the node) with 1-based index idx1. */
@@ -92,7 +91,8 @@ static inline void *ctr_lfstack_pop(struct ctr_lfstack *s)
             return NULL;
         /* relaxed: ordered by the acquire read of head; a stale value (the
          * node was popped meanwhile) fails the CAS's tag check. */
-        uint32_t next = atomic_load_explicit(&ctr_lfstack_node(s, idx1)->next, memory_order_relaxed);
+        uint32_t next =
+            atomic_load_explicit(&ctr_lfstack_node(s, idx1)->next, memory_order_relaxed);
         uint64_t want = ((old >> 32) + 1) << 32 | next;
         /* acquire on success: see what the pusher wrote (pairs with push). */
         if (atomic_compare_exchange_weak_explicit(&s->head, &old, want, memory_order_acquire,

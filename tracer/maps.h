@@ -8,7 +8,7 @@
 
 struct ctr_map_info {
     uint64_t start, limit, file_offset, bias;
-    const char *path;          /* valid during the visit only */
+    const char *path; /* valid during the visit only */
     uint8_t build_id[64];
     size_t build_id_len;
 };

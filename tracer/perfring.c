@@ -58,8 +58,7 @@ void ctr__perf_period(struct ctr_perf_ring *r, uint64_t period)
         ring_ioctl(r, PERF_EVENT_IOC_PERIOD, &period);
 }
 
-int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid,
-                   size_t data_bytes)
+int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid, size_t data_bytes)
 {
     /* The kernel's count of the records the ring could not take, read at
      * each drain: its LOST records come only once there is room again, so

@@ -31,8 +31,7 @@ struct ctr_perf_ring {
  * thread `tid` (0: the caller) with a ring of data_bytes (a power of two, at
  * least a page) and publishes it in r. @return 0, or a negative errno
  * (perf_event_open's, or mmap's: locked memory is limited per user). */
-int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid,
-                   size_t data_bytes);
+int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid, size_t data_bytes);
 /* ctr__perf_close() : unmaps and closes r's event, if open. Not while the
  * collector may read it (see the top). */
 void ctr__perf_close(struct ctr_perf_ring *r);

@@ -156,12 +156,12 @@ _Static_assert(CTR_MAX_FIELDS < 16, "CTR_NARGS counts the fields");
 /* Fails to compile unless record `kind` has as many fields as the arguments
  * after it, and a tail that `tail_ok` accepts. An expression (the assertions
  * sit in a struct), so that CTR_REC_OPEN has a value. */
-#define CTR_REC_CHECK_(kind, tail_ok, ...)                                           \
-    ((void)sizeof(struct {                                                           \
-        _Static_assert(CTR_NARGS(__VA_ARGS__) == kind##_NFIELDS,                     \
-                       #kind ": the number of fields differs from CTR_RECORDS");    \
-        _Static_assert(tail_ok, #kind ": this writer does not write its tail");      \
-        char c_;                                                                     \
+#define CTR_REC_CHECK_(kind, tail_ok, ...)                                       \
+    ((void)sizeof(struct {                                                       \
+        _Static_assert(CTR_NARGS(__VA_ARGS__) == kind##_NFIELDS,                 \
+                       #kind ": the number of fields differs from CTR_RECORDS"); \
+        _Static_assert(tail_ok, #kind ": this writer does not write its tail");  \
+        char c_;                                                                 \
     }))
 
 /* The fields as the functions above take them: a count and an array. */
@@ -171,33 +171,33 @@ _Static_assert(CTR_MAX_FIELDS < 16, "CTR_NARGS counts the fields");
 
 /* CTR_REC(o, CTR_REC_NAME, f...) is CTR_REC_PUT(o, NAME, f...), for the
  * callers that name the kind's enum constant. */
-#define CTR_REC(o, kind, ...)                                                        \
-    (CTR_REC_CHECK_(kind, CTR_REC_TAIL_IS_(kind, CTR_ARG_NONE), __VA_ARGS__),        \
+#define CTR_REC(o, kind, ...)                                                 \
+    (CTR_REC_CHECK_(kind, CTR_REC_TAIL_IS_(kind, CTR_ARG_NONE), __VA_ARGS__), \
      ctr_rec_uvs(o, kind, CTR_REC_FIELDS_(__VA_ARGS__)))
 #define CTR_REC_PUT(o, name, ...) CTR_REC(o, CTR_REC_##name, __VA_ARGS__)
 
-#define CTR_REC_PUT_BYTES(o, name, b, n, ...) CTR_REC_PUT_BYTES_(o, CTR_REC_##name, b, n, __VA_ARGS__)
-#define CTR_REC_PUT_BYTES_(o, kind, b, n, ...)                                       \
-    (CTR_REC_CHECK_(kind,                                                            \
-                    CTR_REC_TAIL_IS_(kind, CTR_ARG_LENGTH) ||                        \
-                        CTR_REC_TAIL_IS_(kind, CTR_ARG_BYTES) ||                     \
-                        CTR_REC_TAIL_IS_(kind, CTR_ARG_EVENTS),                      \
-                    __VA_ARGS__),                                                    \
-     ctr_rec_put_bytes(o, kind, CTR_REC_FIELDS_(__VA_ARGS__),                        \
+#define CTR_REC_PUT_BYTES(o, name, b, n, ...) \
+    CTR_REC_PUT_BYTES_(o, CTR_REC_##name, b, n, __VA_ARGS__)
+#define CTR_REC_PUT_BYTES_(o, kind, b, n, ...)                   \
+    (CTR_REC_CHECK_(kind,                                        \
+                    CTR_REC_TAIL_IS_(kind, CTR_ARG_LENGTH) ||    \
+                        CTR_REC_TAIL_IS_(kind, CTR_ARG_BYTES) || \
+                        CTR_REC_TAIL_IS_(kind, CTR_ARG_EVENTS),  \
+                    __VA_ARGS__),                                \
+     ctr_rec_put_bytes(o, kind, CTR_REC_FIELDS_(__VA_ARGS__),    \
                        CTR_REC_TAIL_IS_(kind, CTR_ARG_LENGTH), b, n))
 
-#define CTR_REC_PUT_UVARINTS(o, name, v, n, ...)                                     \
+#define CTR_REC_PUT_UVARINTS(o, name, v, n, ...) \
     CTR_REC_PUT_UVARINTS_(o, CTR_REC_##name, v, n, __VA_ARGS__)
-#define CTR_REC_PUT_UVARINTS_(o, kind, v, n, ...)                                    \
-    (CTR_REC_CHECK_(kind, CTR_REC_TAIL_IS_(kind, CTR_ARG_UVARINTS), __VA_ARGS__),    \
+#define CTR_REC_PUT_UVARINTS_(o, kind, v, n, ...)                                 \
+    (CTR_REC_CHECK_(kind, CTR_REC_TAIL_IS_(kind, CTR_ARG_UVARINTS), __VA_ARGS__), \
      ctr_rec_put_uvarints(o, kind, CTR_REC_FIELDS_(__VA_ARGS__), v, n))
 
 #define CTR_REC_OPEN(o, name, ...) CTR_REC_OPEN_(o, CTR_REC_##name, __VA_ARGS__)
-#define CTR_REC_OPEN_(o, kind, ...)                                                  \
-    (CTR_REC_CHECK_(kind,                                                            \
-                    CTR_REC_TAIL_IS_(kind, CTR_ARG_BYTES) ||                         \
-                        CTR_REC_TAIL_IS_(kind, CTR_ARG_EVENTS),                      \
-                    __VA_ARGS__),                                                    \
+#define CTR_REC_OPEN_(o, kind, ...)                                                             \
+    (CTR_REC_CHECK_(                                                                            \
+         kind, CTR_REC_TAIL_IS_(kind, CTR_ARG_BYTES) || CTR_REC_TAIL_IS_(kind, CTR_ARG_EVENTS), \
+         __VA_ARGS__),                                                                          \
      ctr_rec_open(o, kind, CTR_REC_FIELDS_(__VA_ARGS__)))
 
 #endif

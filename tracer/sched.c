@@ -82,8 +82,7 @@ struct switch_drain {
     void *ctx;
 };
 
-static void on_record(void *ctx, const struct perf_event_header *h, const uint8_t *body,
-                      size_t len)
+static void on_record(void *ctx, const struct perf_event_header *h, const uint8_t *body, size_t len)
 {
     const struct switch_drain *d = ctx;
     /* SWITCH: header, then sample_id {u32 pid, u32 tid, u64 time}. */

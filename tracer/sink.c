@@ -50,7 +50,7 @@ static void inline_mode_update(void)
     /* relaxed: the writers' load is a hint of where to write (internal.h,
      * ctr__emit_payload); what an inline sink needs is published apart. */
     atomic_store_explicit(&ctr__inline_mode,
-                          !inline_sinks  ? CTR_INLINE_OFF
+                          !inline_sinks ? CTR_INLINE_OFF
                           : chunk_sinks ? CTR_INLINE_ALSO
                                         : CTR_INLINE_ONLY,
                           memory_order_relaxed);

@@ -39,9 +39,9 @@
 
 /* One batch of one thread's events, as the collector takes it. */
 struct ctr_sink_batch {
-    uint8_t kind;        /* CTR_REC_BATCH (ticks) or CTR_REC_SWITCHES (ns) */
+    uint8_t kind; /* CTR_REC_BATCH (ticks) or CTR_REC_SWITCHES (ns) */
     uint64_t thread_id;
-    uint64_t base;       /* the time the first event's delta counts from */
+    uint64_t base;         /* the time the first event's delta counts from */
     const uint8_t *events; /* complete events (FORMAT.md §4), valid during the call */
     size_t len;
 };

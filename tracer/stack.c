@@ -60,8 +60,6 @@
 
 enum { UNWIND_FP = 1, UNWIND_DWARF = 2 }; /* bits of `methods` */
 
-
-
 typedef int (*backtrace_t)(void **buf, int size);
 _Static_assert(__builtin_types_compatible_p(backtrace_t, __typeof__(&unw_backtrace)),
                "backtrace_t is unw_backtrace's type");
@@ -85,7 +83,6 @@ static struct {
 
 /* The lowest address code can have (Linux's default vm.mmap_min_addr). */
 #define CTR_MIN_CODE_ADDR ((uintptr_t)65536)
-
 
 /* Threads inside libunwind now; read by a forked child, alone, which
  * inherits any lock they held (relaxed: the fork orders it). */
@@ -125,8 +122,8 @@ static inline CTR_STACK_READER int in_tracer(uintptr_t pc)
 static void note_foreign(void *ctx, const struct ctr_map_info *m)
 {
     int *n = ctx;
-    static const char *const runtimes[] = {"libasan", "libtsan", "liblsan", "libubsan",
-                                           "libhwasan", "libmsan"};
+    static const char *const runtimes[] = {"libasan",  "libtsan",   "liblsan",
+                                           "libubsan", "libhwasan", "libmsan"};
     const char *base = strrchr(m->path, '/');
     base = base ? base + 1 : m->path;
     for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
@@ -182,8 +179,7 @@ struct fp_walk {
  * no longer be trusted. Leading frames that return into the wrapper layer are
  * the tracer's and are skipped. */
 static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, uintptr_t fp,
-                                                   uintptr_t *pcs, unsigned max,
-                                                   struct fp_walk *w)
+                                                   uintptr_t *pcs, unsigned max, struct fp_walk *w)
 {
     uintptr_t lo = fp, hi = t->stack_hi;
     int leading = 1;
@@ -230,8 +226,8 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, u
  * one's step can be judged), keeps the verdicts learned (frames.c), and
  * says which stack is true: the first `return` PCs of the walk, or
  * USE_DWARF. */
-static CTR_WRAPPER_TEXT int judge(const uintptr_t *f, unsigned nf, const uintptr_t *d,
-                                  unsigned nd, unsigned limit)
+static CTR_WRAPPER_TEXT int judge(const uintptr_t *f, unsigned nf, const uintptr_t *d, unsigned nd,
+                                  unsigned limit)
 {
     unsigned m = 0;
     while (m < nf && m < nd && f[m] == d[m])
@@ -339,7 +335,7 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
     if (CTR_UNLIKELY(w.bad || w.verify) && (how & UNWIND_DWARF)) {
         int nd = stack_dwarf(t, dw, max + 1);
         /* Nothing new to learn from a walk that only met known verdicts. */
-        int keep = nd < 0 ? (int)n
+        int keep = nd < 0     ? (int)n
                    : w.verify ? judge(pcs, n, dw, (unsigned)nd, max + 1)
                               : USE_DWARF;
         if (keep == USE_DWARF && nd > 0)
@@ -414,7 +410,7 @@ void ctr__stack_init(void)
                     : how == CTR_UNWIND_DWARF ? UNWIND_DWARF
                                               : UNWIND_FP | UNWIND_DWARF; /* auto */
     if ((want & UNWIND_DWARF) && (unwinder_unsafe || !dwarf_load()))
-        want = UNWIND_FP; /* no libunwind here: frame pointers it is */
+        want = UNWIND_FP;   /* no libunwind here: frame pointers it is */
     ctr__frames_refresh(0); /* the code ranges the walk checks against */
     /* relaxed: see `methods` (published with the session's epoch). */
     atomic_store_explicit(&methods, want, memory_order_relaxed);

@@ -188,7 +188,7 @@ void ctr__rec_trailer(struct ctr_outbuf *o, uint64_t events_dropped)
     ctr__rec_clock(o, &now);
     /* relaxed: counts, read for the record alone. */
     CTR_REC_PUT(o, END, events_dropped,
-            atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
-            atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
-            atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
+                atomic_load_explicit(&ctr__stacks.overflows, memory_order_relaxed),
+                atomic_load_explicit(&ctr__threads.unregistered, memory_order_relaxed),
+                atomic_load_explicit(&ctr__session.sched_failed, memory_order_relaxed));
 }

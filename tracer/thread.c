@@ -65,8 +65,8 @@ void ctr__threads_init(void)
 {
     if (ctr__threads.slab)
         return;
-    void *m = mmap(NULL, (size_t)CTR_MAX_THREADS * sizeof(struct ctr_thread), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *m = mmap(NULL, (size_t)CTR_MAX_THREADS * sizeof(struct ctr_thread),
+                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return; /* no slab: every thread stays untraced */
     ctr_lfstack_init(&ctr__threads.free_slots, m, sizeof(struct ctr_thread),
@@ -324,7 +324,7 @@ static struct ctr_chunk *chunk_detach(struct ctr_thread *t)
 /* Hands chunk c to the collector through p's queue. Touches no slot. */
 static void queue_chunk(struct ctr_pool *p, struct ctr_chunk *c, int final)
 {
-    c->final = (uint8_t)final;
+    c->final = (uint8_t) final;
     ctr_lfstack_push(&p->full, c);
     /* relaxed: a count for deciding when to kick; the chunk itself is
      * published by the push's release CAS. */
@@ -462,8 +462,7 @@ static void thread_exit_cb(void *arg)
  * store a thread made before it is visible to our loads after it. */
 static void barrier_all_threads(void)
 {
-    if (membarrier_private &&
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    if (membarrier_private && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
         return;
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
         return;

@@ -34,8 +34,8 @@ static inline int long_enough(uint64_t start)
            atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
 }
 
-CTR_WRAPPER_TEXT int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason,
-                                     const void *obj, uintptr_t frame)
+CTR_WRAPPER_TEXT int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
+                                     uintptr_t frame)
 {
     if (!ctr__write_begin(t))
         return CTR_WAIT_NONE;
@@ -70,8 +70,8 @@ static void write_span(struct ctr_thread *t, enum ctr_reason reason, const void 
     ctr__emit(t, CTR_EV_UNBLOCK, NULL);
 }
 
-CTR_WRAPPER_TEXT void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason,
-                                     const void *obj, uint64_t start)
+CTR_WRAPPER_TEXT void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
+                                     uint64_t start)
 {
     if (!ctr__write_begin_n(t, 2))
         return;
@@ -147,7 +147,8 @@ static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
     if (ctr__io_waited(rules, (int)t->call_obj) && ctr__write_begin_n(t, 2)) {
         uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
         uint32_t stack = frame_ok ? ctr__stack_at(t, t->call_frame)
-                         : pc ? ctr__intern(&ctr__stacks, &pc, sizeof(pc)) : 0;
+                         : pc     ? ctr__intern(&ctr__stacks, &pc, sizeof(pc))
+                                  : 0;
         write_span(t, io_reason(t), (const void *)t->call_obj, start, stack);
         ctr__write_end(t);
     }

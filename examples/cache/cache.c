@@ -46,14 +46,14 @@
 
 #include "../common/example.h"
 
-#define NTHREADS      64
-#define REQS_PER      200
-#define NREQS         (NTHREADS * REQS_PER)
-#define MISS_PERCENT  30
-#define FETCH_NS      500000L          /* 500 us per remote fetch */
-#define NHOT          1024             /* keys cached before the run starts */
-#define TABLE_SLOTS   32768            /* power of two; > NHOT + NREQS, so it never fills */
-#define FRESH_BASE    (UINT64_C(1) << 32) /* fresh keys live above every hot key */
+#define NTHREADS 64
+#define REQS_PER 200
+#define NREQS (NTHREADS * REQS_PER)
+#define MISS_PERCENT 30
+#define FETCH_NS 500000L               /* 500 us per remote fetch */
+#define NHOT 1024                      /* keys cached before the run starts */
+#define TABLE_SLOTS 32768              /* power of two; > NHOT + NREQS, so it never fills */
+#define FRESH_BASE (UINT64_C(1) << 32) /* fresh keys live above every hot key */
 
 /* ================================================================ the cache */
 
@@ -195,18 +195,17 @@ static void run(const char *label, cache_get_fn get)
 
     cache_reset();
     for (unsigned t = 0; t < NTHREADS; t++)
-        workers[t] = (struct worker){ .index = t, .get = get, .start = &start,
-                                      .lat_ns = &lat_ns[t * REQS_PER] };
-    uint64_t total = ex_run_workers("cache", NTHREADS, worker_main, workers, sizeof(workers[0]),
-                                    &start);
+        workers[t] = (struct worker){
+            .index = t, .get = get, .start = &start, .lat_ns = &lat_ns[t * REQS_PER]};
+    uint64_t total =
+        ex_run_workers("cache", NTHREADS, worker_main, workers, sizeof(workers[0]), &start);
 
     ex_sort_u64(lat_ns, NREQS);
     uint64_t p50 = ex_percentile(lat_ns, NREQS, 50);
     uint64_t p99 = ex_percentile(lat_ns, NREQS, 99);
     uint64_t max = lat_ns[NREQS - 1];
-    printf("%s: requests=%d p50=%.1fus p99=%.1fus max=%.1fus total=%.1fms\n",
-           label, NREQS, (double)p50 / 1e3, (double)p99 / 1e3, (double)max / 1e3,
-           (double)total / 1e6);
+    printf("%s: requests=%d p50=%.1fus p99=%.1fus max=%.1fus total=%.1fms\n", label, NREQS,
+           (double)p50 / 1e3, (double)p99 / 1e3, (double)max / 1e3, (double)total / 1e6);
     fflush(stdout);
 }
 

@@ -48,15 +48,15 @@
 
 extern char **environ;
 
-#define NTHREADS      64
-#define REQS_PER      200
-#define NREQS         (NTHREADS * REQS_PER)
-#define MISS_PERCENT  30
-#define FETCH_NS      500000L             /* 500 us per remote fetch */
-#define NHOT          1024                /* keys cached before the run */
-#define NKEYS         (NHOT + NREQS + 1)  /* hot keys 1..NHOT, then one fresh key per request */
-#define SLOW_NS       (30ull * 1000000)   /* a request this slow dumps the window */
-#define DUMP_WAIT_MS  5000
+#define NTHREADS 64
+#define REQS_PER 200
+#define NREQS (NTHREADS * REQS_PER)
+#define MISS_PERCENT 30
+#define FETCH_NS 500000L          /* 500 us per remote fetch */
+#define NHOT 1024                 /* keys cached before the run */
+#define NKEYS (NHOT + NREQS + 1)  /* hot keys 1..NHOT, then one fresh key per request */
+#define SLOW_NS (30ull * 1000000) /* a request this slow dumps the window */
+#define DUMP_WAIT_MS 5000
 
 /* ================================================================ the cache */
 
@@ -111,13 +111,13 @@ static void *worker_main(void *arg)
     snprintf(name, sizeof name, "cache-%02u", w->index);
     pthread_setname_np(pthread_self(), name); /* best effort: labels the trace */
 
-    uint64_t rng = remote_value(w->index + 1) | 1; /* xorshift needs non-zero */
+    uint64_t rng = remote_value(w->index + 1) | 1;             /* xorshift needs non-zero */
     uint64_t fresh = NHOT + 1 + (uint64_t)w->index * REQS_PER; /* never seen */
 
     pthread_barrier_wait(w->start);
     for (unsigned r = 0; r < REQS_PER; r++) {
-        uint64_t key = ex_xorshift64(&rng) % 100 < MISS_PERCENT ? fresh++
-                                                             : 1 + ex_xorshift64(&rng) % NHOT;
+        uint64_t key =
+            ex_xorshift64(&rng) % 100 < MISS_PERCENT ? fresh++ : 1 + ex_xorshift64(&rng) % NHOT;
         uint64_t t0 = ex_now_ns();
         uint64_t v = cache_get_slow(key);
         uint64_t lat = ex_now_ns() - t0;
@@ -145,10 +145,9 @@ static void run(void)
         cache_have[k] = 1;
     }
     for (unsigned t = 0; t < NTHREADS; t++)
-        workers[t] = (struct worker){.index = t, .start = &start,
-                                     .lat_ns = &lat_ns[t * REQS_PER]};
-    uint64_t total = ex_run_workers("flight", NTHREADS, worker_main, workers, sizeof(workers[0]),
-                                    &start);
+        workers[t] = (struct worker){.index = t, .start = &start, .lat_ns = &lat_ns[t * REQS_PER]};
+    uint64_t total =
+        ex_run_workers("flight", NTHREADS, worker_main, workers, sizeof(workers[0]), &start);
 
     ex_sort_u64(lat_ns, NREQS);
     unsigned slow = 0;
@@ -158,8 +157,8 @@ static void run(void)
     printf("flight: %d requests in %.1f ms: p50=%.1fus p99=%.1fms max=%.1fms, "
            "%u over %llu ms\n",
            NREQS, (double)total / 1e6, (double)ex_percentile(lat_ns, NREQS, 50) / 1e3,
-           (double)ex_percentile(lat_ns, NREQS, 99) / 1e6, (double)lat_ns[NREQS - 1] / 1e6,
-           slow, SLOW_NS / 1000000);
+           (double)ex_percentile(lat_ns, NREQS, 99) / 1e6, (double)lat_ns[NREQS - 1] / 1e6, slow,
+           SLOW_NS / 1000000);
 }
 
 /* ================================================================ the dump */

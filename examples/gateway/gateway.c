@@ -84,21 +84,21 @@
 
 #include "../common/example.h"
 
-#define NCLIENTS        256
+#define NCLIENTS 256
 #define DEFAULT_SECONDS 2.0
-#define PROMPT_MAX      1024
-#define THINK_MS        200                /* a client's mean pause between requests */
-#define SLOW_PERCENT    30                 /* upstream calls that take 8-12 ms */
-#define TIMEOUT_MS      5                  /* the request's upstream deadline */
-#define ANSWER_BYTES    (64u << 10)        /* the helper's answer ... */
-#define PIPE_BYTES      4096               /* ... through a pipe this small */
-#define DIGEST_ROUNDS   1536               /* passes of the audit digest (~0.5 ms) */
-#define AUDIT_BYTES     (4u << 20)         /* the in-memory audit log (a ring) */
-#define AUDIT_REC_MAX   160
+#define PROMPT_MAX 1024
+#define THINK_MS 200             /* a client's mean pause between requests */
+#define SLOW_PERCENT 30          /* upstream calls that take 8-12 ms */
+#define TIMEOUT_MS 5             /* the request's upstream deadline */
+#define ANSWER_BYTES (64u << 10) /* the helper's answer ... */
+#define PIPE_BYTES 4096          /* ... through a pipe this small */
+#define DIGEST_ROUNDS 1536       /* passes of the audit digest (~0.5 ms) */
+#define AUDIT_BYTES (4u << 20)   /* the in-memory audit log (a ring) */
+#define AUDIT_REC_MAX 160
 #ifdef __SANITIZE_ADDRESS__
-#define HELPER_STACK    (256u << 10)       /* ASan's redzones need more */
+#define HELPER_STACK (256u << 10) /* ASan's redzones need more */
 #else
-#define HELPER_STACK    (64u << 10)        /* hundreds of helpers leak */
+#define HELPER_STACK (64u << 10) /* hundreds of helpers leak */
 #endif
 
 /* Which bugs are fixed. */
@@ -132,8 +132,8 @@ static int count_threads(void)
 
 /* ================================================================ prompts */
 
-static const char *const first_names[] = {"ann", "bob", "chen", "dana", "emil", "fatima",
-                                          "gus", "hiro", "ines", "jon"};
+static const char *const first_names[] = {"ann",    "bob", "chen", "dana", "emil",
+                                          "fatima", "gus", "hiro", "ines", "jon"};
 static const char *const domains[] = {"example.com", "mail.example.org", "corp.example.net"};
 static const char *const asks[] = {
     "Summarise the open tickets about the refund for order",
@@ -267,7 +267,7 @@ __attribute__((noinline)) static int redact_pii(const char *prompt, char *out, s
 /* Guards quota_used, audit_log and audit_off. */
 static pthread_mutex_t quota_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t quota_used[NCLIENTS];
-static char *audit_log;    /* AUDIT_BYTES, a ring of records */
+static char *audit_log; /* AUDIT_BYTES, a ring of records */
 static size_t audit_off;
 static uint64_t audit_records;
 
@@ -288,8 +288,7 @@ static uint64_t audit_digest(const char *s, size_t len)
 }
 
 /* One audit line: time, client, bytes, cost, digest. @return its length. */
-static size_t format_audit(char *rec, unsigned client, size_t len, unsigned cost,
-                           uint64_t digest)
+static size_t format_audit(char *rec, unsigned client, size_t len, unsigned cost, uint64_t digest)
 {
     int n = snprintf(rec, AUDIT_REC_MAX,
                      "ts=%" PRIu64 " client=%03u bytes=%zu cost=%u digest=%016" PRIx64 "\n",
@@ -463,7 +462,7 @@ struct client {
     unsigned index;
     uint64_t deadline_ns;
     pthread_barrier_t *start;
-    uint64_t *lat_ns;       /* one per request, grown as needed */
+    uint64_t *lat_ns; /* one per request, grown as needed */
     size_t n, cap;
     uint64_t timeouts, errors;
 };
@@ -771,11 +770,14 @@ int main(int argc, char **argv)
     }
 
     printf("gateway: %s build (%s%s%s%s), %d clients for %.1f s%s%s\n",
-           fix.redact && fix.quota && fix.upstream ? "fixed"
-           : fix.redact || fix.quota || fix.upstream ? "partly fixed" : "slow",
+           fix.redact && fix.quota && fix.upstream   ? "fixed"
+           : fix.redact || fix.quota || fix.upstream ? "partly fixed"
+                                                     : "slow",
            "fixed:", fix.redact ? " redact" : "", fix.quota ? " quota" : "",
-           fix.upstream ? " upstream" : !fix.redact && !fix.quota ? " none" : "", NCLIENTS,
-           seconds, trace_path ? ", tracing into " : "", trace_path ? trace_path : "");
+           fix.upstream                ? " upstream"
+           : !fix.redact && !fix.quota ? " none"
+                                       : "",
+           NCLIENTS, seconds, trace_path ? ", tracing into " : "", trace_path ? trace_path : "");
     fflush(stdout);
     return run(seconds, trace_path);
 }

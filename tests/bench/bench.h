@@ -43,9 +43,9 @@ struct bench_variant {
     int traced;                    /* run while a trace is running */
     unsigned io_min_ns;            /* the trace's threshold, 0 = default */
     double samples[BENCH_MAX_ROUNDS];
-    const char *unwind;            /* the trace's CTRACE_UNWIND, NULL = default */
-    int lttng;                     /* 1: to LTTng as well (trace_options.lttng); 2: to
-                                      LTTng only, no file */
+    const char *unwind; /* the trace's CTRACE_UNWIND, NULL = default */
+    int lttng;          /* 1: to LTTng as well (trace_options.lttng); 2: to
+                           LTTng only, no file */
 };
 
 static void *bench_idle(void *arg)
@@ -74,7 +74,8 @@ static inline void bench_table(const char *title, struct bench_variant *v, int n
                 /* A pool large enough that the run measures writing, not
                  * dropping (the collector shares the machine's cores). */
                 struct trace_options o = {.path = v[i].lttng == 2 ? NULL : trace_path,
-                                          .pool_bytes = 1u << 30, .io_min_ns = v[i].io_min_ns,
+                                          .pool_bytes = 1u << 30,
+                                          .io_min_ns = v[i].io_min_ns,
                                           .lttng = v[i].lttng != 0};
                 if (v[i].unwind)
                     setenv("CTRACE_UNWIND", v[i].unwind, 1);

@@ -76,7 +76,8 @@ int main(int argc, char **argv)
         trace_stop();
         trace_get_counters(&c);
         kept[0][r] = rate[0][r] - (double)c.events_dropped / (ms / 1e3);
-        struct flightrec_config fc = {.min_age_ns = 10ull * 1000 * 1000 * 1000, .max_bytes = window};
+        struct flightrec_config fc = {.min_age_ns = 10ull * 1000 * 1000 * 1000,
+                                      .max_bytes = window};
         if (flightrec_start(&fc) != 0)
             return 1;
         rate[1][r] = storm(ms);
@@ -114,8 +115,9 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("\nA full window dumped\n");
-    printf("  window: %.1f MiB in %llu generations, spanning %.0f ms\n", st.window_bytes / 1048576.0,
-           (unsigned long long)st.generations, st.window_span_ns / 1e6);
+    printf("  window: %.1f MiB in %llu generations, spanning %.0f ms\n",
+           st.window_bytes / 1048576.0, (unsigned long long)st.generations,
+           st.window_span_ns / 1e6);
     printf("  dump:   %.1f ms for %.1f MiB (%.0f MiB/s), %llu events\n", dump_ns / 1e6,
            tr.file_bytes / 1048576.0, tr.file_bytes / 1048576.0 / (dump_ns / 1e9),
            (unsigned long long)tr.nevents);

@@ -43,12 +43,27 @@ static double leaf_of(uint64_t iters, uint32_t (*take)(struct ctr_thread *))
     return (double)(bench_now_ns() - t0) / (double)iters;
 }
 
-static double leaf_empty(uint64_t iters) { return leaf_of(iters, no_stack); }
-static double leaf_stack(uint64_t iters) { return leaf_of(iters, ctr__stack_here); }
+static double leaf_empty(uint64_t iters)
+{
+    return leaf_of(iters, no_stack);
+}
+static double leaf_stack(uint64_t iters)
+{
+    return leaf_of(iters, ctr__stack_here);
+}
 
-static double fp_empty(uint64_t iters) { return fp_descend(DEPTH, leaf_empty, iters); }
-static double fp_stack(uint64_t iters) { return fp_descend(DEPTH, leaf_stack, iters); }
-static double nofp_stack(uint64_t iters) { return bench_nofp_descend(DEPTH, leaf_stack, iters); }
+static double fp_empty(uint64_t iters)
+{
+    return fp_descend(DEPTH, leaf_empty, iters);
+}
+static double fp_stack(uint64_t iters)
+{
+    return fp_descend(DEPTH, leaf_stack, iters);
+}
+static double nofp_stack(uint64_t iters)
+{
+    return bench_nofp_descend(DEPTH, leaf_stack, iters);
+}
 
 int main(int argc, char **argv)
 {
@@ -70,8 +85,8 @@ int main(int argc, char **argv)
         {"no frame pointers: default (auto)", nofp_stack, 1, 0, {0}, NULL, 0},
         {"no frame pointers: fp only (short)", nofp_stack, 1, 0, {0}, "fp", 0},
     };
-    bench_table("One stack of about 17 frames, added to the loop", v, (int)(sizeof(v) / sizeof(v[0])),
-                iters, rounds, path);
+    bench_table("One stack of about 17 frames, added to the loop", v,
+                (int)(sizeof(v) / sizeof(v[0])), iters, rounds, path);
     unlink(path);
     return 0;
 }

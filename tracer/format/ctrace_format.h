@@ -11,8 +11,8 @@
  * least.
  *
  * This header, ctrace_options.h (the options table) and ctrace_grow.h (a
- * growing array) are all that tracer/ and analyze/ share. Everything here is a constant, a table or a small
- * static inline helper, so including it costs no link-time coupling.
+ * growing array) are all that tracer/ and analyze/ share. Everything here is a constant, a table or
+ * a small static inline helper, so including it costs no link-time coupling.
  */
 #ifndef CTRACE_FORMAT_H
 #define CTRACE_FORMAT_H
@@ -69,9 +69,9 @@ enum ctr_arg_kind {
     CTR_ARG_ADDR,        /* an address in the traced process */
     CTR_ARG_OFFSET,      /* a file offset, or a load bias */
     /* Record tails, after the fields (besides LENGTH): */
-    CTR_ARG_UVARINTS,    /* a count n, then n uvarints */
-    CTR_ARG_BYTES,       /* raw bytes to the end of the body */
-    CTR_ARG_EVENTS,      /* events (§4) to the end of the body */
+    CTR_ARG_UVARINTS, /* a count n, then n uvarints */
+    CTR_ARG_BYTES,    /* raw bytes to the end of the body */
+    CTR_ARG_EVENTS,   /* events (§4) to the end of the body */
     CTR_ARG_LIMIT
 };
 
@@ -180,8 +180,8 @@ enum ctr_tick_source {
 
 /* flags in TRACE_INFO. */
 #define CTR_INFO_STACKS_FRAME_POINTER 0x1u /* stacks by frame-pointer walk */
-#define CTR_INFO_STACKS_DWARF 0x2u /* stacks by .eh_frame unwinding (libunwind) */
-#define CTR_INFO_SCHED_SWITCHES 0x4u /* context switches recorded (SWITCHES records) */
+#define CTR_INFO_STACKS_DWARF 0x2u         /* stacks by .eh_frame unwinding (libunwind) */
+#define CTR_INFO_SCHED_SWITCHES 0x4u       /* context switches recorded (SWITCHES records) */
 
 /* sources in SAMPLING: bits, what took the CPU samples (FORMAT.md §4.1). */
 enum ctr_cpu_source {
@@ -252,11 +252,11 @@ static const struct ctr_event_spec ctr_event_specs[CTR_EV_LIMIT] = {
  * ------------------------------------------------------------------------- */
 
 enum ctr_wait_class {
-    CTR_CLASS_SYNC = 1,    /* -pprof=sync */
-    CTR_CLASS_SCHED,       /* -pprof=sched */
-    CTR_CLASS_NET,         /* -pprof=net */
-    CTR_CLASS_SYSCALL,     /* -pprof=syscall */
-    CTR_CLASS_SLEEP        /* in no profile, as in Go */
+    CTR_CLASS_SYNC = 1, /* -pprof=sync */
+    CTR_CLASS_SCHED,    /* -pprof=sched */
+    CTR_CLASS_NET,      /* -pprof=net */
+    CTR_CLASS_SYSCALL,  /* -pprof=syscall */
+    CTR_CLASS_SLEEP     /* in no profile, as in Go */
 };
 
 /* clang-format off */
@@ -464,7 +464,8 @@ struct ctr_record_fields {
  * @return 0; or -1 - i when the body is damaged at field i: cut, or over 64
  *         bits, or (i == nfields) a tail whose count claims more than the
  *         body holds; -1 for a kind without a spec. */
-static inline int ctr_decode_record_fields(const struct ctr_record *rec, struct ctr_record_fields *f)
+static inline int ctr_decode_record_fields(const struct ctr_record *rec,
+                                           struct ctr_record_fields *f)
 {
     if (rec->kind >= CTR_REC_LIMIT || !ctr_record_specs[rec->kind].name)
         return -1;
@@ -497,10 +498,10 @@ static inline int ctr_decode_record_fields(const struct ctr_record *rec, struct 
 
 /* One event, as ctr_decode_event() decodes it. */
 struct ctr_event {
-    uint8_t type;                    /* enum ctr_event_type */
-    uint8_t nargs;                   /* ctr_event_specs[type].nargs */
-    uint64_t args[CTR_MAX_ARGS];     /* args[0] is the time delta */
-    const uint8_t *payload;          /* raw bytes of a LENGTH argument, else NULL */
+    uint8_t type;                /* enum ctr_event_type */
+    uint8_t nargs;               /* ctr_event_specs[type].nargs */
+    uint64_t args[CTR_MAX_ARGS]; /* args[0] is the time delta */
+    const uint8_t *payload;      /* raw bytes of a LENGTH argument, else NULL */
     size_t payload_len;
 };
 

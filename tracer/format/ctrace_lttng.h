@@ -68,8 +68,8 @@ struct ctr_lttng_ops {
     /* Record `kind` (enum ctr_record_kind) with its fields (as
      * ctr_record_specs says) and tail: UVARINTS as `tail_u` (tail_n
      * values), BYTES or LENGTH as `tail_b` (tail_n bytes). */
-    void (*record)(uint8_t kind, const uint64_t *fields, const uint64_t *tail_u,
-                   const void *tail_b, uint32_t tail_n);
+    void (*record)(uint8_t kind, const uint64_t *fields, const uint64_t *tail_u, const void *tail_b,
+                   uint32_t tail_n);
     /* Whether some session records the provider's events now: the
      * collector sends the tables again when this turns on. */
     int (*recording)(void);
@@ -127,43 +127,47 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
  * it and against the format's tables).
  * ------------------------------------------------------------------------- */
 
-#define CTR_LTTNG_TRACEPOINTS(EV, REC, ARG, TAIL)                                          \
-    EV(THREAD_CREATE, 0, thread_create, ARG(U, child, 0) ARG(U, stack, 1))                  \
-    EV(THREAD_START, 0, thread_start, ARG(U, parent, 0) ARG(X, start_pc, 1))                \
-    EV(THREAD_END, 0, thread_end, )                                                         \
-    EV(THREAD_NAME, 0, thread_name, ARG(U, target, 0) ARG(U, name, 1))                      \
-    EV(BLOCK, 0, block, ARG(REASON, reason, 0) ARG(X, object, 1) ARG(U, stack, 2))          \
-    EV(UNBLOCK, 0, unblock, )                                                               \
-    EV(LOST, 0, lost, ARG(U, count, 0))                                                     \
-    EV(RELEASE, 0, release, ARG(X, object, 0) ARG(U, stack, 1))                             \
-    EV(SWITCH_OUT, 1, switch_out, ARG(U, preempted, 0))                                     \
-    EV(SWITCH_IN, 1, switch_in, )                                                           \
-    EV(LOST, 1, sched_lost, ARG(U, count, 0))                                               \
-    EV(TASK_BEGIN, 0, task_begin, ARG(U, task, 0) ARG(U, parent, 1) ARG(U, type, 2))        \
-    EV(TASK_END, 0, task_end, ARG(U, task, 0))                                              \
-    EV(REGION_BEGIN, 0, region_begin, ARG(U, task, 0) ARG(U, name, 1))                      \
-    EV(REGION_END, 0, region_end, ARG(U, task, 0) ARG(U, name, 1))                          \
-    EV(LOG, 0, log, ARG(U, task, 0) ARG(U, category, 1) TAIL(TEXT, message))                \
-    EV(CPU_SAMPLE, 0, cpu_sample, ARG(U, stack, 0) ARG(U, cpu_ns, 1))                       \
-    EV(CPU_SAMPLE, 1, sched_cpu_sample, ARG(U, stack, 0) ARG(U, cpu_ns, 1))                 \
-    REC(TRACE_INFO, trace_info, ARG(U, pid, 0) ARG(U, tick_source, 1) ARG(X, flags, 2)      \
-        ARG(U, exe, 3) ARG(U, io_min_ns, 4))                                                \
-    REC(GEN_BEGIN, gen_begin, ARG(U, gen, 0))                                               \
-    REC(GEN_END, gen_end, ARG(U, gen, 0))                                                   \
-    REC(CLOCK, clock, ARG(U, ticks, 0) ARG(U, mono_ns, 1) ARG(U, real_ns, 2))               \
-    REC(STRING, string, ARG(U, id, 0) TAIL(TEXT, text))                                     \
-    REC(STACK, stack, ARG(U, id, 0) TAIL(HEX64, pcs))                                       \
-    REC(THREAD, thread, ARG(U, id, 0) ARG(U, tid, 1) ARG(U, parent, 2) ARG(U, name, 3)      \
-        ARG(X, handle, 4))                                                                  \
-    REC(MAPPING, mapping, ARG(U, id, 0) ARG(X, start, 1) ARG(X, limit, 2) ARG(X, offset, 3) \
-        ARG(X, bias, 4) ARG(U, path, 5) TAIL(HEX8, build_id))                               \
-    REC(DROPS, drops, ARG(U, thread, 0) ARG(U, count, 1))                                   \
-    REC(END, end, ARG(U, dropped, 0) ARG(U, stacks_lost, 1) ARG(U, untraced, 2)             \
-        ARG(U, sched_failed, 3))                                                            \
-    REC(PENDING, pending, ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2)         \
-        ARG(X, object, 3) ARG(U, stack, 4))                                                 \
-    REC(WAITING, waiting, ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2)         \
-        ARG(X, object, 3) ARG(U, stack, 4))                                                 \
+#define CTR_LTTNG_TRACEPOINTS(EV, REC, ARG, TAIL)                                              \
+    EV(THREAD_CREATE, 0, thread_create, ARG(U, child, 0) ARG(U, stack, 1))                     \
+    EV(THREAD_START, 0, thread_start, ARG(U, parent, 0) ARG(X, start_pc, 1))                   \
+    EV(THREAD_END, 0, thread_end, )                                                            \
+    EV(THREAD_NAME, 0, thread_name, ARG(U, target, 0) ARG(U, name, 1))                         \
+    EV(BLOCK, 0, block, ARG(REASON, reason, 0) ARG(X, object, 1) ARG(U, stack, 2))             \
+    EV(UNBLOCK, 0, unblock, )                                                                  \
+    EV(LOST, 0, lost, ARG(U, count, 0))                                                        \
+    EV(RELEASE, 0, release, ARG(X, object, 0) ARG(U, stack, 1))                                \
+    EV(SWITCH_OUT, 1, switch_out, ARG(U, preempted, 0))                                        \
+    EV(SWITCH_IN, 1, switch_in, )                                                              \
+    EV(LOST, 1, sched_lost, ARG(U, count, 0))                                                  \
+    EV(TASK_BEGIN, 0, task_begin, ARG(U, task, 0) ARG(U, parent, 1) ARG(U, type, 2))           \
+    EV(TASK_END, 0, task_end, ARG(U, task, 0))                                                 \
+    EV(REGION_BEGIN, 0, region_begin, ARG(U, task, 0) ARG(U, name, 1))                         \
+    EV(REGION_END, 0, region_end, ARG(U, task, 0) ARG(U, name, 1))                             \
+    EV(LOG, 0, log, ARG(U, task, 0) ARG(U, category, 1) TAIL(TEXT, message))                   \
+    EV(CPU_SAMPLE, 0, cpu_sample, ARG(U, stack, 0) ARG(U, cpu_ns, 1))                          \
+    EV(CPU_SAMPLE, 1, sched_cpu_sample, ARG(U, stack, 0) ARG(U, cpu_ns, 1))                    \
+    REC(TRACE_INFO, trace_info,                                                                \
+        ARG(U, pid, 0) ARG(U, tick_source, 1) ARG(X, flags, 2) ARG(U, exe, 3)                  \
+            ARG(U, io_min_ns, 4))                                                              \
+    REC(GEN_BEGIN, gen_begin, ARG(U, gen, 0))                                                  \
+    REC(GEN_END, gen_end, ARG(U, gen, 0))                                                      \
+    REC(CLOCK, clock, ARG(U, ticks, 0) ARG(U, mono_ns, 1) ARG(U, real_ns, 2))                  \
+    REC(STRING, string, ARG(U, id, 0) TAIL(TEXT, text))                                        \
+    REC(STACK, stack, ARG(U, id, 0) TAIL(HEX64, pcs))                                          \
+    REC(THREAD, thread,                                                                        \
+        ARG(U, id, 0) ARG(U, tid, 1) ARG(U, parent, 2) ARG(U, name, 3) ARG(X, handle, 4))      \
+    REC(MAPPING, mapping,                                                                      \
+        ARG(U, id, 0) ARG(X, start, 1) ARG(X, limit, 2) ARG(X, offset, 3) ARG(X, bias, 4)      \
+            ARG(U, path, 5) TAIL(HEX8, build_id))                                              \
+    REC(DROPS, drops, ARG(U, thread, 0) ARG(U, count, 1))                                      \
+    REC(END, end,                                                                              \
+        ARG(U, dropped, 0) ARG(U, stacks_lost, 1) ARG(U, untraced, 2) ARG(U, sched_failed, 3)) \
+    REC(PENDING, pending,                                                                      \
+        ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2) ARG(X, object, 3)            \
+            ARG(U, stack, 4))                                                                  \
+    REC(WAITING, waiting,                                                                      \
+        ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2) ARG(X, object, 3)            \
+            ARG(U, stack, 4))                                                                  \
     REC(SAMPLING, sampling, ARG(U, sources, 0) ARG(U, period_ns, 1) ARG(U, lost, 2))
 
 /* An event tracepoint's head, before its ARGs: HEAD(name, THREAD) for the
@@ -200,19 +204,18 @@ struct ctr_lttng_tracepoint {
     const char *name; /* without the provider */
     uint8_t type;     /* enum ctr_event_type, 0 for a record */
     uint8_t sched;
-    uint8_t kind;     /* enum ctr_record_kind, 0 for an event */
+    uint8_t kind; /* enum ctr_record_kind, 0 for an event */
     struct ctr_lttng_member members[CTR_LTTNG_MAX_MEMBERS];
 };
 
 #define CTR_X_LTTNG_HEAD(name, src) {#name, CTR_LTTNG_U, CTR_LTTNG_SRC_##src},
 #define CTR_X_LTTNG_ARG(shape, name, i) {#name, CTR_LTTNG_##shape, i},
 #define CTR_X_LTTNG_TAIL(shape, name) {#name, CTR_LTTNG_##shape, CTR_LTTNG_SRC_TAIL},
-#define CTR_X_LTTNG_EV(TYPE, sched, name, members)                                         \
+#define CTR_X_LTTNG_EV(TYPE, sched, name, members) \
     {#name, CTR_EV_##TYPE, sched, 0, {CTR_LTTNG_HEAD(sched, CTR_X_LTTNG_HEAD) members}},
 #define CTR_X_LTTNG_REC(KIND, name, members) {#name, 0, 0, CTR_REC_##KIND, {members}},
 static const struct ctr_lttng_tracepoint ctr_lttng_tracepoints[] = {
-    CTR_LTTNG_TRACEPOINTS(CTR_X_LTTNG_EV, CTR_X_LTTNG_REC, CTR_X_LTTNG_ARG, CTR_X_LTTNG_TAIL)
-};
+    CTR_LTTNG_TRACEPOINTS(CTR_X_LTTNG_EV, CTR_X_LTTNG_REC, CTR_X_LTTNG_ARG, CTR_X_LTTNG_TAIL)};
 #undef CTR_X_LTTNG_HEAD
 #undef CTR_X_LTTNG_ARG
 #undef CTR_X_LTTNG_TAIL

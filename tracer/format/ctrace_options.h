@@ -224,8 +224,7 @@ static inline int ctr_option_bounded(const struct ctr_option *opt)
 /* ctr_option_format() : v as text that ctr_option_parse() reads back: a
  * size in the largest of G, M and k that divides it ("64k", "256M"), any
  * other number in decimal. @return buf. */
-static inline const char *ctr_option_format(const struct ctr_option *opt, uint64_t v,
-                                            char buf[24])
+static inline const char *ctr_option_format(const struct ctr_option *opt, uint64_t v, char buf[24])
 {
     static const char units[] = "GMk";
     for (unsigned i = 0; (opt->kind & CTR_OPT_SIZE) && v && i < 3; i++) {
@@ -255,7 +254,7 @@ static inline const char *ctr_option_format(const struct ctr_option *opt, uint64
 #define CTR_UNWIND_FLAG "unwind"
 #define CTR_UNWIND_ARG "HOW"
 #define CTR_UNWIND_WANT "fp, dwarf or auto"
-#define CTR_UNWIND_HELP                                                                  \
+#define CTR_UNWIND_HELP                                                                   \
     "how stacks are taken: fp (frame pointers), dwarf (libunwind) or auto (default: fp, " \
     "dwarf where frame pointers are missing)"
 

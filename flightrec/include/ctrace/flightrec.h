@@ -53,8 +53,8 @@ extern "C" {
 
 /* The zero value means the defaults below. */
 struct flightrec_config {
-    uint64_t min_age_ns;  /* 0 = 10 s */
-    uint64_t max_bytes;   /* 0 = 16 MiB; at least 64 KiB */
+    uint64_t min_age_ns; /* 0 = 10 s */
+    uint64_t max_bytes;  /* 0 = 16 MiB; at least 64 KiB */
     /* Buffers, stacks, I/O threshold... when the recorder starts the
      * tracing session (path and fd are ignored); NULL = the defaults. When
      * trace_start() already runs, its session's options stay. */
@@ -127,12 +127,12 @@ static inline int flightrec_trigger_latency(const struct flightrec_trigger *t)
 CTRACE_EXPORT int flightrec_latency(uint64_t latency_ns);
 
 struct flightrec_stats {
-    uint64_t window_bytes;      /* memory the window holds now */
-    uint64_t window_span_ns;    /* time it covers */
-    uint64_t generations;       /* generations in it */
-    uint64_t dumps_written;     /* by the trigger */
-    uint64_t dumps_failed;      /* by the trigger */
-    uint64_t triggers_limited;  /* triggers dropped by the rate limit */
+    uint64_t window_bytes;     /* memory the window holds now */
+    uint64_t window_span_ns;   /* time it covers */
+    uint64_t generations;      /* generations in it */
+    uint64_t dumps_written;    /* by the trigger */
+    uint64_t dumps_failed;     /* by the trigger */
+    uint64_t triggers_limited; /* triggers dropped by the rate limit */
 };
 
 /* flightrec__get_stats() : flightrec_get_stats() into a struct of

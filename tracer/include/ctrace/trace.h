@@ -191,9 +191,9 @@ CTRACE_EXPORT int trace_is_running(void);
 /* Counters of the current or last session, for tests and `ctrace stats`-like
  * reports from inside a program. */
 struct trace_counters {
-    uint64_t events_dropped;  /* events that found no buffer */
-    uint64_t bytes_written;   /* compressed bytes written to the file */
-    uint64_t chunks_flushed;  /* chunks (full or partial) handed to the file */
+    uint64_t events_dropped; /* events that found no buffer */
+    uint64_t bytes_written;  /* compressed bytes written to the file */
+    uint64_t chunks_flushed; /* chunks (full or partial) handed to the file */
 };
 
 /* trace__get_counters() : trace_get_counters() into a struct of out_size
@@ -273,10 +273,10 @@ static inline void trace_log(trace_task_t task, const char *category, const char
 
 /* trace_logf() : trace_log() with printf formatting, done only while
  * tracing. */
-#define trace_logf(task, category, ...)                    \
-    do {                                                   \
-        if (TRACE__ACTIVE())                               \
-            trace__logf(task, category, __VA_ARGS__);      \
+#define trace_logf(task, category, ...)               \
+    do {                                              \
+        if (TRACE__ACTIVE())                          \
+            trace__logf(task, category, __VA_ARGS__); \
     } while (0)
 
 #ifdef __cplusplus
