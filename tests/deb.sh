@@ -9,8 +9,8 @@
 #     package, both man pages (gzip'd) and the copyright file;
 #   - as root, with no ctrace package installed already: installed with
 #     dpkg, the installed `ctrace run` traces a program (it must find the
-#     installed libctrace), pkg-config and man find theirs, and dpkg -r
-#     removes every file again.
+#     installed libctrace), pkg-config and man find theirs, and dpkg -P
+#     removes every file and its record again.
 # A build configured for another prefix than /usr is configured again for
 # /usr in a temporary folder (without tests) to make the package.
 # Exit 77 (skipped) in sanitizer builds, and where dpkg-deb is missing.
@@ -73,36 +73,13 @@ check "contents: nothing outside /usr" bash -c '! grep -vE "^\./(usr/.*)?$" <<<"
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "(not root: the package's installation is not tried)"
-elif dpkg-query -W -f='${Status}' ctrace 2>/dev/null | grep -q 'install ok'; then
+elif [ "$(dpkg-query -W -f='${Status}' ctrace 2>/dev/null)" = "install ok installed" ]; then
     echo "(a ctrace package is installed already: left alone, installation not tried)"
 else
-    trap 'dpkg -r ctrace >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+    trap 'dpkg -P ctrace >/dev/null 2>&1; rm -rf "$tmp"' EXIT
     dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1
     check "dpkg -i installs it" test $? -eq 0
-    cat >"$tmp/plain.c" <<'C'
-#include <pthread.h>
-#include <unistd.h>
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static void *worker(void *arg)
-{
-    for (int i = 0; i < 20; i++) {
-        pthread_mutex_lock(&m);
-        usleep(500);
-        pthread_mutex_unlock(&m);
-    }
-    return arg;
-}
-int main(void)
-{
-    pthread_t t[2];
-    for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(t[i], NULL);
-    return 0;
-}
-C
-    "$cc" -O1 -g -o "$tmp/plain" "$tmp/plain.c" -lpthread
+    "$cc" -O1 -g -o "$tmp/plain" "$here/prog-install.c" -lpthread
     check "installed: /usr/bin/ctrace run traces a program with the installed libctrace" \
         bash -c "cd '$tmp' && env -u CTRACE_LIB /usr/bin/ctrace run -o '$tmp/t.bin' -- '$tmp/plain' &&
                  /usr/bin/ctrace -pprof=sync -top '$tmp/t.bin' 2>/dev/null | grep -q worker"
@@ -115,8 +92,10 @@ C
         check "installed: man finds ctrace(1) and libctrace(3)" \
             bash -c "man -w ctrace >/dev/null && man -w 3 libctrace >/dev/null"
     fi
-    dpkg -r ctrace >>"$tmp/dpkg.log" 2>&1
-    check "dpkg -r removes it" bash -c "test ! -e /usr/bin/ctrace && test ! -e /usr/lib/$multiarch/libctrace.so.$abi"
+    dpkg -P ctrace >>"$tmp/dpkg.log" 2>&1
+    check "dpkg -P removes it, files and record" bash -c 'test ! -e /usr/bin/ctrace &&
+        test ! -e "/usr/lib/$1/libctrace.so.$2" &&
+        test -z "$(dpkg-query -W -f="\${Status}" ctrace 2>/dev/null)"' _ "$multiarch" "$abi"
     [ "$fail" -eq 0 ] || tail -n 20 "$tmp/dpkg.log"
 fi
 [ "$fail" -eq 0 ] || tail -n 30 "$tmp/cpack.log"

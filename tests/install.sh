@@ -51,56 +51,20 @@ check "installed: libctrace.so.$abi is the SONAME" \
 check "installed: no libctrace-lttng.so link (it is dlopen'd)" \
     test ! -e "$root/$libdir/libctrace-lttng.so"
 
-# A program that contends a lock while tracing into argv[1], and checks
-# that the header it was built with and the library it runs with agree.
-cat >"$tmp/prog.c" <<'C'
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-#include <ctrace/flightrec.h>
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static void *worker(void *arg)
-{
-    for (int i = 0; i < 20; i++) {
-        pthread_mutex_lock(&m);
-        usleep(500);
-        pthread_mutex_unlock(&m);
-    }
-    return arg;
-}
-int main(int argc, char **argv)
-{
-    if (argc < 2 || ctrace_version() != CTRACE_VERSION_NUMBER ||
-        strcmp(ctrace_version_string(), CTRACE_VERSION_STRING) != 0)
-        return 1;
-    struct trace_options o = {.path = argv[1], .flush_ms = 20};
-    if (trace_start_opts(&o) != 0)
-        return 2;
-    pthread_t t[2];
-    for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(t[i], NULL);
-    struct trace_counters c;
-    if (trace_get_counters(&c) != 0 || trace_stop() != 0)
-        return 3;
-    printf("libctrace %s\n", ctrace_version_string());
-    return 0;
-}
-C
+# The user's program (prog-install.c), tracing itself with the API.
+prog=$(dirname "${BASH_SOURCE[0]}")/prog-install.c
 # runs PROG into TRACE and has the installed ctrace read it: threads and
 # the lock's waits must be there.
 traced() {
-    local prog=$1 trace=$2
-    LD_LIBRARY_PATH=$root/$libdir "$prog" "$trace" | grep -qx "libctrace $version" &&
+    local exe=$1 trace=$2
+    LD_LIBRARY_PATH=$root/$libdir "$exe" "$trace" | grep -qx "libctrace $version" &&
         "$root/bin/ctrace" -pprof=sync -top "$trace" 2>/dev/null | grep -q 'worker'
 }
 
 export PKG_CONFIG_PATH=$root/$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
 check "pkg-config: version $version" test "$(pkg-config --modversion ctrace)" = "$version"
 # shellcheck disable=SC2046
-"$cc" -o "$tmp/shared" "$tmp/prog.c" $(pkg-config --cflags --libs ctrace) >"$tmp/cc.log" 2>&1
+"$cc" -DWITH_CTRACE -o "$tmp/shared" "$prog" $(pkg-config --cflags --libs ctrace) >"$tmp/cc.log" 2>&1
 check "pkg-config, shared: builds" test -x "$tmp/shared"
 check "pkg-config, shared: needs libctrace.so.$abi" \
     bash -c "readelf -d '$tmp/shared' | grep -q 'NEEDED.*\[libctrace.so.$abi\]'"
@@ -112,7 +76,7 @@ cp -a "$stage" "$tmp/stage-static"
 rm -f "$tmp/stage-static$prefix/$libdir"/libctrace.so*
 # shellcheck disable=SC2046
 PKG_CONFIG_PATH=$tmp/stage-static$prefix/$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$tmp/stage-static \
-    "$cc" -o "$tmp/static" "$tmp/prog.c" \
+    "$cc" -DWITH_CTRACE -o "$tmp/static" "$prog" \
     $(PKG_CONFIG_PATH=$tmp/stage-static$prefix/$libdir/pkgconfig \
       PKG_CONFIG_SYSROOT_DIR=$tmp/stage-static pkg-config --cflags --libs --static ctrace) \
     >>"$tmp/cc.log" 2>&1
@@ -123,11 +87,12 @@ check "pkg-config --static: traces, and the installed ctrace reads it" traced "$
 
 # find_package(ctrace)
 mkdir -p "$tmp/cm"
-cp "$tmp/prog.c" "$tmp/cm/prog.c"
+cp "$prog" "$tmp/cm/prog.c"
 cat >"$tmp/cm/CMakeLists.txt" <<CM
 cmake_minimum_required(VERSION 3.18)
 project(consumer C)
 find_package(ctrace ${version%.*} REQUIRED)
+add_compile_definitions(WITH_CTRACE)
 add_executable(with_shared prog.c)
 target_link_libraries(with_shared PRIVATE ctrace::ctrace)
 add_executable(with_static prog.c)
@@ -149,30 +114,7 @@ check "find_package(ctrace $((${version%%.*} + 1)).0): refused by the version fi
     bash -c "! cmake -S '$tmp/cm' -B '$tmp/cm/build2' -DCMAKE_PREFIX_PATH='$root' >/dev/null 2>&1"
 
 # The installed `ctrace run`, on a program that knows nothing of ctrace.
-cat >"$tmp/plain.c" <<'C'
-#include <pthread.h>
-#include <unistd.h>
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static void *worker(void *arg)
-{
-    for (int i = 0; i < 20; i++) {
-        pthread_mutex_lock(&m);
-        usleep(500);
-        pthread_mutex_unlock(&m);
-    }
-    return arg;
-}
-int main(void)
-{
-    pthread_t t[2];
-    for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, worker, NULL);
-    for (int i = 0; i < 2; i++)
-        pthread_join(t[i], NULL);
-    return 0;
-}
-C
-"$cc" -O1 -g -o "$tmp/plain" "$tmp/plain.c" -lpthread
+"$cc" -O1 -g -o "$tmp/plain" "$prog" -lpthread
 check "installed ctrace -version: $version, ABI $abi" \
     bash -c "'$root/bin/ctrace' -version | grep -qx 'ctrace $version' &&
              '$root/bin/ctrace' -version | grep -q 'ABI $abi'"
