@@ -256,10 +256,9 @@ int ctr_cmd_run(int argc, char **argv)
          * (-cpu) is at its usual value; "-sched 0", "-cpu 1000" still read
          * their values. */
         char alone[CTR_OPTION_COUNT][24];
-        const char *name = a + 1 + (a[1] == '-'); /* one dash or two */
         for (int k = 0; r == 0 && k < CTR_OPTION_COUNT; k++)
-            if (ctr_option_off_by_default(ctr_option(k)) &&
-                strcmp(name, ctr_option(k)->flag) == 0 &&
+            if (ctr_option_off_by_default(ctr_option(k)) && a[1] != '-' &&
+                strcmp(a + 1, ctr_option(k)->flag) == 0 &&
                 (i + 1 >= argc || !given_value(ctr_option(k), argv[i + 1]))) {
                 values[k] = ctr_option(k)->kind & CTR_OPT_SWITCH
                                 ? "1"

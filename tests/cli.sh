@@ -95,12 +95,6 @@ expect "run: no command" 2 "no command given" -- "$ctrace" run -o "$tmp/run.bin"
 expect "run: unknown flag" 2 "unknown flag -bogus" -- "$ctrace" run -bogus -- true
 expect "run: bad flag value" 2 "-flush-ms wants milliseconds, not 'abc'" -- "$ctrace" run -flush-ms=abc -- true
 expect "run: bad -unwind" 2 "-unwind wants fp, dwarf or auto" -- "$ctrace" run -unwind=x -- true
-# Flags take one dash or two, the switches and rates given alone too.
-"$ctrace" run --sched --cpu -o "$tmp/dashes.bin" -- sleep 0.1 >/dev/null 2>&1
-check "run: --sched --cpu alone (two dashes) are on" \
-    bash -c '"$1" stats "$2" 2>&1 | grep -q "cpu samples:.*100 Hz" &&
-             "$1" stats "$2" 2>&1 | grep -qE "^sched: .*context switches \(perf_event\)"' \
-    _ "$ctrace" "$tmp/dashes.bin"
 expect "run: -sched-ring-bytes not a size" 2 "-sched-ring-bytes wants a size from 4k to 256M, not 'big'" \
     -- "$ctrace" run -sched-ring-bytes=big -- true
 expect "run: -sched-ring-bytes too small" 2 "-sched-ring-bytes wants a size from 4k to 256M, not '1000'" \
