@@ -153,7 +153,7 @@ static void on_message(struct ctr_ctf *c, const bt_message *m)
     uint64_t *known = ctr_idmap_get(&c->kinds, (uintptr_t)cls);
     uint64_t what = known ? *known : ctr_rebuild_classify(bt_event_class_get_name(cls));
     if (!known && ctr_idmap_put(&c->kinds, (uintptr_t)cls, what) != 0) {
-        fail(c, "out of memory%s", "");
+        fail(c, "out of memory");
         return;
     }
     if ((int)(what >> 16) == CTR_TP_NONE)

@@ -104,7 +104,7 @@ static void frame_finish(struct ctr_rebuild *c, struct ctr_pb *frame)
     if (!frame->len)
         return;
     if (frame->err) {
-        fail(c, "out of memory%s", "");
+        fail(c, "out of memory");
         return;
     }
     size_t cap = ZSTD_compressBound(frame->len);
@@ -120,7 +120,7 @@ static void frame_finish(struct ctr_rebuild *c, struct ctr_pb *frame)
     }
     if (!f.data || c->nready == c->ready_cap) {
         free(f.data);
-        fail(c, "out of memory%s", "");
+        fail(c, "out of memory");
         return;
     }
     size_t n = ZSTD_compress2(c->zc, f.data, cap, frame->b, frame->len);
@@ -412,7 +412,7 @@ static void on_event(struct ctr_rebuild *c, struct proc *p, uint8_t type, int sc
     }
     struct pending_events *t = thread_of(p, thread);
     if (!t) {
-        fail(c, "out of memory%s", "");
+        fail(c, "out of memory");
         return;
     }
     struct ctr_pb *body = &c->body;
@@ -429,7 +429,7 @@ static void on_event(struct ctr_rebuild *c, struct proc *p, uint8_t type, int sc
     ctr_pb_append(&t->ev, &n, 4);
     ctr_pb_append(&t->ev, body->b, n);
     if (t->ev.err)
-        fail(c, "out of memory%s", "");
+        fail(c, "out of memory");
 }
 
 /* The process an event of pid `pid` belongs to in this reading, or NULL
@@ -456,7 +456,7 @@ static struct proc *proc_of(struct ctr_rebuild *c, uint64_t pid)
     if (!procs || ctr_idmap_put(&c->proc_ix, pid, c->nprocs) != 0) {
         if (procs)
             c->procs = procs;
-        fail(c, "out of memory%s", "");
+        fail(c, "out of memory");
         return NULL;
     }
     c->procs = procs;
@@ -477,10 +477,8 @@ void ctr_rebuild_point(struct ctr_rebuild *c, uint64_t what, uint64_t pid, uint6
         c->procs[0].pid && c->procs[0].pid != v[0]) {
         /* Nothing says whose events these are, so all are one process's;
          * a TRACE_INFO of another pid than the first says they are not. */
-        fail(c,
-             "events of several processes, not told apart: record the vpid context "
-             "(lttng add-context -u -t vpid) or use --buffers-pid%s",
-             "");
+        fail(c, "events of several processes, not told apart: record the vpid context "
+                "(lttng add-context -u -t vpid) or use --buffers-pid");
         return;
     }
     struct proc *p = proc_of(c, pid);

@@ -135,7 +135,7 @@ static int cmd_stats(int argc, char **argv)
         path = argv[i];
     }
     if (!path)
-        return ctr_cli_usage_error(NULL, "stats: no trace file given%s", "");
+        return ctr_cli_usage_error(NULL, "stats: no trace file given");
     struct ctr_reading rd;
     struct ctr_trace *t;
     if (ctr_reading_open(&rd, path, 1, &o) || ctr_reading_pass(&rd, NULL, 0, &t)) {
@@ -346,7 +346,7 @@ static int cmd_tasks(int argc, char **argv)
         path = argv[i];
     }
     if (!path)
-        return ctr_cli_usage_error(NULL, "tasks: no trace file given%s", "");
+        return ctr_cli_usage_error(NULL, "tasks: no trace file given");
     struct ctr_reading rd;
     struct ctr_tasks ts;
     struct ctr_trace *t;
@@ -399,7 +399,7 @@ static int cmd_threads(int argc, char **argv)
         path = argv[i];
     }
     if (!path)
-        return ctr_cli_usage_error(NULL, "threads: no trace file given%s", "");
+        return ctr_cli_usage_error(NULL, "threads: no trace file given");
     struct ctr_reading rd;
     struct ctr_trace *t;
     if (ctr_reading_open(&rd, path, 1, &o))
@@ -426,7 +426,7 @@ static int cmd_threads(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return ctr_cli_usage_error(NULL, "no command or trace given%s", "");
+        return ctr_cli_usage_error(NULL, "no command or trace given");
     if (ctr_cli_is_help(argv[1])) {
         fputs(usage_text, stdout);
         return 0;
@@ -484,10 +484,9 @@ int main(int argc, char **argv)
         path = argv[i];
     }
     if (!type)
-        return ctr_cli_usage_error(NULL,
-                                   "nothing to do: give -pprof=TYPE or a verb such as stats%s", "");
+        return ctr_cli_usage_error(NULL, "nothing to do: give -pprof=TYPE or a verb such as stats");
     if (!path)
-        return ctr_cli_usage_error(NULL, "no trace file given%s", "");
+        return ctr_cli_usage_error(NULL, "no trace file given");
     if (latmin && !ctr_cli_duration("", "latmin", latmin, &filter.latmin_ns))
         return CTR_EXIT_USAGE;
     if ((j && !ctr_cli_jobs("", j, &ro.jobs)) || (pid && !ctr_cli_pid("", pid, &ro.pid)))
@@ -501,7 +500,7 @@ int main(int argc, char **argv)
         errno = 0;
         unsigned long long v = strtoull(n, &end, 10);
         if (!top)
-            return ctr_cli_usage_error(NULL, "-n goes with -top%s", "");
+            return ctr_cli_usage_error(NULL, "-n goes with -top");
         if (*n < '0' || *n > '9' || *end || errno || v == 0 || v > SIZE_MAX)
             return ctr_cli_usage_error(NULL, "-n wants a number of stacks >= 1, not '%s'", n);
         top_n = (size_t)v;

@@ -167,7 +167,7 @@ static int parse(int argc, char **argv, struct opts *o)
         o->path = argv[i];
     }
     if (!o->path)
-        return ctr_cli_usage_error("-perfetto", "no trace file given%s", "");
+        return ctr_cli_usage_error("-perfetto", "no trace file given");
     if ((latmin && !ctr_cli_duration("-perfetto", "latmin", latmin, &o->filter.latmin_ns)) ||
         (from && !ctr_cli_duration("-perfetto", "from", from, &o->from_ns)) ||
         (to && !ctr_cli_duration("-perfetto", "to", to, &o->to_ns)) ||
@@ -186,7 +186,7 @@ static int parse(int argc, char **argv, struct opts *o)
             return ctr_cli_usage_error("-perfetto", "-port wants a port from 1 to 65535, not '%s'",
                                        port);
         if (!o->http)
-            return ctr_cli_usage_error("-perfetto", "-port goes with -http%s", "");
+            return ctr_cli_usage_error("-perfetto", "-port goes with -http");
         o->port = (int)n;
     }
     if (o->has_to && o->to_ns <= o->from_ns)
@@ -195,10 +195,8 @@ static int parse(int argc, char **argv, struct opts *o)
         return ctr_cli_usage_error("-perfetto", "-%s needs a name",
                                    o->filter.task && !*o->filter.task ? "task" : "region");
     if (!o->out && !o->http && isatty(1))
-        return ctr_cli_usage_error("-perfetto",
-                                   "not writing a binary trace to a terminal; use "
-                                   "-o FILE or redirect%s",
-                                   "");
+        return ctr_cli_usage_error("-perfetto", "not writing a binary trace to a terminal; use "
+                                                "-o FILE or redirect");
     return -1;
 }
 

@@ -281,9 +281,9 @@ int ctr_cmd_run(int argc, char **argv)
             return ctr_cli_usage_error("run", "unknown flag %s", a);
     }
     if (i >= argc)
-        return ctr_cli_usage_error("run", "no command given%s", "");
+        return ctr_cli_usage_error("run", "no command given");
     if (!*out)
-        return ctr_cli_usage_error("run", "-o needs a file name%s", "");
+        return ctr_cli_usage_error("run", "-o needs a file name");
 
     char lib[PATH_MAX];
     if (find_lib(lib) != 0 || preload(lib) != 0)
