@@ -145,7 +145,7 @@ int flightrec__start(const struct flightrec_config *cfg, size_t cfg_size, size_t
     struct trace_options o = {0};
     int copied = cfg ? ctr__abi_copy_in(&c, sizeof(c), cfg, cfg_size, sizeof(c)) : 0;
     if (copied == 0 && c.trace)
-        copied = ctr__abi_copy_in(&o, sizeof(o), c.trace, opts_size, TRACE_OPTIONS_SIZE_VER0);
+        copied = ctr__options_copy_in(&o, c.trace, opts_size);
     if (copied != 0)
         return copied;
     uint64_t min_age, max_bytes;

@@ -61,3 +61,9 @@ int ctr__abi_copy_out(void *dst, size_t dst_size, const void *src, size_t src_si
     copy_zero_rest(dst, dst_size, src, src_size);
     return 0;
 }
+
+int ctr__options_copy_in(struct trace_options *own, const struct trace_options *opts,
+                         size_t opts_size)
+{
+    return ctr__abi_copy_in(own, sizeof(*own), opts, opts_size, TRACE_OPTIONS_SIZE_VER0);
+}

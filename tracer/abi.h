@@ -23,4 +23,12 @@ int ctr__abi_copy_in(void *dst, size_t dst_size, const void *src, size_t src_siz
 int ctr__abi_copy_out(void *dst, size_t dst_size, const void *src, size_t src_size,
                       size_t min_size);
 
+struct trace_options;
+
+/* ctr__options_copy_in() : ctr__abi_copy_in() for struct trace_options,
+ * whose first layout is TRACE_OPTIONS_SIZE_VER0 (trace.h): the one place
+ * that knows it, for trace__start_opts and flightrec__start. */
+int ctr__options_copy_in(struct trace_options *own, const struct trace_options *opts,
+                         size_t opts_size);
+
 #endif

@@ -147,7 +147,7 @@ int trace__start_opts(const struct trace_options *opts, size_t opts_size)
     if (!opts)
         return -EINVAL;
     struct trace_options own;
-    int copied = ctr__abi_copy_in(&own, sizeof(own), opts, opts_size, TRACE_OPTIONS_SIZE_VER0);
+    int copied = ctr__options_copy_in(&own, opts, opts_size);
     if (copied != 0)
         return copied;
     const struct trace_options *o = &own;
