@@ -19,17 +19,8 @@ set -uo pipefail
 build=$1 cc=$2
 here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/checks.sh"
-
-for v in CTRACE_SANITIZE CTRACE_TSAN; do
-    if grep -qE "^$v:BOOL=(ON|1|TRUE)" "$build/CMakeCache.txt"; then
-        echo "skipped: sanitizer build"; exit 77
-    fi
-done
+source "$here/installed.sh"
 command -v dpkg-deb >/dev/null || { echo "skipped: no dpkg-deb (not Debian)"; exit 77; }
-cache() { sed -nE "s|^$1:[A-Z]+=(.*)|\1|p" "$build/CMakeCache.txt"; }
-version=$(sed -nE 's/^#define CTRACE_VERSION_(MAJOR|MINOR|PATCH) +([0-9]+)$/\2/p' \
-    "$here/../tracer/include/ctrace/version.h" | paste -sd.)
-abi=$(sed -nE 's/^#define CTRACE_ABI_VERSION +([0-9]+)$/\1/p' "$here/../tracer/include/ctrace/version.h")
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 
@@ -59,16 +50,9 @@ check "control: Depends names libzstd1 and libc6 (dpkg-shlibdeps)" \
     bash -c 'grep -E "^ Depends:" <<<"$1" | grep -q libzstd1 && grep -E "^ Depends:" <<<"$1" | grep -q libc6' _ "$info"
 
 contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
-lib=./usr/lib/$multiarch
-for f in ./usr/bin/ctrace "$lib/libctrace.so.$abi" "$lib/libctrace.so" "$lib/libctrace.a" \
-    "$lib/libctrace-lttng.so.1" "$lib/babeltrace2/plugins/babeltrace-plugin-ctrace.so" \
-    ./usr/include/ctrace/trace.h ./usr/include/ctrace/flightrec.h ./usr/include/ctrace/version.h \
-    "$lib/pkgconfig/ctrace.pc" "$lib/cmake/ctrace/ctraceConfig.cmake" \
-    "$lib/cmake/ctrace/ctraceConfigVersion.cmake" "$lib/cmake/ctrace/ctraceTargets.cmake" \
-    ./usr/share/man/man1/ctrace.1.gz ./usr/share/man/man3/libctrace.3.gz \
-    ./usr/share/doc/ctrace/copyright; do
-    check "contents: $f" grep -qxF -- "$f" <<<"$contents"
-done
+while IFS= read -r f; do
+    check "contents: ./usr/$f" grep -qxF -- "./usr/$f" <<<"$contents"
+done < <(installed_files "lib/$multiarch")
 check "contents: nothing outside /usr" bash -c '! grep -vE "^\./(usr/.*)?$" <<<"$1"' _ "$contents"
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -81,8 +65,7 @@ else
     check "dpkg -i installs it" test $? -eq 0
     "$cc" -O1 -g -o "$tmp/plain" "$here/prog-install.c" -lpthread
     check "installed: /usr/bin/ctrace run traces a program with the installed libctrace" \
-        bash -c "cd '$tmp' && env -u CTRACE_LIB /usr/bin/ctrace run -o '$tmp/t.bin' -- '$tmp/plain' &&
-                 /usr/bin/ctrace -pprof=sync -top '$tmp/t.bin' 2>/dev/null | grep -q worker"
+        run_traced /usr/bin/ctrace "$tmp/plain" "$tmp/t.bin"
     check "installed: pkg-config finds ctrace $version" \
         bash -c "env -u PKG_CONFIG_PATH pkg-config --modversion ctrace | grep -qx '$version'"
     check "installed: a program builds and runs with pkg-config's flags" \

@@ -13,39 +13,22 @@
 #     ctrace::ctrace_static, and the version file refusing a newer major;
 #   - the installed `ctrace run` on an untraced program finds the installed
 #     libctrace beside itself, also after the tree is moved elsewhere.
-# Exit 77 (skipped) in sanitizer builds: their libraries need the
-# sanitizer's runtime in every program that links them.
+# Exit 77 (skipped) in sanitizer builds (installed.sh).
 # usage: install.sh BUILD_DIR CC
 set -uo pipefail
 build=$1 cc=$2
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
-
-for v in CTRACE_SANITIZE CTRACE_TSAN; do
-    if grep -qE "^$v:BOOL=(ON|1|TRUE)" "$build/CMakeCache.txt"; then
-        echo "skipped: sanitizer build"; exit 77
-    fi
-done
-cache() { sed -nE "s|^$1:[A-Z]+=(.*)|\1|p" "$build/CMakeCache.txt"; }
+source "$(dirname "${BASH_SOURCE[0]}")/installed.sh"
 prefix=$(cache CMAKE_INSTALL_PREFIX)
 libdir=$(cache CMAKE_INSTALL_LIBDIR)
-version=$(sed -nE 's/^#define CTRACE_VERSION_(MAJOR|MINOR|PATCH) +([0-9]+)$/\2/p' \
-    "$(dirname "${BASH_SOURCE[0]}")/../tracer/include/ctrace/version.h" | paste -sd.)
-abi=$(sed -nE 's/^#define CTRACE_ABI_VERSION +([0-9]+)$/\1/p' \
-    "$(dirname "${BASH_SOURCE[0]}")/../tracer/include/ctrace/version.h")
 
 stage=$tmp/stage
 DESTDIR=$stage cmake --install "$build" >"$tmp/install.log" 2>&1
 check "cmake --install into a staging folder" test $? -eq 0 -a -d "$stage$prefix"
 root=$stage$prefix
-for f in bin/ctrace "$libdir/libctrace.so.$abi" "$libdir/libctrace.so" "$libdir/libctrace.a" \
-    "$libdir/libctrace-lttng.so.1" "$libdir/babeltrace2/plugins/babeltrace-plugin-ctrace.so" \
-    include/ctrace/trace.h include/ctrace/flightrec.h include/ctrace/version.h \
-    "$libdir/pkgconfig/ctrace.pc" "$libdir/cmake/ctrace/ctraceConfig.cmake" \
-    "$libdir/cmake/ctrace/ctraceConfigVersion.cmake" "$libdir/cmake/ctrace/ctraceTargets.cmake" \
-    share/man/man1/ctrace.1.gz share/man/man3/libctrace.3.gz share/doc/ctrace/copyright \
-    share/doc/ctrace/CHANGELOG.md; do
+while IFS= read -r f; do
     check "installed: $f" test -e "$root/$f"
-done
+done < <(installed_files "$libdir")
 check "installed: libctrace.so.$abi is the SONAME" \
     bash -c "readelf -d '$root/$libdir/libctrace.so.$abi' | grep -q 'SONAME.*\[libctrace.so.$abi\]'"
 check "installed: no libctrace-lttng.so link (it is dlopen'd)" \
@@ -118,17 +101,12 @@ check "find_package(ctrace $((${version%%.*} + 1)).0): refused by the version fi
 check "installed ctrace -version: $version, ABI $abi" \
     bash -c "'$root/bin/ctrace' -version | grep -qx 'ctrace $version' &&
              '$root/bin/ctrace' -version | grep -q 'ABI $abi'"
-# (CTRACE_LIB unset: the installed binary must find its own library.)
-run_plain() {
-    env -u CTRACE_LIB "$1/bin/ctrace" run -o "$2" -- "$tmp/plain" &&
-        "$1/bin/ctrace" -pprof=sync -top "$2" 2>/dev/null | grep -q 'worker'
-}
 check "installed ctrace run: finds libctrace.so.$abi beside itself and traces" \
-    run_plain "$root" "$tmp/run.bin"
+    run_traced "$root/bin/ctrace" "$tmp/plain" "$tmp/run.bin"
 mkdir -p "$tmp/moved"
 mv "$stage" "$tmp/moved/"
 check "installed ctrace run: the same after the tree was moved" \
-    run_plain "$tmp/moved/stage$prefix" "$tmp/run2.bin"
+    run_traced "$tmp/moved/stage$prefix/bin/ctrace" "$tmp/plain" "$tmp/run2.bin"
 
 [ "$fail" -eq 0 ] || tail -n 30 "$tmp/install.log" "$tmp/cc.log" "$tmp/cm.log"
 finish

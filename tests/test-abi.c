@@ -102,11 +102,8 @@ static void test_old_caller_flightrec(void **state)
     assert_int_equal(flightrec__start(&cfg, sizeof(cfg), sizeof(c.o)), 0);
     usleep(30000);
     char path[64];
-    ctr_test_temp(path, sizeof(path), "abi-fr");
-    assert_int_equal(flightrec_dump(path), 0);
-    assert_int_equal(flightrec_stop(), 0);
     struct ctr_trace tr;
-    ctr_test_read(path, &tr);
+    ctr_test_dump_stop_read("abi-fr", path, &tr);
     assert_true(tr.nthreads >= 1);
     ctr_trace_free(&tr);
     unlink(path);

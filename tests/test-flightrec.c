@@ -85,16 +85,6 @@ static uint64_t storm_stop(struct storm *s)
  * Tests
  * ------------------------------------------------------------------------- */
 
-/* Dumps the window into a new temporary file named after `name` (its
- * path into path), stops the recorder and reads the dump into *tr. */
-static void dump_stop_read(const char *name, char path[64], struct ctr_trace *tr)
-{
-    ctr_test_temp(path, 64, name);
-    assert_int_equal(flightrec_dump(path), 0);
-    assert_int_equal(flightrec_stop(), 0);
-    ctr_test_read(path, tr);
-}
-
 static void test_memory_bound_under_storm(void **state)
 {
     (void)state;
@@ -119,7 +109,7 @@ static void test_memory_bound_under_storm(void **state)
     assert_true(peak > max / 2); /* the storm did fill it */
     char path[64];
     struct ctr_trace tr;
-    dump_stop_read("fr-storm", path, &tr);
+    ctr_test_dump_stop_read("fr-storm", path, &tr);
     assert_true(tr.complete);
     assert_true(tr.nevents > 0);
     ctr_trace_free(&tr);
@@ -144,11 +134,8 @@ static void test_window_spans_min_age(void **state)
     assert_true(st.window_span_ns >= 300 * MS);
     assert_true(st.window_span_ns < 600 * MS); /* and old generations did go */
     char path[64];
-    ctr_test_temp(path, sizeof(path), "fr-span");
-    assert_int_equal(flightrec_dump(path), 0);
-    assert_int_equal(flightrec_stop(), 0);
     struct ctr_trace tr;
-    ctr_test_read(path, &tr);
+    ctr_test_dump_stop_read("fr-span", path, &tr);
     assert_true(tr.end_ns - tr.start_ns >= 300 * MS);
     ctr_trace_free(&tr);
     unlink(path);
@@ -276,7 +263,7 @@ static void window_keeps_samples(int timer, unsigned hz)
     pthread_join(th, NULL);
     char path[64];
     struct ctr_trace tr;
-    dump_stop_read("fr-cpu", path, &tr);
+    ctr_test_dump_stop_read("fr-cpu", path, &tr);
     assert_int_equal(tr.cpu_source, timer ? CTR_CPU_TIMER : CTR_CPU_PERF);
     assert_int_equal(tr.cpu_period_ns, 1000 * MS / hz);
     size_t samples = 0, in_burner = 0;

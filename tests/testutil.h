@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "asleep.h"
+#include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
 #include "reader.h"
 
@@ -54,6 +55,17 @@ static inline void ctr_test_read(const char *path, struct ctr_trace *tr)
 static inline void ctr_test_stop_and_read(const char *path, struct ctr_trace *tr)
 {
     assert_int_equal(trace_stop(), 0);
+    ctr_test_read(path, tr);
+}
+
+/* Dumps the flight recorder's window into a new temporary file named after
+ * `stem` (its path into path), stops the recorder and reads the dump into
+ * *tr: each step must succeed. */
+static inline void ctr_test_dump_stop_read(const char *stem, char path[64], struct ctr_trace *tr)
+{
+    ctr_test_temp(path, 64, stem);
+    assert_int_equal(flightrec_dump(path), 0);
+    assert_int_equal(flightrec_stop(), 0);
     ctr_test_read(path, tr);
 }
 
