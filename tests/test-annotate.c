@@ -2,7 +2,8 @@
 /* test-annotate.c - tasks, regions and logs as the trace records them: a task
  * handed to another thread and ended there, a child task, nested regions, a
  * region left open, logs (a long one cut at 1024 bytes, a formatted one),
- * and calls made while not tracing, which record nothing and return 0. */
+ * and calls made while not tracing, which record nothing and return 0; and
+ * names passed in buffers that change between calls. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,10 +99,53 @@ static void test_tasks_regions_logs(void **state)
     unlink(path);
 }
 
+/* A thread remembers the names it used by address (annotate.c): a buffer
+ * reused for other names, one shortened or lengthened in place, a name cut
+ * at 256 bytes and one that differs only after that, each get the name
+ * they hold when the call is made. */
+static void test_names_in_reused_buffers(void **state)
+{
+    (void)state;
+    char path[64];
+    ctr_test_temp(path, sizeof(path), "names");
+    assert_int_equal(trace_start(path), 0);
+    char buf[400];
+    static const char *const names[] = {"alpha", "beta", "alphabet", "alp", "alpha", "beta"};
+    size_t nnames = sizeof(names) / sizeof(names[0]);
+    for (size_t i = 0; i < nnames; i++) {
+        strcpy(buf, names[i]);
+        trace_region_begin(1, buf);
+    }
+    memset(buf, 'y', 300);
+    buf[300] = 0;
+    trace_region_begin(1, buf); /* cut at 256 */
+    buf[280] = 'z';             /* the same first 256 bytes */
+    trace_region_begin(1, buf);
+    buf[10] = 'z';
+    trace_region_begin(1, buf);
+
+    struct ctr_trace tr;
+    ctr_test_stop_and_read(path, &tr);
+    const struct ctr_trace_event *ev[16];
+    assert_int_equal(collect(&tr, CTR_EV_REGION_BEGIN, ev, 16), nnames + 3);
+    for (size_t i = 0; i < nnames; i++)
+        assert_string_equal(ctr_trace_string(&tr, ev[i]->args[1]), names[i]);
+    const char *cut = ctr_trace_string(&tr, ev[nnames]->args[1]);
+    assert_int_equal(strlen(cut), 256);
+    assert_true(cut[0] == 'y' && cut[255] == 'y');
+    assert_true(ev[nnames + 1]->args[1] == ev[nnames]->args[1]);
+    const char *other = ctr_trace_string(&tr, ev[nnames + 2]->args[1]);
+    assert_int_equal(strlen(other), 256);
+    assert_true(other[10] == 'z');
+    ctr_trace_free(&tr);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tasks_regions_logs),
+        cmocka_unit_test(test_names_in_reused_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

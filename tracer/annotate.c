@@ -20,9 +20,38 @@ CTR_EXPORT int trace__active;
 
 static _Atomic uint64_t next_task = 1;
 
-static uint64_t string_id(const char *s)
+/* The longest name interned; a longer one is cut there. */
+#define NAME_MAX_BYTES 256
+
+/* Whether the name at s is e's: a byte loop, which stops at the first
+ * difference, so it reads no further than e's length or s's terminator
+ * (e's bytes hold no NUL), and s[len] is then within s. Names are short:
+ * the loop beats a call to strncmp. */
+static int name_is(const char *s, const struct ctr_intern_entry *e)
 {
-    return s ? ctr__intern(&ctr__strings, s, (uint32_t)strnlen(s, 256)) : 0;
+    for (uint32_t i = 0; i < e->len; i++)
+        if (s[i] != (char)e->bytes[i])
+            return 0;
+    return e->len == NAME_MAX_BYTES || s[e->len] == '\0';
+}
+
+/* The id of name s for thread t. Programs pass the same few names (string
+ * literals, mostly) on every call, so t remembers, by address, the entries
+ * of the last names it used. A remembered address is only a hint: the
+ * bytes there may have changed since (a buffer reused for another name),
+ * so the entry counts only if its bytes are still s's. */
+static uint64_t string_id(struct ctr_thread *t, const char *s)
+{
+    if (!s)
+        return 0;
+    struct ctr_name_memo *m =
+        &t->names[((uintptr_t)s * 0x9E3779B97F4A7C15ull) >> (64 - CTR_NAME_MEMO_BITS)];
+    if (CTR_LIKELY(m->ptr == s && m->entry) && name_is(s, m->entry))
+        return m->entry->id;
+    uint32_t id = ctr__intern(&ctr__strings, s, (uint32_t)strnlen(s, NAME_MAX_BYTES));
+    m->ptr = s;
+    m->entry = ctr__intern_entry(&ctr__strings, id);
+    return id;
 }
 
 CTR_EXPORT trace_task_t trace__task_begin(const char *type, trace_task_t parent)
@@ -32,7 +61,7 @@ CTR_EXPORT trace_task_t trace__task_begin(const char *type, trace_task_t parent)
         return 0;
     /* relaxed: the counter only hands out distinct ids. */
     uint64_t id = atomic_fetch_add_explicit(&next_task, 1, memory_order_relaxed);
-    uint64_t args[3] = {id, parent, string_id(type)};
+    uint64_t args[3] = {id, parent, string_id(t, type)};
     ctr__emit_one(t, CTR_EV_TASK_BEGIN, args);
     return id;
 }
@@ -49,7 +78,7 @@ CTR_EXPORT void trace__region(trace_task_t task, const char *name, int begin)
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return;
-    uint64_t args[2] = {task, string_id(name)};
+    uint64_t args[2] = {task, string_id(t, name)};
     ctr__emit_one(t, begin ? CTR_EV_REGION_BEGIN : CTR_EV_REGION_END, args);
 }
 
@@ -59,7 +88,7 @@ CTR_EXPORT void trace__log(trace_task_t task, const char *category, const char *
     if (!t)
         return;
     size_t len = message ? strnlen(message, CTR_MAX_EVENT_PAYLOAD) : 0;
-    uint64_t args[3] = {task, string_id(category), len};
+    uint64_t args[3] = {task, string_id(t, category), len};
     if (ctr__write_begin(t)) {
         ctr__emit_payload(t, CTR_EV_LOG, ctr__ticks(), args, message, len);
         ctr__write_end(t);

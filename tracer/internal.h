@@ -159,6 +159,10 @@ enum ctr_call_kind {
     CTR_CALL_BLOCKED, /* a wait whose Block is written: its Unblock is owed */
 };
 
+/* Names remembered per thread: 1 << CTR_NAME_MEMO_BITS. */
+#define CTR_NAME_MEMO_BITS 3
+#define CTR_NAME_MEMO (1u << CTR_NAME_MEMO_BITS)
+
 struct ctr_thread {
     /* Owner-only, touched on every event. */
     uint8_t *pos, *end;      /* write cursor in chunk->data */
@@ -175,6 +179,13 @@ struct ctr_thread {
     uintptr_t section_frame; /* frame address where the section began */
     uint64_t id;             /* trace thread id, unique per registration */
     uint64_t lost_pending;   /* drops not yet reported by a LOST event */
+    /* The names this thread's annotations used last (annotate.c), so that
+     * a name passed again costs a compare instead of a hash and a probe of
+     * the shared table. Owner-only. */
+    struct ctr_name_memo {
+        const char *ptr;
+        const struct ctr_intern_entry *entry;
+    } names[CTR_NAME_MEMO];
 
     /* Shared with the collector. */
     _Atomic(struct ctr_chunk *) cur; /* owner: release on change */
@@ -716,6 +727,9 @@ extern _Atomic int ctr__inline_mode;
 void ctr__lttng_event(struct ctr_thread *t, uint8_t type, uint64_t now, const uint64_t *args,
                       const void *payload, size_t len);
 
+/* Bytes ahead of the write cursor to prefetch (a few cache lines). */
+#define CTR_PREFETCH_AHEAD 256
+
 /* ctr__emit_chunk() : ctr__emit_payload() into t's chunk alone, with `now`
  * no earlier than the thread's last event. */
 static inline void ctr__emit_chunk(struct ctr_thread *t, uint8_t type, uint64_t now,
@@ -727,6 +741,10 @@ static inline void ctr__emit_chunk(struct ctr_thread *t, uint8_t type, uint64_t 
         return;
     }
     uint8_t *p = ctr_encode_event(t->pos, type, now - t->last_ticks, args);
+    /* The chunk's next lines are cold (the collector last read them, on
+     * another CPU): ask for them ahead, so the store that first reaches one
+     * does not stall the thread. */
+    __builtin_prefetch(p + CTR_PREFETCH_AHEAD, 1);
     if (len) {
         memcpy(p, payload, len);
         p += len;

@@ -262,6 +262,8 @@ void ctr__threads_forked(void)
             t->pos = t->end = NULL;
             t->os_tid = (int)syscall(SYS_gettid);
             t->name_id = kernel_name_id();
+            /* The parent's string table is gone (ctr__intern_forked). */
+            memset(t->names, 0, sizeof(t->names));
             continue;
         }
         atomic_store_explicit(&t->state, CTR_SLOT_FREE, memory_order_relaxed);

@@ -6,15 +6,22 @@
 #ifndef CTR_BENCH_H
 #define CTR_BENCH_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ctrace/trace.h"
+#include "internal.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 #define BENCH_MAX_ROUNDS 31
 
@@ -63,6 +70,30 @@ static inline void bench_go_multithreaded(void)
     pthread_create(&idle, NULL, bench_idle, NULL);
 }
 
+/* Pool bytes an operation may use: a Block with a long object address and
+ * a chunk's share of headers, with room to spare. */
+#define BENCH_POOL_BYTES_PER_OP 24
+
+/* Maps in the first `bytes` of the running session's chunk pool, as a
+ * trace that has run a while has them: its threads then write into chunks
+ * the collector recycled, not into pages that fault on first touch (a
+ * one-time cost, which would otherwise dominate a run's figure: a page
+ * fault costs microseconds in a VM). Populating writes nothing. */
+static inline void bench_warm_pool(size_t bytes)
+{
+    /* relaxed: published before trace_start returned. */
+    struct ctr_pool *p = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
+    if (!p)
+        return;
+    size_t have = p->bytes - (size_t)(p->chunks - (uint8_t *)p);
+    if (madvise(p->chunks, bytes < have ? bytes : have, MADV_POPULATE_WRITE) != 0) {
+        static int said;
+        if (!said++)
+            fprintf(stderr, "bench: MADV_POPULATE_WRITE: %s (chunks fault on first touch)\n",
+                    strerror(errno));
+    }
+}
+
 /* Runs every variant `rounds` times, interleaved, tracing into trace_path
  * around the traced ones, and prints the table. */
 static inline void bench_table(const char *title, struct bench_variant *v, int nv, uint64_t iters,
@@ -86,6 +117,8 @@ static inline void bench_table(const char *title, struct bench_variant *v, int n
                     exit(1);
                 }
             }
+            if (v[i].traced)
+                bench_warm_pool(iters * BENCH_POOL_BYTES_PER_OP);
             v[i].samples[r] = v[i].run(iters);
             if (v[i].traced)
                 trace_stop();
