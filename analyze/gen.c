@@ -114,9 +114,7 @@ static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cu
             break; /* the frame ended */
         if (in.pos == in.size && out.pos < cap) {
             if (cut)
-                damage(g, g->stream_len,
-                       "file ends inside a compressed frame (truncated at %llu bytes)",
-                       (unsigned long long)(g->file_off + len));
+                g->unfinished = 1; /* judged once its records are read */
             else
                 damage(g, g->stream_len, "the frame is cut short");
             break;
@@ -470,6 +468,18 @@ int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t 
     int rc = decompress(g, data, len, cut, dctx, pool);
     if (rc == 0)
         rc = read_records(&r);
+    /* A frame the file ends in is no damage if the file stops where the
+     * writer flushed it, after whole generations: the writer was stopped
+     * (killed) between two of them. Its checksum, at the frame's end, was
+     * never written: the records' own checks are all there is. */
+    if (rc == 0 && g->unfinished && !g->damage[0] &&
+        !(ctr_frame_cut_at_flush(data, len) && g->begins > 0 && g->begins == g->ends))
+        damage(g, g->stream_len,
+               g->begins > g->ends
+                   ? "file ends inside a compressed frame, in the middle of a generation "
+                     "(truncated at %llu bytes)"
+                   : "file ends inside a compressed frame (truncated at %llu bytes)",
+               (unsigned long long)(g->file_off + len));
     /* Room for each stream's events up front, from its batches' bytes (a
      * few bytes an event): growing by doubling would copy them all again. */
     for (size_t i = 0; rc == 0 && i < r.nbatches; i++) {

@@ -112,6 +112,10 @@ struct ctr_gen {
     size_t mem;
     char damage[200];  /* why it is damaged; empty: it decoded whole */
     size_t damage_off; /* where in its stream */
+    /* The file ends inside this frame, after whole blocks: what they held
+     * was read, and it is no damage if that was whole generations (a
+     * writer flushes an open frame at the end of each: FORMAT.md §2). */
+    int unfinished;
 };
 
 /* ctr_gen_decode() : decodes the frame data[0..len-1], found at file offset

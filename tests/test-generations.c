@@ -4,10 +4,11 @@
  *
  * A real trace (threads contending a mutex, one blocked for the whole run,
  * one renamed midway, tasks, regions and logs) and a flight recorder's dump
- * of the same run are cut at every generation boundary; each cut, read
- * alone, must resolve every stack, string, mapping and thread name its
- * events use, and must know the thread that was already blocked when it
- * begins. A sink of the test's own, attached while the trace runs, gets
+ * of the same run are cut at every frame boundary (a dump's frame is one
+ * generation, a file's several); each cut, read alone, must resolve every
+ * stack, string, mapping and thread name its events use, and must know the
+ * thread that was already blocked when it begins. The file cut after any
+ * generation reads whole up to there. A sink of the test's own, attached while the trace runs, gets
  * generations that make a complete trace by themselves.
  */
 #include <setjmp.h>
@@ -254,6 +255,48 @@ static size_t check_every_cut(const char *path, const char *what)
     return n;
 }
 
+/* The trace's file keeps a frame open across generations and flushes it at
+ * the end of each (FORMAT.md §2): cut the file at every block boundary of
+ * its frames. Where the writer flushed (whole generations before the cut)
+ * the prefix reads as a trace without END and nothing damaged; at a block
+ * boundary inside a generation, as damage there; one byte further, as
+ * damage. @return the clean cuts (the generations flushed). */
+static size_t check_every_flush(const char *path)
+{
+    struct file f = slurp(path);
+    size_t clean = 0;
+    for (size_t off = CTR_FILE_HEADER_LEN; off < f.len;) {
+        size_t len = ZSTD_findFrameCompressedSize(f.data + off, f.len - off);
+        assert_false(ZSTD_isError(len));
+        for (size_t k = 6; k < len; k++) {
+            if (!ctr_frame_cut_at_flush(f.data + off, k))
+                continue;
+            for (size_t more = 0; more < 2; more++) {
+                struct ctr_trace t;
+                char err[256];
+                if (ctr_trace_read_mem(f.data, off + k + more, &t, err, sizeof(err)) != 0)
+                    fail_msg("cut at %zu: %s", off + k + more, err);
+                size_t events = 0;
+                for (size_t i = 0; i < t.nthreads; i++)
+                    events += t.threads[i].nevents;
+                if (more && !t.damage[0])
+                    fail_msg("cut at %zu, inside a block: no damage said", off + k + more);
+                if (!more && t.damage[0] && !strstr(t.damage, "middle of a generation"))
+                    fail_msg("cut at %zu, after a block: %s", off + k, t.damage);
+                if (!more && !t.damage[0]) {
+                    assert_false(t.complete);
+                    assert_true(events > 0);
+                    clean++;
+                }
+                ctr_trace_free(&t);
+            }
+        }
+        off += len;
+    }
+    free(f.data);
+    return clean;
+}
+
 /* Until the stuck thread sleeps in its lock (so its Block is written). */
 static void until_stuck(void)
 {
@@ -282,10 +325,15 @@ static void test_trace_cut_at_every_generation(void **state)
     assert_int_equal(trace_stop(), 0);
     workload_end(&w);
 
-    size_t gens = check_every_cut(path, "trace");
+    /* The file's frames hold several generations each; the dump's, one. */
+    size_t frames = check_every_cut(path, "trace");
+    size_t flushes = check_every_flush(path);
     size_t dump_gens = check_every_cut(dump, "dump");
-    print_message("trace: %zu generations, dump: %zu, each cut read alone\n", gens, dump_gens);
-    assert_true(gens >= 10);
+    print_message("trace: %zu frames, %zu flushed generations read as a prefix; dump: %zu "
+                  "generations, each cut read alone\n",
+                  frames, flushes, dump_gens);
+    assert_true(frames >= 2);
+    assert_true(flushes >= 10);
     assert_true(dump_gens >= 3);
     unlink(path);
     unlink(dump);

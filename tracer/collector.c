@@ -12,7 +12,8 @@
  *   4. close the generation: what makes it stand alone (genstate.c: the
  *      threads, every mapping, the stacks and strings its events use, the
  *      threads inside a wait as it began), drop counts, context switches,
- *      CLOCK; compress it into one frame;
+ *      CLOCK; hand its records to the sinks, and compress them into one
+ *      frame for those that keep frames;
  *   5. return the full chunks to the pool and the slots of exited threads
  *      to the slab.
  * Step 1 comes before step 2 so that a chunk filled in between is still
@@ -93,7 +94,12 @@ static void cut_frame(void)
         for (unsigned i = 0; i < C.nsinks; i++)
             if (C.sinks[i]->ops->records)
                 C.sinks[i]->ops->records(C.sinks[i], C.out.p, C.out.len);
-    if (C.out.len && !C.out.oom && ctr__zstream_frame(&C.z, &C.out, NULL, &z, &zn) == 0)
+    /* Compressed only for a sink that keeps frames (the flight recorder):
+     * the file compresses its own stream. */
+    int want_frame = 0;
+    for (unsigned i = 0; i < C.nsinks; i++)
+        want_frame |= C.sinks[i]->ops->frame != NULL;
+    if (want_frame && C.out.len && !C.out.oom && ctr__zstream_frame(&C.z, &C.out, &z, &zn) == 0)
         for (unsigned i = 0; i < C.nsinks; i++)
             if (C.sinks[i]->ops->frame)
                 C.sinks[i]->ops->frame(C.sinks[i], z, zn);

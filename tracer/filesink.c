@@ -5,11 +5,17 @@
  * trace_start opens the file (or takes the caller's descriptor), writes the
  * header, and attaches the sink (sink.h), which starts the session unless
  * the flight recorder runs one already. The collector then hands it every
- * generation's frames, which it writes as they come; when trace_stop
- * detaches it, its last generation is followed by the trailer (the calls
- * still in progress, END: ctr__rec_trailer) in a frame of its own. The file
- * remembers its first write error, after which it ends at a frame boundary
- * and nothing more is written to it.
+ * generation's records, which it compresses into frames of its own: a
+ * frame stays open across generations, up to FILE_FRAME_BYTES of records,
+ * and is flushed at the end of each (FORMAT.md §2). So every generation is
+ * on disk as soon as it is made, readable up to there if the program dies,
+ * while the tables that each generation repeats to stand alone (§3.1) cost
+ * little: zstd finds them in the generations before, in the same frame.
+ * (The flight recorder keeps one frame per generation instead: it drops
+ * its oldest generations one by one.) When trace_stop detaches the sink,
+ * the open frame ends and the trailer (the calls still in progress, END:
+ * ctr__rec_trailer) follows in a frame of its own. The file remembers its
+ * first write error, after which nothing more is written to it.
  */
 #include "abi.h"
 #include "ctrace/trace.h"
@@ -35,7 +41,20 @@ static struct file_sink {
      * synchronizes with the collector). */
     _Atomic int error;
     _Atomic uint64_t bytes;
+    /* The collector's: the file's compression stream, opened at the first
+     * generation (the session's level is known by then), and whether it
+     * has been for this trace (trace_start clears it). */
+    struct ctr_zstream z;
+    int z_open;
+    unsigned frame_gens; /* generations in the open frame */
 } F;
+
+/* One frame of the file holds at most FILE_FRAME_BYTES of records (a
+ * reader holds a frame whole in memory, and frames are what it decodes in
+ * parallel) and FILE_FRAME_GENS generations (damage to a frame costs the
+ * rest of it: a reader goes on at the next frame). */
+#define FILE_FRAME_BYTES (4u << 20)
+#define FILE_FRAME_GENS 16
 
 /* Writes buf whole to the file, unless a write failed before. */
 static int file_write(const void *buf, size_t len)
@@ -61,10 +80,34 @@ static int file_write(const void *buf, size_t len)
     return 0;
 }
 
-static void on_frame(struct ctr_sink *s, const void *z, size_t n)
+/* Puts n bytes of records into the open frame, and what that gives out
+ * into the file: the frame flushed, or ended when it is full or `end`. */
+static void file_put(const void *raw, size_t n, int end)
+{
+    const void *z;
+    size_t zn;
+    if (!F.z_open) {
+        if (ctr__zstream_open(&F.z, ctr__session.level) != 0)
+            return; /* out of memory: this generation is lost, the next tries again */
+        F.z_open = 1;
+        F.frame_gens = 0;
+    }
+    if (n == 0 && F.z.frame_in == 0)
+        return; /* no frame is open: nothing to end */
+    end |= F.z.frame_in + n >= FILE_FRAME_BYTES || ++F.frame_gens >= FILE_FRAME_GENS;
+    if (end)
+        F.frame_gens = 0;
+    /* An error abandons the open frame: its part on disk reads as a frame
+     * cut short, the next generation starts a new one. */
+    if (ctr__zstream_put(&F.z, raw, n, end, &z, &zn) == 0)
+        file_write(z, zn);
+}
+
+/* A generation's records (one call each, sink.h). */
+static void on_records(struct ctr_sink *s, const uint8_t *raw, size_t n)
 {
     (void)s;
-    file_write(z, n);
+    file_put(raw, n, 0);
 }
 
 static int write_frame(void *ctx, const void *frame, size_t n)
@@ -77,6 +120,9 @@ static int write_frame(void *ctx, const void *frame, size_t n)
 static void on_detached(struct ctr_sink *s)
 {
     (void)s;
+    file_put(NULL, 0, 1);
+    ctr__zstream_close(&F.z);
+    F.z_open = 0;
     int rc = ctr__sink_trailer(write_frame, NULL);
     /* relaxed: F.error is the collector's to write, and this is it
      * (trace_stop reads it after the detach). */
@@ -90,10 +136,11 @@ static void on_forked(struct ctr_sink *s)
     /* The descriptor is gone (ctr__fd_forget_all): the child's trace, if
      * it starts one, is a file of its own. */
     F.close_fd = 0;
+    F.z_open = 0; /* the parent's frame is not the child's */
 }
 
 static const struct ctr_sink_ops file_ops = {
-    .frame = on_frame,
+    .records = on_records,
     .detached = on_detached,
     .forked = on_forked,
 };
@@ -127,6 +174,7 @@ static int file_start(const struct trace_options *o)
     }
     atomic_store_explicit(&F.error, 0, memory_order_relaxed);
     atomic_store_explicit(&F.bytes, 0, memory_order_relaxed);
+    F.z_open = 0; /* a new stream for the new file */
     uint8_t h[CTR_FILE_HEADER_LEN];
     ctr__file_header(h);
     int rc = file_write(h, sizeof(h));

@@ -510,18 +510,26 @@ struct ctr_clock_sample {
 /* A zstd compression stream: one thread's at a time. */
 struct ctr_zstream {
     void *cctx;   /* ZSTD_CCtx */
-    uint8_t *buf; /* the last frame */
+    uint8_t *buf; /* the last output */
     size_t cap;
+    size_t frame_in; /* bytes put into the frame still open (0: none is) */
 };
 
 /* Prepares z (zero-initialised or used before) for frames at `level`.
  * @return 0 or -ENOMEM. */
 int ctr__zstream_open(struct ctr_zstream *z, int level);
 void ctr__zstream_close(struct ctr_zstream *z);
-/* One zstd frame of a (then b, which may be NULL) into *out / *outn, which
- * z owns until its next frame. @return 0 or -errno. */
-int ctr__zstream_frame(struct ctr_zstream *z, const struct ctr_outbuf *a,
-                       const struct ctr_outbuf *b, const void **out, size_t *outn);
+/* Compresses n bytes at p into z's frame (opening one if none is open),
+ * then either ends the frame (end_frame) or flushes it: the output so far
+ * is then whole zstd blocks, which decode to every byte put so far, while
+ * the frame stays open and later data can match what came before. The
+ * output is in *out / *outn, which z owns until its next call. @return 0
+ * or -errno (the open frame is then abandoned: the next call opens one). */
+int ctr__zstream_put(struct ctr_zstream *z, const void *p, size_t n, int end_frame,
+                     const void **out, size_t *outn);
+/* One whole zstd frame of a's bytes (ctr__zstream_put, ended). */
+int ctr__zstream_frame(struct ctr_zstream *z, const struct ctr_outbuf *a, const void **out,
+                       size_t *outn);
 
 /* The records of tables.c, into o; any thread. */
 /* TRACE_INFO. @return the string id of the executable's path (0: none). */

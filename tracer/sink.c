@@ -204,6 +204,7 @@ int ctr__zstream_open(struct ctr_zstream *z, int level)
     ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_and_parameters);
     ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, level);
     ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_checksumFlag, 1);
+    z->frame_in = 0;
     return 0;
 }
 
@@ -229,36 +230,47 @@ int ctr__write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
-int ctr__zstream_frame(struct ctr_zstream *zs, const struct ctr_outbuf *a,
-                       const struct ctr_outbuf *b, const void **z, size_t *zn)
+int ctr__zstream_put(struct ctr_zstream *zs, const void *p, size_t n, int end_frame, const void **z,
+                     size_t *zn)
 {
-    size_t in = a->len + (b ? b->len : 0);
-    size_t bound = ZSTD_compressBound(in);
-    if (bound > zs->cap) {
-        uint8_t *p = realloc(zs->buf, bound);
-        if (!p)
-            return -ENOMEM;
-        zs->buf = p;
-        zs->cap = bound;
-    }
-    /* One frame from two buffers: stream both, then end the frame. */
+    /* Room for the whole output at once, as a rule (a flush may add a few
+     * block headers more than the bound of one frame: the loop grows the
+     * buffer then). */
+    size_t bound = ZSTD_compressBound(n) + 64;
     ZSTD_outBuffer out = {zs->buf, zs->cap, 0};
-    ZSTD_inBuffer ia = {a->p, a->len, 0};
-    size_t rc = ZSTD_compressStream2(zs->cctx, &out, &ia, ZSTD_e_continue);
-    if (!ZSTD_isError(rc) && b && b->len) {
-        ZSTD_inBuffer ib = {b->p, b->len, 0};
-        rc = ZSTD_compressStream2(zs->cctx, &out, &ib, ZSTD_e_continue);
+    ZSTD_inBuffer in = {p, n, 0};
+    size_t rc = 1;
+    while (rc != 0) {
+        if (out.size - out.pos < (out.pos ? 64 : bound)) {
+            size_t ncap = out.pos ? zs->cap * 2 : bound;
+            uint8_t *b = realloc(zs->buf, ncap);
+            if (!b) {
+                ZSTD_CCtx_reset(zs->cctx, ZSTD_reset_session_only);
+                zs->frame_in = 0;
+                return -ENOMEM;
+            }
+            zs->buf = b;
+            zs->cap = ncap;
+            out.dst = b;
+            out.size = ncap;
+        }
+        rc = ZSTD_compressStream2(zs->cctx, &out, &in, end_frame ? ZSTD_e_end : ZSTD_e_flush);
+        if (ZSTD_isError(rc)) {
+            ZSTD_CCtx_reset(zs->cctx, ZSTD_reset_session_only);
+            zs->frame_in = 0;
+            return -EIO;
+        }
     }
-    ZSTD_inBuffer none = {NULL, 0, 0};
-    while (!ZSTD_isError(rc) && (rc = ZSTD_compressStream2(zs->cctx, &out, &none, ZSTD_e_end)) > 0)
-        ;
-    if (ZSTD_isError(rc)) {
-        ZSTD_CCtx_reset(zs->cctx, ZSTD_reset_session_only);
-        return -EIO;
-    }
+    zs->frame_in = end_frame ? 0 : zs->frame_in + n;
     *z = zs->buf;
     *zn = out.pos;
     return 0;
+}
+
+int ctr__zstream_frame(struct ctr_zstream *zs, const struct ctr_outbuf *a, const void **z,
+                       size_t *zn)
+{
+    return ctr__zstream_put(zs, a->p, a->len, 1, z, zn);
 }
 
 int ctr__sink_trailer(int (*write)(void *ctx, const void *frame, size_t n), void *ctx)
@@ -269,7 +281,7 @@ int ctr__sink_trailer(int (*write)(void *ctx, const void *frame, size_t n), void
     size_t n;
     ctr__rec_trailer(&o, atomic_load_explicit(&ctr__session.events_dropped, memory_order_relaxed));
     int rc = o.oom ? -ENOMEM : ctr__zstream_open(&z, ctr__session.level);
-    if (rc == 0 && (rc = ctr__zstream_frame(&z, &o, NULL, &frame, &n)) == 0)
+    if (rc == 0 && (rc = ctr__zstream_frame(&z, &o, &frame, &n)) == 0)
         rc = write(ctx, frame, n);
     ctr__zstream_close(&z);
     free(o.p);

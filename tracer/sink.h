@@ -64,12 +64,12 @@ struct ctr_sink_ops {
     /* Generation `gen` begins; `start` is the clock as it began. */
     void (*gen_begin)(struct ctr_sink *s, uint64_t gen, const struct ctr_clock_sample *start);
     void (*batch)(struct ctr_sink *s, const struct ctr_sink_batch *b);
-    /* The generation's records (FORMAT.md §3) as they are compressed into
-     * its frame, valid during the call: for a sink that sends them on in
-     * another form. */
+    /* The generation's records (FORMAT.md §3), valid during the call: for
+     * a sink that sends them on in another form (LTTng) or compresses them
+     * its own way (the file, whose frames span generations). */
     void (*records)(struct ctr_sink *s, const uint8_t *raw, size_t n);
     /* The generation as one zstd frame (FORMAT.md §2), valid during the
-     * call. */
+     * call; compressed only when an attached sink has this callback. */
     void (*frame)(struct ctr_sink *s, const void *z, size_t n);
     /* The generation is over (its last frame was handed over). */
     void (*gen_end)(struct ctr_sink *s, const struct ctr_gen_summary *g);

@@ -36,6 +36,31 @@
  * larger one for damage, and so bounds its memory by one frame. */
 #define CTR_FRAME_MAX_CONTENT ((size_t)256 << 20)
 
+/* ctr_frame_cut_at_flush() : whether p[0..len), the start of a zstd frame
+ * that the file ends inside, stops right after one of its blocks, with
+ * nothing of a later block or of the frame's end begun: where a writer
+ * that keeps a frame open flushed it (FORMAT.md §2). Walks the frame
+ * header and block headers of RFC 8878 §3.1.1; trusts nothing else. */
+static inline int ctr_frame_cut_at_flush(const uint8_t *p, size_t len)
+{
+    static const uint8_t dict_id_len[4] = {0, 1, 2, 4}, content_size_len[4] = {0, 2, 4, 8};
+    if (len < 6 || p[0] != 0x28 || p[1] != 0xb5 || p[2] != 0x2f || p[3] != 0xfd)
+        return 0;
+    unsigned fhd = p[4], size_flag = fhd >> 6, single_segment = (fhd >> 5) & 1;
+    size_t off = 5 + !single_segment + dict_id_len[fhd & 3] +
+                 (size_flag == 0 ? single_segment : content_size_len[size_flag]);
+    unsigned blocks = 0;
+    while (off + 3 <= len) {
+        uint32_t h = p[off] | (uint32_t)p[off + 1] << 8 | (uint32_t)p[off + 2] << 16;
+        unsigned type = (h >> 1) & 3;
+        if ((h & 1) || type == 3)
+            return 0; /* the frame's last block (so not cut at a flush), or no block */
+        off += 3 + (type == 1 ? 1 : (size_t)(h >> 3)); /* an RLE block holds one byte */
+        blocks++;
+    }
+    return off == len && blocks > 0;
+}
+
 /* ---------------------------------------------------------------------------
  * Kinds of record fields and event arguments (FORMAT.md §3, §4)
  *
