@@ -32,6 +32,18 @@
 #define CTR_TEST_TSAN 0
 #endif
 
+/* CTR_TEST_ASAN: 1 in an AddressSanitizer build. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CTR_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CTR_TEST_ASAN 1
+#endif
+#endif
+#ifndef CTR_TEST_ASAN
+#define CTR_TEST_ASAN 0
+#endif
+
 /* Creates an empty file /tmp/ctrace-STEM-XXXXXX and puts its name in buf. */
 static inline void ctr_test_temp(char *buf, size_t cap, const char *stem)
 {

@@ -483,6 +483,7 @@ static void round_run(int final)
         ctr__pool_put(C.pool, c);
     }
     C.ndone = 0;
+    ctr__pool_prefault(C.pool);
 
     /* release: everything this round did, before the waiters see the ack
      * (pairs with the acquire load in ctr__collector_sync_for). */
@@ -527,6 +528,7 @@ static void *collector_main(void *arg)
      * ctr__collector_start). */
     atomic_store_explicit(&ctr__session.collector_up, 1, memory_order_release);
     syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    ctr__pool_prefault(C.pool); /* the first chunks, before the threads want them */
     /* acquire on stopping: pairs with the release store in
      * ctr__collector_stop; on wake: with the one in ctr__collector_kick.
      * relaxed clearing of wake: the round that follows takes what it needs

@@ -116,7 +116,15 @@ struct ctr_pool {
     struct ctr_lfstack free_list;
     struct ctr_lfstack full; /* chunks handed to the collector */
     _Atomic uint32_t full_count;
+    /* The collector's (ctr__pool_prefault): chunks [0, populated) are
+     * mapped in; fresh as it last looked; whether the kernel refused. */
+    uint32_t populated, fresh_seen;
+    int populate_failed;
 };
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) */
+#endif
 
 /* The pool for a session numbered `epoch`: *pp itself when `reuse` and the
  * sizes match (reset: every chunk free), else a new mapping (*pp is then
@@ -125,6 +133,11 @@ int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, 
                    int reuse);
 /* Gives the chunks' pages back to the kernel (the header stays). */
 void ctr__pool_release_pages(struct ctr_pool *p);
+/* Collector: maps in the chunks threads will take fresh next (as many as
+ * they took since the last call, at least a few), so that a thread's first
+ * store into a chunk does not stop it for a page fault: that costs tens of
+ * microseconds a page in a VM, on the request path. */
+void ctr__pool_prefault(struct ctr_pool *p);
 struct ctr_chunk *ctr__pool_get(struct ctr_pool *p); /* NULL when empty */
 void ctr__pool_put(struct ctr_pool *p, struct ctr_chunk *c);
 static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)

@@ -54,14 +54,46 @@ int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, 
      * with the epoch (release). */
     atomic_store_explicit(&p->full_count, 0, memory_order_relaxed);
     atomic_store_explicit(&p->fresh, 0, memory_order_relaxed);
+    p->populated = p->fresh_seen = 0;
+    p->populate_failed = 0;
     *pp = p;
     return 0;
 }
 
 void ctr__pool_release_pages(struct ctr_pool *p)
 {
-    if (p)
-        madvise(p->chunks, p->bytes - (size_t)(p->chunks - (uint8_t *)p), MADV_DONTNEED);
+    if (!p)
+        return;
+    madvise(p->chunks, p->bytes - (size_t)(p->chunks - (uint8_t *)p), MADV_DONTNEED);
+    p->populated = 0;
+}
+
+/* Chunks ctr__pool_prefault keeps mapped in ahead, at least and at most. */
+#define PREFAULT_MIN_CHUNKS 8u
+#define PREFAULT_MAX_CHUNKS 64u
+
+void ctr__pool_prefault(struct ctr_pool *p)
+{
+    /* relaxed: fresh only hands out indexes. A thread may take a chunk and
+     * write into it while it is being mapped in here: no race, populating
+     * stores nothing. */
+    uint32_t fresh = atomic_load_explicit(&p->fresh, memory_order_relaxed);
+    uint32_t taken = fresh - p->fresh_seen;
+    p->fresh_seen = fresh;
+    if (p->populate_failed || fresh >= p->nchunks)
+        return;
+    uint32_t ahead = taken < PREFAULT_MIN_CHUNKS   ? PREFAULT_MIN_CHUNKS
+                     : taken > PREFAULT_MAX_CHUNKS ? PREFAULT_MAX_CHUNKS
+                                                   : taken;
+    uint32_t from = p->populated > fresh ? p->populated : fresh;
+    uint32_t to = p->nchunks - fresh < ahead ? p->nchunks : fresh + ahead;
+    if (to <= from)
+        return;
+    if (madvise(p->chunks + (size_t)from * p->chunk_bytes, (size_t)(to - from) * p->chunk_bytes,
+                MADV_POPULATE_WRITE) != 0)
+        p->populate_failed = 1; /* an older kernel: threads fault as before */
+    else
+        p->populated = to;
 }
 
 struct ctr_chunk *ctr__pool_get(struct ctr_pool *p)

@@ -19,10 +19,6 @@
 #include "ctrace/trace.h"
 #include "internal.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
-#endif
-
 #define BENCH_MAX_ROUNDS 31
 
 static inline uint64_t bench_now_ns(void)
