@@ -9,6 +9,10 @@
  * one request and one answer (pipelining, a request in pieces,
  * disconnects) are functions below the table.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clock_gettime (example.h) under -std=c11 */
+#endif
+
 #include "badcases.h"
 
 #include <stdio.h>

@@ -2,6 +2,10 @@
 /* client.c - the client's side of examples/service (client.h). Blocking
  * sockets with timeouts: a load generator thread waits for its one request
  * in flight, and a server that stops answering is an error, not a hang. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clock_gettime (example.h) under -std=c11 */
+#endif
+
 #include "client.h"
 
 #include <arpa/inet.h>

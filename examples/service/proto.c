@@ -9,6 +9,10 @@
  * messages use: objects whose members are named without escapes, arrays,
  * and non-negative integers.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* clock_gettime (example.h) under -std=c11 */
+#endif
+
 #include "proto.h"
 
 #include <inttypes.h>
