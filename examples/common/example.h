@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* example.h - the small helpers the example programs share: a clock, a
  * per-thread PRNG, a hash, a real blocking "remote" wait, nearest-rank
- * latency percentiles, and workers started together. Header-only: each
- * example is one file plus this. */
+ * latency percentiles, workers started together, and Go-style flags.
+ * Header-only: each example is its own files plus this. */
 #ifndef CTRACE_EXAMPLE_H
 #define CTRACE_EXAMPLE_H
 
@@ -70,10 +70,43 @@ static inline void ex_sort_u64(uint64_t *v, size_t n)
     qsort(v, n, sizeof(*v), ex_cmp_u64);
 }
 
+/* Nearest rank: the smallest value >= pm per mille of the n sorted values
+ * (n > 0), for the ranks percentiles cannot name (p99.9 is 999). */
+static inline uint64_t ex_permille(const uint64_t *sorted, size_t n, unsigned pm)
+{
+    return sorted[(n * pm + 999) / 1000 - 1];
+}
+
 /* Nearest rank: the smallest value >= p% of the n sorted values (n > 0). */
 static inline uint64_t ex_percentile(const uint64_t *sorted, size_t n, unsigned p)
 {
-    return sorted[(n * p + 99) / 100 - 1];
+    return ex_permille(sorted, n, p * 10);
+}
+
+/* One flag at argv[*i], as ctrace's own flags are written: "-name",
+ * "--name", "-name=v", "--name=v", "-name v" (the value then the next
+ * argument, *i advanced past it). value NULL: a switch, which takes none.
+ * @return 1 matched (*value set if wanted), 0 not this flag, -1 its value
+ * is missing. */
+static inline int ex_flag(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    if (a[0] != '-')
+        return 0;
+    a += a[1] == '-' ? 2 : 1;
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0 || (a[n] != 0 && a[n] != '='))
+        return 0;
+    if (!value)
+        return a[n] == 0 ? 1 : 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
 }
 
 /* Runs n workers, fn(arg_i) with arg_i = args + i * stride, each of which
@@ -106,6 +139,35 @@ static inline uint64_t ex_run_workers(const char *who, unsigned n, void *(*fn)(v
     uint64_t total = ex_now_ns() - t0;
     pthread_barrier_destroy(start);
     return total;
+}
+
+/* A flag's whole number: decimal digits only, lo..hi. @return 0 with *out,
+ * or -1. */
+static inline int ex_parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A flag's decimal number (seconds, say: 0.5), lo..hi. @return 0 with
+ * *out, or -1. */
+static inline int ex_parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !(v >= lo && v <= hi))
+        return -1;
+    *out = v;
+    return 0;
 }
 
 #endif

@@ -661,29 +661,6 @@ static void usage(FILE *f)
             DEFAULT_SECONDS, NCLIENTS, THINK_MS / 2, THINK_MS * 3 / 2, SLOW_PERCENT, TIMEOUT_MS);
 }
 
-/* As ctrace's own flags: "-name", "--name", "-name=v", "--name=v", "-name v".
- * @return 1 matched (value set if wanted), 0 not this flag, -1 value missing. */
-static int flag(int argc, char **argv, int *i, const char *name, const char **value)
-{
-    const char *a = argv[*i];
-    if (a[0] != '-')
-        return 0;
-    a += a[1] == '-' ? 2 : 1;
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0 || (a[n] != 0 && a[n] != '='))
-        return 0;
-    if (!value)
-        return a[n] == 0 ? 1 : 0;
-    if (a[n] == '=') {
-        *value = a + n + 1;
-        return 1;
-    }
-    if (*i + 1 >= argc)
-        return -1;
-    *value = argv[++*i];
-    return 1;
-}
-
 /* Parses "redact,quota,upstream" (any subset) into fix. @return 0 or -1. */
 static int parse_fixes(const char *list)
 {
@@ -714,21 +691,21 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "-help")) {
             usage(stdout);
             return 0;
-        } else if (flag(argc, argv, &i, "fixed", NULL) == 1) {
+        } else if (ex_flag(argc, argv, &i, "fixed", NULL) == 1) {
             fix = (struct fixes){1, 1, 1};
-        } else if ((m = flag(argc, argv, &i, "fix", &v)) != 0) {
+        } else if ((m = ex_flag(argc, argv, &i, "fix", &v)) != 0) {
             if (m < 0 || parse_fixes(v) != 0) {
                 fprintf(stderr, "gateway: -fix wants a list of redact, quota, upstream\n");
                 return 2;
             }
-        } else if ((m = flag(argc, argv, &i, "seconds", &v)) != 0) {
+        } else if ((m = ex_flag(argc, argv, &i, "seconds", &v)) != 0) {
             char *end;
             seconds = m < 0 ? 0 : strtod(v, &end);
             if (m < 0 || *end || !(seconds > 0 && seconds <= 60)) {
                 fprintf(stderr, "gateway: -seconds wants a number in (0, 60]\n");
                 return 2;
             }
-        } else if ((m = flag(argc, argv, &i, "trace", &v)) != 0) {
+        } else if ((m = ex_flag(argc, argv, &i, "trace", &v)) != 0) {
             if (m < 0 || !*v) {
                 fprintf(stderr, "gateway: -trace wants a file\n");
                 return 2;
