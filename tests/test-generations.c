@@ -260,7 +260,7 @@ static size_t check_every_cut(const char *path, const char *what)
  * its frames. Where the writer flushed (whole generations before the cut)
  * the prefix reads as a trace without END and nothing damaged; at a block
  * boundary inside a generation, as damage there; one byte further, as
- * damage. @return the clean cuts (the generations flushed). */
+ * damage. @return the clean cuts that hold events. */
 static size_t check_every_flush(const char *path)
 {
     struct file f = slurp(path);
@@ -285,8 +285,7 @@ static size_t check_every_flush(const char *path)
                     fail_msg("cut at %zu, after a block: %s", off + k, t.damage);
                 if (!more && !t.damage[0]) {
                     assert_false(t.complete);
-                    assert_true(events > 0);
-                    clean++;
+                    clean += events > 0; /* the first generations may hold none yet */
                 }
                 ctr_trace_free(&t);
             }

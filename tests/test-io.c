@@ -3,7 +3,8 @@
  * recorded with its true duration, the reason of its class (NET_ on a socket,
  * plain otherwise) and the caller's stack and line; a call shorter than the
  * threshold records nothing; errno and the real functions' semantics are
- * kept; and the net and syscall delay profiles each get their own waits.
+ * kept; the net and syscall delay profiles each get their own waits; and a
+ * descriptor's O_NONBLOCK is asked of the kernel once per collector period.
  *
  * Expects -g (line numbers are checked against __LINE__ markers written on
  * the same line as the calls they describe).
@@ -804,6 +805,50 @@ static void test_profiles_split_net_and_syscall(void **state)
     close(p[1]);
 }
 
+/* Whether a descriptor can block is asked of the kernel once per
+ * collector period (fdclass.c): a flag set with fcntl shows from the next
+ * period; a descriptor closed and its number reused starts afresh; the
+ * class stays known through it. */
+static void test_cannot_block_kept_for_a_period(void **state)
+{
+    (void)state;
+    int sv[2];
+    /* No round of the collector (which starts a period) during the test. */
+    struct trace_options o = {.path = path, .flush_ms = 600000};
+    assert_int_equal(trace_start_opts(&o), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0]), 0);
+    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0]), 0); /* the period's answer */
+    ctr__fd_period_tick();
+    assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    assert_true(ctr__fd_is_socket(sv[0]));
+    ctr__fd_period_tick();
+    assert_int_equal(ctr__fd_cannot_block(sv[0]), 0);
+    assert_true(ctr__fd_is_socket(sv[0]));
+
+    /* A new descriptor under the number: no answer yet, its own class. */
+    ctr__fd_period_tick();
+    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    ctr__fd_period_tick();
+    assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    int num = sv[0];
+    close(sv[0]);
+    close(sv[1]);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int moved = fds[0] == num ? -1 : dup2(fds[0], num);
+    assert_true(moved == -1 || moved == num);
+    assert_int_equal(ctr__fd_cannot_block(num), 0);
+    assert_false(ctr__fd_is_socket(num));
+    close(fds[0]);
+    close(fds[1]);
+    if (moved == num)
+        close(num);
+}
+
 int main(void)
 {
     setenv("DEBUGINFOD_URLS", "", 1); /* the symbolizer must not go online */
@@ -821,6 +866,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_call_in_progress_at_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errno_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_profiles_split_net_and_syscall, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cannot_block_kept_for_a_period, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

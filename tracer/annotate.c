@@ -37,20 +37,25 @@ static int name_is(const char *s, const struct ctr_intern_entry *e)
 
 /* The id of name s for thread t. Programs pass the same few names (string
  * literals, mostly) on every call, so t remembers, by address, the entries
- * of the last names it used. A remembered address is only a hint: the
- * bytes there may have changed since (a buffer reused for another name),
- * so the entry counts only if its bytes are still s's. */
+ * of the last names it used: two places for an address (the slot its hash
+ * picks and the other of that pair: two names whose addresses collide do
+ * not evict each other on every call). A remembered address is only a
+ * hint: the bytes there may have changed since (a buffer reused for another
+ * name), so the entry counts only if its bytes are still s's. */
 static uint64_t string_id(struct ctr_thread *t, const char *s)
 {
     if (!s)
         return 0;
-    struct ctr_name_memo *m =
-        &t->names[((uintptr_t)s * 0x9E3779B97F4A7C15ull) >> (64 - CTR_NAME_MEMO_BITS)];
-    if (CTR_LIKELY(m->ptr == s && m->entry) && name_is(s, m->entry))
-        return m->entry->id;
+    size_t h = ((uintptr_t)s * 0x9E3779B97F4A7C15ull) >> (64 - CTR_NAME_MEMO_BITS);
+    struct ctr_name_memo *first = &t->names[h], *second = &t->names[h ^ 1];
+    if (CTR_LIKELY(first->ptr == s && first->entry) && name_is(s, first->entry))
+        return first->entry->id;
+    if (second->ptr == s && second->entry && name_is(s, second->entry))
+        return second->entry->id;
     uint32_t id = ctr__intern(&ctr__strings, s, (uint32_t)strnlen(s, NAME_MAX_BYTES));
-    m->ptr = s;
-    m->entry = ctr__intern_entry(&ctr__strings, id);
+    *second = *first; /* the pair keeps its two last names */
+    first->ptr = s;
+    first->entry = ctr__intern_entry(&ctr__strings, id);
     return id;
 }
 

@@ -415,6 +415,7 @@ static void gen_close(int last)
         if (C.sinks[i]->ops->gen_end)
             C.sinks[i]->ops->gen_end(C.sinks[i], &sum);
     C.gen++;
+    ctr__fd_period_tick();
 }
 
 static void round_run(int final)

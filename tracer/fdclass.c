@@ -24,6 +24,18 @@
  *     close_range, a raw syscall) keeps its byte until it is reused by a call
  *     we see; a reuse we do not see either may be misfiled. That is the price
  *     of not calling fstat on every recorded wait.
+ *   - Whether a call on the descriptor can block (O_NONBLOCK, which decides
+ *     whether a long call on it was a wait) is asked of the kernel (fcntl,
+ *     a syscall: about a microsecond in a VM) at most once per collector
+ *     round (ctr__fd_period) and kept in the byte's high bits: a server's
+ *     sends that take long enough to record (a loopback send runs the
+ *     receiver's network stack inline) paid one fcntl each. The flag is
+ *     set with fcntl, which is not wrapped, so a change is seen at the
+ *     next period (100 ms by default); a new descriptor of the same number
+ *     (the wrappers above) starts with no answer. The period kept is 3
+ *     bits: an answer not asked again for 8 periods passes for new in the
+ *     8th (a descriptor with no recorded call for that long, whose flag
+ *     changed meanwhile, may have one wait misfiled).
  */
 #include "internal.h"
 
@@ -33,6 +45,15 @@
 #include <sys/stat.h>
 
 _Atomic(_Atomic uint8_t *) ctr__fd_table;
+
+/* Counts the collector's rounds; relaxed: a cached answer is only as old
+ * as the period it names, and whichever period a thread sees will do. */
+static _Atomic uint32_t ctr__fd_period;
+
+void ctr__fd_period_tick(void)
+{
+    atomic_fetch_add_explicit(&ctr__fd_period, 1, memory_order_relaxed);
+}
 
 _Atomic uint8_t *ctr__fd_table_map(void)
 {
@@ -76,8 +97,10 @@ int ctr__fd_is_socket(int fd)
         /* relaxed (here and below): a cache of a self-contained byte, as in
          * ctr__fd_note (internal.h). */
         uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
-        if (c != CTR_FD_UNKNOWN)
-            return c == CTR_FD_SOCKET;
+        if (c == CTR_FD_TRACER)
+            return 0;
+        if ((c & CTR_FD_CLASS_MASK) != CTR_FD_UNKNOWN)
+            return (c & CTR_FD_CLASS_MASK) == CTR_FD_SOCKET;
     }
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -88,7 +111,8 @@ int ctr__fd_is_socket(int fd)
     return c == CTR_FD_SOCKET;
 }
 
-int ctr__fd_cannot_block(int fd)
+/* What the kernel says: see ctr__fd_cannot_block. */
+static int ask_cannot_block(int fd)
 {
     int flags = fcntl(fd, F_GETFL);
     if (flags < 0 || !(flags & O_NONBLOCK))
@@ -100,4 +124,35 @@ int ctr__fd_cannot_block(int fd)
      * honour it. */
     struct stat st;
     return fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
+}
+
+int ctr__fd_cannot_block(int fd)
+{
+    _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? ctr__fd_table_map() : NULL;
+    unsigned period =
+        atomic_load_explicit(&ctr__fd_period, memory_order_relaxed) & CTR_FD_NB_PERIOD_MASK;
+    if (tb) {
+        /* relaxed: as in ctr__fd_is_socket. */
+        uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
+        if (c != CTR_FD_TRACER && (c & CTR_FD_NB_KNOWN) &&
+            ((c >> CTR_FD_NB_PERIOD_SHIFT) & CTR_FD_NB_PERIOD_MASK) == period)
+            return (c & CTR_FD_NB_CANNOT_BLOCK) != 0;
+    }
+    int answer = ask_cannot_block(fd);
+    if (tb) {
+        /* The class, which ask_cannot_block may just have learnt (else one
+         * fstat now, once for the descriptor). */
+        uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
+        if (c != CTR_FD_TRACER && (c & CTR_FD_CLASS_MASK) == CTR_FD_UNKNOWN) {
+            ctr__fd_is_socket(fd);
+            c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
+        }
+        if (c != CTR_FD_TRACER && (c & CTR_FD_CLASS_MASK) != CTR_FD_UNKNOWN)
+            atomic_store_explicit(&tb[fd],
+                                  (uint8_t)((c & CTR_FD_CLASS_MASK) | CTR_FD_NB_KNOWN |
+                                            (answer ? CTR_FD_NB_CANNOT_BLOCK : 0) |
+                                            (period << CTR_FD_NB_PERIOD_SHIFT)),
+                                  memory_order_relaxed);
+    }
+    return answer;
 }

@@ -173,7 +173,7 @@ enum ctr_call_kind {
 };
 
 /* Names remembered per thread: 1 << CTR_NAME_MEMO_BITS. */
-#define CTR_NAME_MEMO_BITS 3
+#define CTR_NAME_MEMO_BITS 4
 #define CTR_NAME_MEMO (1u << CTR_NAME_MEMO_BITS)
 
 struct ctr_thread {
@@ -969,6 +969,14 @@ enum ctr_fd_class {
     CTR_FD_OTHER,
     CTR_FD_TRACER = 0x80, /* the tracer's own descriptor (fdguard.c) */
 };
+/* A program descriptor's byte: its class in the low bits, and the last
+ * answer of ctr__fd_cannot_block (fdclass.c): known, what it was, and the
+ * period (ctr__fd_period, 3 bits) it was asked in. */
+#define CTR_FD_CLASS_MASK 0x03
+#define CTR_FD_NB_KNOWN 0x04
+#define CTR_FD_NB_CANNOT_BLOCK 0x08
+#define CTR_FD_NB_PERIOD_SHIFT 4
+#define CTR_FD_NB_PERIOD_MASK 0x07
 
 #define CTR_FD_TABLE_FDS (1u << 20) /* descriptors the table covers (Linux's default nr_open) */
 
@@ -984,9 +992,13 @@ void ctr__fd_note_slow(int fd, enum ctr_fd_class c);
 int ctr__fd_is_socket(int fd);
 /* Whether a call on fd returns at once instead of waiting: fd is open with
  * O_NONBLOCK and is something that honours it (not a regular file or a block
- * device). Two or three syscalls: for the slow path of a recorded call only;
- * may change errno. */
+ * device). The answer is kept for the rest of the collector's period; asking
+ * the kernel takes one to three syscalls. For the slow path of a recorded
+ * call only; may change errno. */
 int ctr__fd_cannot_block(int fd);
+/* Collector, each round: a new period, in which each descriptor's
+ * O_NONBLOCK is asked of the kernel again. */
+void ctr__fd_period_tick(void);
 
 /* ctr__io_waited() : whether an I/O call under `rules` (CTR_IO_*) on fd,
  * long enough to record, waited: not when its descriptor's O_NONBLOCK

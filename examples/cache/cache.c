@@ -24,6 +24,10 @@
  *         cache slow|fast    run one version
  *         cache trace [FILE] run the slow version under trace_start(FILE, default
  *                            "trace.bin") / trace_stop()
+ *         cache flight [FILE] run the slow version with the flight recorder on,
+ *                            then flightrec_dump(FILE, default "flight.bin")
+ *         -cpu HZ before trace or flight: CPU samples too (the always-on cost
+ *                            table of tests/bench/run.sh runs all four ways)
  * Each run prints one line: request count, p50/p99/max request latency (us) and
  * total wall time (ms). Runs are reproducible: every thread draws its requests
  * from its own xorshift PRNG seeded by its index, and each run starts from the
@@ -42,6 +46,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <ctrace/flightrec.h>
 #include <ctrace/trace.h>
 
 #include "../common/example.h"
@@ -216,19 +221,62 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: cache              run the slow version, then the fast one\n"
             "       cache slow|fast    run one version\n"
-            "       cache trace [FILE] run the slow version under ctrace, writing\n"
+            "       cache [-cpu HZ] trace [FILE]\n"
+            "                          run the slow version under ctrace, writing\n"
             "                          FILE (default trace.bin)\n"
+            "       cache [-cpu HZ] flight [FILE]\n"
+            "                          run the slow version with the flight recorder\n"
+            "                          on (its defaults), then dump its window into\n"
+            "                          FILE (default flight.bin)\n"
+            "-cpu HZ also samples each thread's CPU HZ times a second.\n"
             "%d threads x %d requests; %d%% miss and wait %ld us for a fetch.\n"
             "slow holds the cache mutex during the fetch, fast releases it.\n",
             NTHREADS, REQS_PER, MISS_PERCENT, FETCH_NS / 1000);
 }
 
+/* Runs the slow version traced into path (flight: with the flight recorder,
+ * dumped into path at the end), sampling CPU cpu_hz times a second. */
+static int run_recorded(int flight, const char *path, unsigned cpu_hz)
+{
+    struct trace_options o = {.path = path, .cpu_hz = cpu_hz};
+    struct flightrec_config fc = {.trace = &o};
+    const char *what = flight ? "flightrec_start" : "trace_start";
+    int rc = flight ? flightrec_start(&fc) : trace_start_opts(&o);
+    if (rc == 0) {
+        run("slow", cache_get_slow);
+        what = flight ? "flightrec_dump" : "trace_stop";
+        rc = flight ? flightrec_dump(path) : trace_stop();
+        if (flight && (flightrec_stop() != 0 || rc != 0) && rc == 0)
+            what = "flightrec_stop", rc = -EIO;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "cache: %s(%s): %s\n", what, path, strerror(-rc));
+        return 1;
+    }
+    printf("%s written to %s\n", flight ? "window" : "trace", path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    const char *mode = argc > 1 ? argv[1] : "";
-    int is_trace = !strcmp(mode, "trace");
-    int known = !*mode || is_trace || !strcmp(mode, "slow") || !strcmp(mode, "fast");
-    int max_args = is_trace ? 3 : 2; /* only trace takes an operand */
+    unsigned cpu_hz = 0;
+    int first = 1;
+    if (argc > 2 && !strcmp(argv[1], "-cpu")) {
+        char *end;
+        unsigned long hz = strtoul(argv[2], &end, 10);
+        if (*end || hz < 1 || hz > 10000) {
+            fprintf(stderr, "cache: -cpu wants a rate from 1 to 10000, not '%s'\n", argv[2]);
+            return 2;
+        }
+        cpu_hz = (unsigned)hz;
+        first = 3;
+    }
+    const char *mode = argc > first ? argv[first] : "";
+    int is_trace = !strcmp(mode, "trace"), is_flight = !strcmp(mode, "flight");
+    int recorded = is_trace || is_flight;
+    int known = (!*mode && first == 1) || recorded ||
+                (first == 1 && (!strcmp(mode, "slow") || !strcmp(mode, "fast")));
+    int max_args = first + (recorded ? 2 : 1); /* only trace and flight take an operand */
 
     if (!strcmp(mode, "-h") || !strcmp(mode, "--help")) {
         usage(stdout);
@@ -236,26 +284,17 @@ int main(int argc, char **argv)
     }
     if (!known || argc > max_args) {
         fprintf(stderr, "cache: unknown argument '%s' (try cache --help)\n",
-                argv[known ? max_args : 1]);
+                argv[known          ? max_args
+                     : argc > first ? first
+                                    : 1]);
         return 2;
     }
-
-    if (is_trace) {
-        const char *path = argc == 3 ? argv[2] : "trace.bin";
-        int rc = trace_start(path);
-        if (rc < 0) {
-            fprintf(stderr, "cache: trace_start(%s): %s\n", path, strerror(-rc));
-            return 1;
-        }
-        run("slow", cache_get_slow);
-        rc = trace_stop();
-        if (rc < 0) {
-            fprintf(stderr, "cache: trace_stop: %s\n", strerror(-rc));
-            return 1;
-        }
-        printf("trace written to %s\n", path);
-        return 0;
-    }
+    if (recorded)
+        return run_recorded(is_flight,
+                            argc == max_args ? argv[first + 1]
+                            : is_flight      ? "flight.bin"
+                                             : "trace.bin",
+                            cpu_hz);
     if (!*mode || !strcmp(mode, "slow"))
         run("slow", cache_get_slow);
     if (!*mode || !strcmp(mode, "fast"))

@@ -157,7 +157,8 @@ for ((r = 0; r < reps; r++)); do
     done
 done
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# shellcheck source=tests/bench/stats.sh
+source "$here/stats.sh"
 
 echo "# ctrace analyzer benchmark ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r))"
 echo "# $ctrace; traces: pingpong $secs s -> $ev1 events ($(stat -c %s "$tmp/t1.bin") bytes)," \

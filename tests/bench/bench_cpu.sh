@@ -102,11 +102,8 @@ for ((r = 0; r < rounds; r++)); do
 done
 elapsed=$(($(date +%s) - start))
 
-# col FILE N: column N of FILE; median, min, max of stdin's numbers.
-col() { awk -v n="$2" '{ print $n }' "$1"; }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-minmax() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo, hi }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%+.2f%%", (a / b - 1) * 100 }'; }
+# shellcheck source=tests/bench/stats.sh
+source "$root/tests/bench/stats.sh"
 
 echo "# ctrace CPU-sampling overhead ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)," \
     "load average $(cut -d' ' -f1-3 /proc/loadavg), perf_event_paranoid" \

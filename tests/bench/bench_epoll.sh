@@ -46,7 +46,8 @@ one_run() {
     echo "$rate $(awk "BEGIN {printf \"%.2f\", $cpu / ($rate * $ms / 1000)}")"
 }
 
-median() { sort -n | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# shellcheck source=tests/bench/stats.sh
+source "$(dirname "${BASH_SOURCE[0]}")/stats.sh"
 
 : >"$tmp/ur"; : >"$tmp/tr"; : >"$tmp/uc"; : >"$tmp/tc"
 echo "epoll echo server, $conns connections, ${ms} ms per run, $pairs interleaved pairs"

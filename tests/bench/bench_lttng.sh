@@ -47,8 +47,9 @@ for r in $(seq "$rounds"); do
         if [[ $which == native ]]; then tn+=("$d"); else tc+=("$d"); fi
     done
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-mn=$(median "${tn[@]}") mc=$(median "${tc[@]}")
+# shellcheck source=tests/bench/stats.sh
+source "$root/tests/bench/stats.sh"
+mn=$(printf '%s\n' "${tn[@]}" | median) mc=$(printf '%s\n' "${tc[@]}" | median)
 echo
 echo "The analyzer on the same $events events (gateway -seconds 3, with context switches;"
 echo "ctrace stats -j 1, $rounds interleaved runs, median)"

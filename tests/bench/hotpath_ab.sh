@@ -25,7 +25,7 @@ done
 rows() { cat "$out"/$1.* | awk '/^  [a-z]/ && NF >= 4 && $(NF-2) ~ /^[0-9.]+$/ {
     name = $0; sub(/ +[0-9.]+ +[0-9.]+x +[0-9.-]+$/, "", name); sub(/^ +/, "", name)
     print name "\t" $(NF-2) }'; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/stats.sh"
 printf '%-46s %9s %9s %7s\n' "figure (median of $runs runs, ns/op)" old new new/old
 rows old | cut -f1 | awk '!seen[$0]++' | while IFS= read -r name; do
     o=$(rows old | awk -F'\t' -v n="$name" '$1 == n { print $2 }' | median)
