@@ -48,7 +48,7 @@ _Atomic(_Atomic uint8_t *) ctr__fd_table;
 
 /* Counts the collector's rounds; relaxed: a cached answer is only as old
  * as the period it names, and whichever period a thread sees will do. */
-static _Atomic uint32_t ctr__fd_period;
+_Atomic uint32_t ctr__fd_period;
 
 void ctr__fd_period_tick(void)
 {
