@@ -808,7 +808,9 @@ static void test_profiles_split_net_and_syscall(void **state)
 /* Whether a descriptor can block is asked of the kernel once per
  * collector period (fdclass.c): a flag set with fcntl shows from the next
  * period; a descriptor closed and its number reused starts afresh; the
- * class stays known through it. */
+ * class stays known through it. The wrappers skip timing a call on a
+ * descriptor known not to block (ctr__fd_untimed), asking again each
+ * period, and keep errno. */
 static void test_cannot_block_kept_for_a_period(void **state)
 {
     (void)state;
@@ -821,11 +823,19 @@ static void test_cannot_block_kept_for_a_period(void **state)
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 0); /* the period's answer */
     ctr__fd_period_tick();
+    /* Known to block: the wrappers time it, and do not ask again. */
+    assert_int_equal(ctr__fd_untimed(sv[0]), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    errno = 1234;
+    assert_int_equal(ctr__fd_untimed(sv[0]), 1);
+    assert_int_equal(ctr__fd_untimed(sv[1]), 0); /* never asked: asked now */
+    assert_int_equal(errno, 1234);
     assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    assert_int_equal(ctr__fd_untimed(sv[0]), 1);
     assert_true(ctr__fd_is_socket(sv[0]));
     ctr__fd_period_tick();
+    assert_int_equal(ctr__fd_untimed(sv[0]), 0); /* non-blocking before: asked again */
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 0);
     assert_true(ctr__fd_is_socket(sv[0]));
 
