@@ -37,25 +37,26 @@ static int name_is(const char *s, const struct ctr_intern_entry *e)
 
 /* The id of name s for thread t. Programs pass the same few names (string
  * literals, mostly) on every call, so t remembers, by address, the entries
- * of the last names it used: two places for an address (the slot its hash
- * picks and the other of that pair: two names whose addresses collide do
- * not evict each other on every call). A remembered address is only a
- * hint: the bytes there may have changed since (a buffer reused for another
- * name), so the entry counts only if its bytes are still s's. */
+ * of the last names it used: in a set of CTR_NAME_MEMO_WAYS places that
+ * the address's hash picks, the latest first (a program's handful of names
+ * rarely put more in one set, so none evicts another on every call). A
+ * remembered address is only a hint: the bytes there may have changed
+ * since (a buffer reused for another name), so the entry counts only if
+ * its bytes are still s's. */
 static uint64_t string_id(struct ctr_thread *t, const char *s)
 {
     if (!s)
         return 0;
-    size_t h = ((uintptr_t)s * 0x9E3779B97F4A7C15ull) >> (64 - CTR_NAME_MEMO_BITS);
-    struct ctr_name_memo *first = &t->names[h], *second = &t->names[h ^ 1];
-    if (CTR_LIKELY(first->ptr == s && first->entry) && name_is(s, first->entry))
-        return first->entry->id;
-    if (second->ptr == s && second->entry && name_is(s, second->entry))
-        return second->entry->id;
+    struct ctr_name_memo *set =
+        &t->names[(((uintptr_t)s * 0x9E3779B97F4A7C15ull) >> (64 - CTR_NAME_MEMO_SET_BITS)) *
+                  CTR_NAME_MEMO_WAYS];
+    for (unsigned i = 0; i < CTR_NAME_MEMO_WAYS; i++)
+        if (set[i].ptr == s && set[i].entry && name_is(s, set[i].entry))
+            return set[i].entry->id;
     uint32_t id = ctr__intern(&ctr__strings, s, (uint32_t)strnlen(s, NAME_MAX_BYTES));
-    *second = *first; /* the pair keeps its two last names */
-    first->ptr = s;
-    first->entry = ctr__intern_entry(&ctr__strings, id);
+    memmove(&set[1], &set[0], (CTR_NAME_MEMO_WAYS - 1) * sizeof(*set));
+    set[0].ptr = s;
+    set[0].entry = ctr__intern_entry(&ctr__strings, id);
     return id;
 }
 

@@ -172,9 +172,11 @@ enum ctr_call_kind {
     CTR_CALL_BLOCKED, /* a wait whose Block is written: its Unblock is owed */
 };
 
-/* Names remembered per thread: 1 << CTR_NAME_MEMO_BITS. */
-#define CTR_NAME_MEMO_BITS 4
-#define CTR_NAME_MEMO (1u << CTR_NAME_MEMO_BITS)
+/* Names remembered per thread (annotate.c): 1 << CTR_NAME_MEMO_SET_BITS
+ * sets of CTR_NAME_MEMO_WAYS. */
+#define CTR_NAME_MEMO_SET_BITS 3
+#define CTR_NAME_MEMO_WAYS 4u
+#define CTR_NAME_MEMO ((1u << CTR_NAME_MEMO_SET_BITS) * CTR_NAME_MEMO_WAYS)
 
 struct ctr_thread {
     /* Owner-only, touched on every event. */
