@@ -979,6 +979,8 @@ enum ctr_fd_class {
 #define CTR_FD_NB_CANNOT_BLOCK 0x08
 #define CTR_FD_NB_PERIOD_SHIFT 4
 #define CTR_FD_NB_PERIOD_MASK 0x07
+/* Periods a "cannot block" answer lets calls go untimed (ctr__fd_untimed). */
+#define CTR_FD_NB_UNTIMED_PERIODS 4
 
 #define CTR_FD_TABLE_FDS (1u << 20) /* descriptors the table covers (Linux's default nr_open) */
 
@@ -1019,10 +1021,12 @@ static inline int ctr__io_waited(int rules, int fd)
  * decides (CTR_IO_NB_FD) can go straight to the real call, neither timed
  * nor marked: its descriptor cannot block, so the call is no wait however
  * long it takes (ctr__io_waited would say so). An event loop's reads and
- * writes then cost the wrapper a load or two. The answer is the period's
- * (ctr__fd_cannot_block); a descriptor never asked, or whose answer from
- * an earlier period was "cannot block", is asked now (one fcntl per period
- * for those: a descriptor known to block is not asked again here, so a
+ * writes then cost the wrapper a load or two. A "cannot block" answer
+ * serves CTR_FD_NB_UNTIMED_PERIODS periods (ctr__fd_cannot_block's serves
+ * one: that of a call already long enough to record); a descriptor never
+ * asked, or whose answer is older, is asked now (an fcntl every few
+ * periods for those: a server's sockets cost it one fcntl per connection
+ * every 400 ms; a descriptor known to block is not asked again here, so a
  * program with many blocking descriptors pays nothing more). Keeps errno. */
 static inline int ctr__fd_untimed(int fd)
 {
@@ -1035,8 +1039,8 @@ static inline int ctr__fd_untimed(int fd)
     if (c == CTR_FD_TRACER || ((c & CTR_FD_NB_KNOWN) && !(c & CTR_FD_NB_CANNOT_BLOCK)))
         return 0;
     uint32_t period = atomic_load_explicit(&ctr__fd_period, memory_order_relaxed);
-    if ((c & CTR_FD_NB_KNOWN) &&
-        ((c >> CTR_FD_NB_PERIOD_SHIFT) & CTR_FD_NB_PERIOD_MASK) == (period & CTR_FD_NB_PERIOD_MASK))
+    if ((c & CTR_FD_NB_KNOWN) && ((period - (c >> CTR_FD_NB_PERIOD_SHIFT)) &
+                                  CTR_FD_NB_PERIOD_MASK) < CTR_FD_NB_UNTIMED_PERIODS)
         return 1;
     int saved = errno;
     int untimed = ctr__fd_cannot_block(fd);
