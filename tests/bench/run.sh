@@ -69,7 +69,8 @@ for f in "${need[@]}"; do [[ -x $build/$f ]] || built=0; done
 if [[ $built -eq 0 ]]; then
     echo "== building $build ==" >&2
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON >&2
-    cmake --build "$build" -j2 >&2
+    cmake --build "$build" -j2 --target ctrace_cli service service-load cache gateway \
+        bench_hotpath bench_io >&2
 fi
 build=$(cd "$build" && pwd)
 ctrace=$build/ctrace
