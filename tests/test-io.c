@@ -808,9 +808,7 @@ static void test_profiles_split_net_and_syscall(void **state)
 /* Whether a descriptor can block is asked of the kernel once per
  * collector period (fdclass.c): a flag set with fcntl shows from the next
  * period; a descriptor closed and its number reused starts afresh; the
- * class stays known through it. The wrappers skip timing a call on a
- * descriptor known not to block (ctr__fd_untimed), asking again each
- * period, and keep errno. */
+ * class stays known through it. */
 static void test_cannot_block_kept_for_a_period(void **state)
 {
     (void)state;
@@ -823,25 +821,11 @@ static void test_cannot_block_kept_for_a_period(void **state)
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 0); /* the period's answer */
     ctr__fd_period_tick();
-    /* Known to block: the wrappers time it, and do not ask again. */
-    assert_int_equal(ctr__fd_untimed(sv[0]), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
-    errno = 1234;
-    assert_int_equal(ctr__fd_untimed(sv[0]), 1);
-    assert_int_equal(ctr__fd_untimed(sv[1]), 0); /* never asked: asked now */
-    assert_int_equal(errno, 1234);
     assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
-    assert_int_equal(ctr__fd_untimed(sv[0]), 1);
     assert_true(ctr__fd_is_socket(sv[0]));
-    /* The untimed path keeps a "cannot block" for a few periods; a long
-     * call's own question, for its period only. */
-    for (int i = 1; i < CTR_FD_NB_UNTIMED_PERIODS; i++) {
-        ctr__fd_period_tick();
-        assert_int_equal(ctr__fd_untimed(sv[0]), 1);
-    }
     ctr__fd_period_tick();
-    assert_int_equal(ctr__fd_untimed(sv[0]), 0); /* too old: asked again */
     assert_int_equal(ctr__fd_cannot_block(sv[0]), 0);
     assert_true(ctr__fd_is_socket(sv[0]));
 

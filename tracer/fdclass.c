@@ -26,12 +26,10 @@
  *     of not calling fstat on every recorded wait.
  *   - Whether a call on the descriptor can block (O_NONBLOCK, which decides
  *     whether a long call on it was a wait) is asked of the kernel (fcntl,
- *     a syscall: a microsecond or more in a VM) at most once per collector
+ *     a syscall: about a microsecond in a VM) at most once per collector
  *     round (ctr__fd_period) and kept in the byte's high bits: a server's
  *     sends that take long enough to record (a loopback send runs the
- *     receiver's network stack inline) paid one fcntl each. The wrappers
- *     make calls on a descriptor that cannot block untimed
- *     (ctr__fd_untimed, internal.h), asking again every few periods. The flag is
+ *     receiver's network stack inline) paid one fcntl each. The flag is
  *     set with fcntl, which is not wrapped, so a change is seen at the
  *     next period (100 ms by default); a new descriptor of the same number
  *     (the wrappers above) starts with no answer. The period kept is 3
@@ -50,7 +48,7 @@ _Atomic(_Atomic uint8_t *) ctr__fd_table;
 
 /* Counts the collector's rounds; relaxed: a cached answer is only as old
  * as the period it names, and whichever period a thread sees will do. */
-_Atomic uint32_t ctr__fd_period;
+static _Atomic uint32_t ctr__fd_period;
 
 void ctr__fd_period_tick(void)
 {

@@ -979,8 +979,6 @@ enum ctr_fd_class {
 #define CTR_FD_NB_CANNOT_BLOCK 0x08
 #define CTR_FD_NB_PERIOD_SHIFT 4
 #define CTR_FD_NB_PERIOD_MASK 0x07
-/* Periods a "cannot block" answer lets calls go untimed (ctr__fd_untimed). */
-#define CTR_FD_NB_UNTIMED_PERIODS 4
 
 #define CTR_FD_TABLE_FDS (1u << 20) /* descriptors the table covers (Linux's default nr_open) */
 
@@ -1003,8 +1001,6 @@ int ctr__fd_cannot_block(int fd);
 /* Collector, each round: a new period, in which each descriptor's
  * O_NONBLOCK is asked of the kernel again. */
 void ctr__fd_period_tick(void);
-/* The period: counts the collector's rounds (fdclass.c). */
-extern _Atomic uint32_t ctr__fd_period;
 
 /* ctr__io_waited() : whether an I/O call under `rules` (CTR_IO_*) on fd,
  * long enough to record, waited: not when its descriptor's O_NONBLOCK
@@ -1015,37 +1011,6 @@ extern _Atomic uint32_t ctr__fd_period;
 static inline int ctr__io_waited(int rules, int fd)
 {
     return !((rules & CTR_IO_NB_FD) && ctr__fd_cannot_block(fd));
-}
-
-/* ctr__fd_untimed() : whether an I/O call whose descriptor's O_NONBLOCK
- * decides (CTR_IO_NB_FD) can go straight to the real call, neither timed
- * nor marked: its descriptor cannot block, so the call is no wait however
- * long it takes (ctr__io_waited would say so). An event loop's reads and
- * writes then cost the wrapper a load or two. A "cannot block" answer
- * serves CTR_FD_NB_UNTIMED_PERIODS periods (ctr__fd_cannot_block's serves
- * one: that of a call already long enough to record); a descriptor never
- * asked, or whose answer is older, is asked now (an fcntl every few
- * periods for those: a server's sockets cost it one fcntl per connection
- * every 400 ms; a descriptor known to block is not asked again here, so a
- * program with many blocking descriptors pays nothing more). Keeps errno. */
-static inline int ctr__fd_untimed(int fd)
-{
-    /* acquire: as in ctr__fd_note. */
-    _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
-    if (!tb || (unsigned)fd >= CTR_FD_TABLE_FDS)
-        return 0;
-    /* relaxed (both): as in ctr__fd_cannot_block (fdclass.c). */
-    uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
-    if (c == CTR_FD_TRACER || ((c & CTR_FD_NB_KNOWN) && !(c & CTR_FD_NB_CANNOT_BLOCK)))
-        return 0;
-    uint32_t period = atomic_load_explicit(&ctr__fd_period, memory_order_relaxed);
-    if ((c & CTR_FD_NB_KNOWN) && ((period - (c >> CTR_FD_NB_PERIOD_SHIFT)) &
-                                  CTR_FD_NB_PERIOD_MASK) < CTR_FD_NB_UNTIMED_PERIODS)
-        return 1;
-    int saved = errno;
-    int untimed = ctr__fd_cannot_block(fd);
-    errno = saved;
-    return untimed;
 }
 
 /* ctr__fd_note() : fd (if >= 0) now has class c. Once the table exists this

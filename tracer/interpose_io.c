@@ -103,8 +103,7 @@ io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum
  * A call that cannot block is no wait, however long the kernel works on it
  * (README, "What counts as a wait"): `instant` says so from the arguments
  * alone (MSG_DONTWAIT, a zero timeout), and such a call goes straight to the
- * real function; when nb_fd is 1, so does a call on a descriptor known not
- * to block (ctr__fd_untimed), and a call long enough to record, or in
+ * real function; when nb_fd is 1, a call long enough to record, or in
  * progress when a trace ends, is first asked whether its descriptor is
  * non-blocking (ctr__io_waited). */
 #define CTR_IO(ret, name, params, args, object, reason, by_fd, after, refuse, instant, nb_fd) \
@@ -112,7 +111,7 @@ io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum
     {                                                                                         \
         ret rc;                                                                               \
         struct ctr_thread *t = ctr__self_traced_keeping_errno();                              \
-        if (!t || (instant) || ((nb_fd) && ctr__fd_untimed((int)(object)))) {                 \
+        if (!t || (instant)) {                                                                \
             rc = ctr__real.name args;                                                         \
             after;                                                                            \
             return rc;                                                                        \
