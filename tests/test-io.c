@@ -806,9 +806,10 @@ static void test_profiles_split_net_and_syscall(void **state)
 }
 
 /* Whether a descriptor can block is asked of the kernel once per
- * collector period (fdclass.c): a flag set with fcntl shows from the next
- * period; a descriptor closed and its number reused starts afresh; the
- * class stays known through it. */
+ * collector period (fdclass.c) for calls that returned: a flag set with
+ * fcntl shows from the next period, but at once to a question about a call
+ * still in progress (kept_ok 0); a descriptor closed and its number reused
+ * starts afresh; the class stays known through it. */
 static void test_cannot_block_kept_for_a_period(void **state)
 {
     (void)state;
@@ -817,23 +818,27 @@ static void test_cannot_block_kept_for_a_period(void **state)
     struct trace_options o = {.path = path, .flush_ms = 600000};
     assert_int_equal(trace_start_opts(&o), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-    assert_int_equal(ctr__fd_cannot_block(sv[0]), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 0);
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
-    assert_int_equal(ctr__fd_cannot_block(sv[0]), 0); /* the period's answer */
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 0); /* the period's answer */
     ctr__fd_period_tick();
-    assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 1);
     assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
-    assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 1);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 0), 0); /* asked afresh */
+    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 0), 1);
+    assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
     assert_true(ctr__fd_is_socket(sv[0]));
     ctr__fd_period_tick();
-    assert_int_equal(ctr__fd_cannot_block(sv[0]), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 0);
     assert_true(ctr__fd_is_socket(sv[0]));
 
     /* A new descriptor under the number: no answer yet, its own class. */
     ctr__fd_period_tick();
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     ctr__fd_period_tick();
-    assert_int_equal(ctr__fd_cannot_block(sv[0]), 1);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 1);
     int num = sv[0];
     close(sv[0]);
     close(sv[1]);
@@ -841,7 +846,7 @@ static void test_cannot_block_kept_for_a_period(void **state)
     assert_int_equal(pipe(fds), 0);
     int moved = fds[0] == num ? -1 : dup2(fds[0], num);
     assert_true(moved == -1 || moved == num);
-    assert_int_equal(ctr__fd_cannot_block(num), 0);
+    assert_int_equal(ctr__fd_cannot_block(num, 1), 0);
     assert_false(ctr__fd_is_socket(num));
     close(fds[0]);
     close(fds[1]);

@@ -32,7 +32,10 @@
  *     receiver's network stack inline) paid one fcntl each. The flag is
  *     set with fcntl, which is not wrapped, so a change is seen at the
  *     next period (100 ms by default); a new descriptor of the same number
- *     (the wrappers above) starts with no answer. The period kept is 3
+ *     (the wrappers above) starts with no answer. Only a call that returned
+ *     takes the kept answer: one still in progress, or that never returns,
+ *     is asked about afresh (ctr__io_waited), so a descriptor set blocking
+ *     again is never taken for non-blocking in a thread blocked for good. The period kept is 3
  *     bits: an answer not asked again for 8 periods passes for new in the
  *     8th (a descriptor with no recorded call for that long, whose flag
  *     changed meanwhile, may have one wait misfiled).
@@ -126,12 +129,12 @@ static int ask_cannot_block(int fd)
     return fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode);
 }
 
-int ctr__fd_cannot_block(int fd)
+int ctr__fd_cannot_block(int fd, int kept_ok)
 {
     _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? ctr__fd_table_map() : NULL;
     unsigned period =
         atomic_load_explicit(&ctr__fd_period, memory_order_relaxed) & CTR_FD_NB_PERIOD_MASK;
-    if (tb) {
+    if (tb && kept_ok) {
         /* relaxed: as in ctr__fd_is_socket. */
         uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
         if (c != CTR_FD_TRACER && (c & CTR_FD_NB_KNOWN) &&

@@ -994,10 +994,12 @@ void ctr__fd_note_slow(int fd, enum ctr_fd_class c);
 int ctr__fd_is_socket(int fd);
 /* Whether a call on fd returns at once instead of waiting: fd is open with
  * O_NONBLOCK and is something that honours it (not a regular file or a block
- * device). The answer is kept for the rest of the collector's period; asking
- * the kernel takes one to three syscalls. For the slow path of a recorded
- * call only; may change errno. */
-int ctr__fd_cannot_block(int fd);
+ * device). Asking the kernel takes one to three syscalls; the answer is kept
+ * for the rest of the collector's period, and given from there when
+ * `kept_ok` (the fcntl that changes the flag is not wrapped: a kept answer
+ * may be up to a period old). For the slow path of a recorded call only;
+ * may change errno. */
+int ctr__fd_cannot_block(int fd, int kept_ok);
 /* Collector, each round: a new period, in which each descriptor's
  * O_NONBLOCK is asked of the kernel again. */
 void ctr__fd_period_tick(void);
@@ -1006,11 +1008,14 @@ void ctr__fd_period_tick(void);
  * long enough to record, waited: not when its descriptor's O_NONBLOCK
  * decides and the descriptor cannot block (it spent its time working in
  * the kernel; the thread was running). The one rule for a call that
- * returned, one that did not (ctr__call_jump) and one in progress (PENDING,
- * a trace's trailer). May change errno. */
-static inline int ctr__io_waited(int rules, int fd)
+ * returned (`returned`: the period's answer will do: at worst one call
+ * lands in the other profile), one that did not (ctr__call_jump) and one
+ * in progress (PENDING, a trace's trailer): for those two the kernel is
+ * asked, since a stale answer could hide a thread blocked for good. May
+ * change errno. */
+static inline int ctr__io_waited(int rules, int fd, int returned)
 {
-    return !((rules & CTR_IO_NB_FD) && ctr__fd_cannot_block(fd));
+    return !((rules & CTR_IO_NB_FD) && ctr__fd_cannot_block(fd, returned));
 }
 
 /* ctr__fd_note() : fd (if >= 0) now has class c. Once the table exists this

@@ -74,7 +74,7 @@ io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum
         ctr__io_end(t);
     if (CTR_UNLIKELY(long_enough(start))) {
         int saved = errno;
-        if (ctr__io_waited(rules, fd))
+        if (ctr__io_waited(rules, fd, 1))
             ctr__wait_span(t, (rules & CTR_IO_BY_FD) ? reason_by_fd(reason, fd) : reason,
                            FD_OBJ(fd), start);
         errno = saved;

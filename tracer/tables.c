@@ -131,7 +131,7 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
             continue;
         /* The rule of a call that returned: a call on a descriptor that
          * cannot block is working, not waiting, however long it takes. */
-        if (!ctr__io_waited(rules, fd))
+        if (!ctr__io_waited(rules, fd, 0))
             continue;
         if ((rules & CTR_IO_BY_FD) && ctr__fd_is_socket(fd))
             reason++; /* the NET_ variant (see interpose_io.c) */

@@ -144,7 +144,7 @@ static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
     int saved = errno;
     /* relaxed: the owner's own field. */
     int rules = atomic_load_explicit(&t->io_rules, memory_order_relaxed);
-    if (ctr__io_waited(rules, (int)t->call_obj) && ctr__write_begin_n(t, 2)) {
+    if (ctr__io_waited(rules, (int)t->call_obj, 0) && ctr__write_begin_n(t, 2)) {
         uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
         uint32_t stack = frame_ok ? ctr__stack_at(t, t->call_frame)
                          : pc     ? ctr__intern(&ctr__stacks, &pc, sizeof(pc))
