@@ -67,6 +67,7 @@ static struct collector {
     int leaving[CTR_SINKS_MAX];
     unsigned nsinks;
     size_t frame_bytes; /* the smallest frame a sink wants, or FRAME_TARGET */
+    int want_frames;    /* a sink keeps frames (ops->frame) */
     /* Per slot of the thread slab, grown as the slab's high mark grows. */
     uint32_t nslots;
     struct ctr_chunk **snap;
@@ -96,10 +97,7 @@ static void cut_frame(void)
                 C.sinks[i]->ops->records(C.sinks[i], C.out.p, C.out.len);
     /* Compressed only for a sink that keeps frames (the flight recorder):
      * the file compresses its own stream. */
-    int want_frame = 0;
-    for (unsigned i = 0; i < C.nsinks; i++)
-        want_frame |= C.sinks[i]->ops->frame != NULL;
-    if (want_frame && C.out.len && !C.out.oom && ctr__zstream_frame(&C.z, &C.out, &z, &zn) == 0)
+    if (C.want_frames && C.out.len && !C.out.oom && ctr__zstream_frame(&C.z, &C.out, &z, &zn) == 0)
         for (unsigned i = 0; i < C.nsinks; i++)
             if (C.sinks[i]->ops->frame)
                 C.sinks[i]->ops->frame(C.sinks[i], z, zn);
@@ -118,13 +116,16 @@ static void to_sinks_batch(uint8_t kind, uint64_t thread_id, uint64_t base, cons
             C.sinks[i]->ops->batch(C.sinks[i], &b);
 }
 
-/* The sinks this round feeds: those wanted now; the frame size they ask. */
+/* The sinks this round feeds: those wanted now; the frame size they ask;
+ * whether any keeps frames. */
 static void sinks_take(int final)
 {
     C.nsinks = ctr__sinks_wanted(C.sinks);
     C.frame_bytes = FRAME_TARGET;
+    C.want_frames = 0;
     for (unsigned i = 0; i < C.nsinks; i++) {
         C.leaving[i] = final || ctr__sink_leaving(C.sinks[i]);
+        C.want_frames |= C.sinks[i]->ops->frame != NULL;
         size_t f = C.sinks[i]->frame_bytes;
         if (f && f < C.frame_bytes)
             C.frame_bytes = f;
@@ -415,7 +416,6 @@ static void gen_close(int last)
         if (C.sinks[i]->ops->gen_end)
             C.sinks[i]->ops->gen_end(C.sinks[i], &sum);
     C.gen++;
-    ctr__fd_period_tick();
 }
 
 static void round_run(int final)
@@ -485,6 +485,7 @@ static void round_run(int final)
     }
     C.ndone = 0;
     ctr__pool_prefault(C.pool);
+    ctr__fd_period_tick();
 
     /* release: everything this round did, before the waiters see the ack
      * (pairs with the acquire load in ctr__collector_sync_for). */

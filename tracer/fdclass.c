@@ -35,10 +35,10 @@
  *     (the wrappers above) starts with no answer. Only a call that returned
  *     takes the kept answer: one still in progress, or that never returns,
  *     is asked about afresh (ctr__io_waited), so a descriptor set blocking
- *     again is never taken for non-blocking in a thread blocked for good. The period kept is 3
- *     bits: an answer not asked again for 8 periods passes for new in the
- *     8th (a descriptor with no recorded call for that long, whose flag
- *     changed meanwhile, may have one wait misfiled).
+ *     again is never taken for non-blocking in a thread blocked for good.
+ *     The period kept is 3 bits: an answer not asked again for 8 periods
+ *     passes for new in the 8th (a descriptor with no recorded call for
+ *     that long, whose flag changed meanwhile, may have one wait misfiled).
  */
 #include "internal.h"
 
@@ -49,7 +49,7 @@
 
 _Atomic(_Atomic uint8_t *) ctr__fd_table;
 
-/* Counts the collector's rounds; relaxed: a cached answer is only as old
+/* Counts the collector's rounds (the periods); relaxed: a cached answer is only as old
  * as the period it names, and whichever period a thread sees will do. */
 static _Atomic uint32_t ctr__fd_period;
 
@@ -143,13 +143,10 @@ int ctr__fd_cannot_block(int fd, int kept_ok)
     }
     int answer = ask_cannot_block(fd);
     if (tb) {
-        /* The class, which ask_cannot_block may just have learnt (else one
-         * fstat now, once for the descriptor). */
+        /* The answer is kept beside the class: learnt now if it is not
+         * known yet (one fstat, once for the descriptor; cached after). */
+        ctr__fd_is_socket(fd);
         uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
-        if (c != CTR_FD_TRACER && (c & CTR_FD_CLASS_MASK) == CTR_FD_UNKNOWN) {
-            ctr__fd_is_socket(fd);
-            c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
-        }
         if (c != CTR_FD_TRACER && (c & CTR_FD_CLASS_MASK) != CTR_FD_UNKNOWN)
             atomic_store_explicit(&tb[fd],
                                   (uint8_t)((c & CTR_FD_CLASS_MASK) | CTR_FD_NB_KNOWN |

@@ -86,15 +86,16 @@ static void file_put(const void *raw, size_t n, int end)
 {
     const void *z;
     size_t zn;
+    if (n == 0 && (!F.z_open || F.z.frame_in == 0))
+        return; /* no frame is open: nothing to end */
     if (!F.z_open) {
         if (ctr__zstream_open(&F.z, ctr__session.level) != 0)
             return; /* out of memory: this generation is lost, the next tries again */
         F.z_open = 1;
         F.frame_gens = 0;
     }
-    if (n == 0 && F.z.frame_in == 0)
-        return; /* no frame is open: nothing to end */
-    end |= F.z.frame_in + n >= FILE_FRAME_BYTES || ++F.frame_gens >= FILE_FRAME_GENS;
+    F.frame_gens++;
+    end |= F.z.frame_in + n >= FILE_FRAME_BYTES || F.frame_gens >= FILE_FRAME_GENS;
     if (end)
         F.frame_gens = 0;
     /* An error abandons the open frame: its part on disk reads as a frame

@@ -62,10 +62,8 @@ int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, 
 
 void ctr__pool_release_pages(struct ctr_pool *p)
 {
-    if (!p)
-        return;
-    madvise(p->chunks, p->bytes - (size_t)(p->chunks - (uint8_t *)p), MADV_DONTNEED);
-    p->populated = 0;
+    if (p) /* ctr__pool_open resets what ctr__pool_prefault counted */
+        madvise(p->chunks, p->bytes - (size_t)(p->chunks - (uint8_t *)p), MADV_DONTNEED);
 }
 
 /* Chunks ctr__pool_prefault keeps mapped in ahead, at least and at most. */
