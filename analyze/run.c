@@ -23,22 +23,30 @@
 
 #include "cli.h"
 #include "ctrace/version.h"
+#include "ctrace_control.h"
 #include "ctrace_options.h"
 
 #define RUN_DEFAULT_OUT "trace.bin"
 
 static const char run_usage_head[] =
     "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
+    "       ctrace run -flight [MINAGE,MAXBYTES] [-control] [FLAGS] [--] CMD [ARG...]\n"
+    "       ctrace run -dormant [FLAGS] [--] CMD [ARG...]\n"
     "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
-    "exit into FILE (with -lttng and no -o: into LTTng's sessions alone). CMD's\n"
-    "output and exit status are its own. Dynamically linked programs only.\n"
+    "exit into FILE (with -lttng and no -o: into LTTng's sessions alone); with\n"
+    "-flight, keeps the last moments in memory instead (the flight recorder),\n"
+    "written out on demand (ctrace ctl PID dump FILE, or -dump-signal); with\n"
+    "-dormant, records nothing until asked (ctrace ctl PID trace -for 5s FILE).\n"
+    "CMD's output and exit status are its own. Dynamically linked programs only.\n"
     "With %p in FILE, children (that exec, or fork: a daemon's) are\n"
     "traced too, each into its own file; without it, only CMD is (a child would\n"
     "overwrite its trace).\n";
 
 static const char run_usage_tail[] =
-    "Sizes take a k, M or G suffix. Each flag sets a CTRACE_* variable (see README);\n"
-    "variables already set and not overridden are kept. CTRACE_LIB names the\n"
+    "Sizes take a k, M or G suffix; durations as 500ms, 2s, 1m. Each flag sets a\n"
+    "CTRACE_* variable (see README); children that exec or fork under -flight or\n"
+    "-control have a recorder or a channel of their own.\n"
+    "Variables already set and not overridden are kept. CTRACE_LIB names the\n"
     "libctrace.so to preload instead of the one installed with ctrace.\n"
     "A program that calls trace_start() itself gets -EBUSY: it is already traced.\n"
     "Exit status: CMD's; 127 CMD not found, 126 CMD cannot run, 1 libctrace.so not\n"
@@ -72,7 +80,20 @@ static void run_usage(FILE *f)
 {
     fputs(run_usage_head, f);
     usage_flag(f, "o", "FILE",
-               "trace file (default " RUN_DEFAULT_OUT "); %p in it becomes the pid");
+               "trace file (default " RUN_DEFAULT_OUT ", none with -flight or -dormant); %p in "
+               "it becomes the pid");
+    usage_flag(f, "flight", "[SPEC]",
+               "the flight recorder, SPEC = MINAGE[,MAXBYTES]: keep at least MINAGE of the "
+               "trace (default 10s) in at most MAXBYTES of memory (default 16M), e.g. 2s,8M");
+    usage_flag(f, "control", "",
+               "open the control channel: ctrace ctl PID status|dump|trace (ctrace ctl -h)");
+    usage_flag(f, "dormant", "",
+               "record nothing until ctrace ctl PID trace asks (implies -control)");
+    usage_flag(f, "dump-signal", "SIG",
+               "with -flight, SIG (USR1, USR2, HUP, ...) dumps the window into -dump-dir "
+               "(default: none)");
+    usage_flag(f, "dump-dir", "DIR",
+               "where -dump-signal's dumps go (default: the current directory)");
     for (int k = 0; k < CTR_OPTION_COUNT; k++) {
         const struct ctr_option *opt = ctr_option(k);
         char text[256], lo[24], hi[24], def[24];
@@ -232,11 +253,31 @@ static int given_value(const struct ctr_option *opt, const char *next)
     return next[0] >= '0' && next[0] <= '9';
 }
 
+/* -flight's value, if the word after it is one (else the command). */
+static int flight_value(const char *next)
+{
+    return strchr("0123456789.,", next[0]) || strcmp(next, "on") == 0;
+}
+
+/* Turns a relative directory into an absolute one (the program may change
+ * directory) into out. @return 0, or -1 after saying why. */
+static int absolute(const char *what, const char *p, char out[PATH_MAX])
+{
+    char cwd[PATH_MAX];
+    int len = p[0] != '/' && getcwd(cwd, sizeof(cwd)) ? snprintf(out, PATH_MAX, "%s/%s", cwd, p)
+                                                      : snprintf(out, PATH_MAX, "%s", p);
+    if (len >= 0 && len < PATH_MAX)
+        return 0;
+    fprintf(stderr, "ctrace: run: %s %s: name too long\n", what, p);
+    return -1;
+}
+
 int ctr_cmd_run(int argc, char **argv)
 {
     const char *out = RUN_DEFAULT_OUT, *unwind = NULL;
     const char *values[CTR_OPTION_COUNT] = {0};
-    int out_given = 0;
+    const char *flight = NULL, *dump_signal = NULL, *dump_dir = NULL;
+    int out_given = 0, control = 0, dormant = 0;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -275,6 +316,18 @@ int ctr_cmd_run(int argc, char **argv)
                 "run", "-" CTR_UNWIND_FLAG " wants " CTR_UNWIND_WANT ", not '%s'", unwind);
         if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, "o", &out)) > 0)
             out_given = 1;
+        if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, "flight", NULL)) > 0)
+            flight = i + 1 < argc && flight_value(argv[i + 1]) ? argv[++i] : "on";
+        if (r == 0 && strchr(a, '=')) /* -flight=SPEC */
+            r = ctr_cli_flag(argc, argv, &i, "flight", &flight);
+        if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, "control", NULL)) > 0)
+            control = 1;
+        if (r == 0 && (r = ctr_cli_flag(argc, argv, &i, "dormant", NULL)) > 0)
+            dormant = 1;
+        if (r == 0)
+            r = ctr_cli_flag(argc, argv, &i, "dump-signal", &dump_signal);
+        if (r == 0)
+            r = ctr_cli_flag(argc, argv, &i, "dump-dir", &dump_dir);
         if (r < 0)
             return ctr_cli_usage_error("run", "flag %s needs a value", a);
         if (r == 0)
@@ -284,6 +337,26 @@ int ctr_cmd_run(int argc, char **argv)
         return ctr_cli_usage_error("run", "no command given");
     if (!*out)
         return ctr_cli_usage_error("run", "-o needs a file name");
+    uint64_t age, bytes;
+    int frc = flight ? ctr_flight_parse(flight, &age, &bytes) : 0;
+    if (frc != 0)
+        return ctr_cli_usage_error("run", "-flight wants %s, not '%s'%s", CTR_FLIGHT_WANT, flight,
+                                   frc == -ERANGE ? " (a value is out of range)" : "");
+    if (dormant && (flight || out_given || values[CTR_OPT_lttng]))
+        return ctr_cli_usage_error("run", "-dormant records nothing until asked: not with -o, "
+                                          "-flight or -lttng");
+    if (dump_signal && ctr_dump_signal_parse(dump_signal) < 0)
+        return ctr_cli_usage_error("run", "-dump-signal wants %s, not '%s'", CTR_DUMP_SIGNAL_WANT,
+                                   dump_signal);
+    if ((dump_signal || dump_dir) && !flight)
+        return ctr_cli_usage_error("run", "-dump-signal and -dump-dir dump the flight recorder's "
+                                          "window: they need -flight");
+    if (dump_dir && !dump_signal)
+        return ctr_cli_usage_error("run", "-dump-dir is where -dump-signal's dumps go: give "
+                                          "-dump-signal too");
+    char dir[PATH_MAX];
+    if (dump_dir && absolute("-dump-dir", dump_dir, dir) != 0)
+        return 1;
 
     char lib[PATH_MAX];
     if (find_lib(lib) != 0 || preload(lib) != 0)
@@ -299,11 +372,19 @@ int ctr_cmd_run(int argc, char **argv)
     }
     char pid[24];
     snprintf(pid, sizeof(pid), "%ld", (long)getpid()); /* execvp keeps it */
-    /* -lttng without -o: to LTTng only. */
+    /* -lttng, -flight or -dormant without -o: no file. */
     const char *lttng = values[CTR_OPT_lttng];
-    int rc = lttng && strcmp(lttng, "0") && !out_given
-                 ? unsetenv(CTR_OUTPUT_ENV)
-                 : setenv(CTR_OUTPUT_ENV, path, 1) | setenv(CTR_PID_ENV, pid, 1);
+    int no_file = !out_given && ((lttng && strcmp(lttng, "0")) || flight || dormant);
+    int rc = no_file ? unsetenv(CTR_OUTPUT_ENV)
+                     : setenv(CTR_OUTPUT_ENV, path, 1) | setenv(CTR_PID_ENV, pid, 1);
+    if (flight)
+        rc |= setenv(CTR_FLIGHT_ENV, flight, 1);
+    if (control || dormant)
+        rc |= setenv(CTR_CONTROL_ENV, "1", 1);
+    if (dump_signal)
+        rc |= setenv(CTR_DUMP_SIGNAL_ENV, dump_signal, 1);
+    if (dump_dir)
+        rc |= setenv(CTR_DUMP_DIR_ENV, dir, 1);
     for (int k = 0; k < CTR_OPTION_COUNT; k++)
         if (values[k])
             rc |= setenv(ctr_option(k)->env, values[k], 1);

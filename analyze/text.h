@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ctrace_options.h" /* ctr_parse_duration */
 #include "profile.h"
 
 /* Room for ctr_symbolizer_module_offset()'s "PATH+0xADDR"; a longer path
@@ -18,14 +19,6 @@
 /* ctr_text_ns() : ns as "812ns", "3.4us", "12.5ms" or "4.52s" into buf.
  * @return buf. */
 const char *ctr_text_ns(int64_t ns, char *buf, size_t len);
-
-/* ctr_parse_duration() : parses a duration written as Go's
- * time.ParseDuration takes it, without a sign: one or more decimal numbers,
- * each with an optional fraction and a unit (ns, us, µs, ms, s, m, h), such
- * as "500us", "1.5s", "1m30s"; or "0".
- * @return 0 with *ns set; -EINVAL for anything else, -ERANGE beyond
- *         UINT64_MAX nanoseconds. */
-int ctr_parse_duration(const char *s, uint64_t *ns);
 
 /* ctr_text_pc() : prints the code address pc (already the call instruction:
  * a return address minus one) symbolized with ps, as its inline chain

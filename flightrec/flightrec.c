@@ -17,12 +17,14 @@
 #include "ctrace/flightrec.h"
 #include "internal.h"
 #include "interpose.h"
+#include "recorder.h"
 #include "sink.h"
 #include "window.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +45,17 @@ static struct recorder {
     _Atomic uint64_t trigger_last_ns;
     _Atomic int trigger_pending;
     _Atomic uint64_t dumps_written, dumps_failed, triggers_dropped;
+    /* The dump signal (ctr__fr_signal_arm): the directory is written before
+     * the signal is stored (release); the collector loads the signal
+     * (acquire) before it reads the directory. pending: set by the handler. */
+    char signal_dir[4096];
+    _Atomic int signal;
+    _Atomic int signal_pending;
 } R;
 
 static _Atomic int dumping;
+static int take_dump_turn(void);
+static void end_dump_turn(void);
 
 /* ---------------------------------------------------------------------------
  * The sink
@@ -63,40 +73,59 @@ static void on_frame(struct ctr_sink *s, const void *z, size_t n)
     ctr__fr_frame(z, n);
 }
 
-/* A dump asked for by the latency trigger, now that the generation that
- * saw the slow request is whole in the window. */
-static void serve_trigger(void)
+/* Counts a dump the recorder wrote on its own (trigger, signal, `ctrace
+ * ctl`), for flightrec_get_stats. */
+static void count_dump(int rc)
+{
+    /* relaxed: counters, read only for statistics. */
+    atomic_fetch_add_explicit(rc == 0 ? &R.dumps_written : &R.dumps_failed, 1,
+                              memory_order_relaxed);
+}
+
+/* Dumps the window into dir as ctrace-PID-SECONDS-N.bin, a new file. */
+static void dump_into(const char *dir)
+{
+    char path[4096 + 64];
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    /* relaxed: counters, read for a file name alone. */
+    uint64_t n = atomic_load_explicit(&R.dumps_written, memory_order_relaxed) +
+                 atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
+    snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", dir, (int)getpid(),
+             (long long)now.tv_sec, (unsigned long long)n);
+    count_dump(ctr__fr_dump_file(
+        ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600)));
+}
+
+/* A dump asked for by the latency trigger or the dump signal, now that the
+ * generation that saw it is whole in the window. */
+static void serve_requests(void)
 {
     /* acq_rel: the trigger's directory (written before it was armed) is
      * seen (pairs with the release store of trigger_pending in
      * flightrec_latency, itself after the acquire of the armed threshold);
      * one round serves each request. */
-    if (!atomic_exchange_explicit(&R.trigger_pending, 0, memory_order_acq_rel))
-        return;
-    char path[4096 + 64];
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    /* relaxed: counters, read for a file name and statistics alone. */
-    uint64_t n = atomic_load_explicit(&R.dumps_written, memory_order_relaxed) +
-                 atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
-    /* Under the lock: a late flightrec_latency of an earlier arming may ask
-     * while flightrec_trigger_latency rewrites the directory. */
-    ctr_lock_acquire(&R.trigger_lock);
-    snprintf(path, sizeof(path), "%s/ctrace-%d-%lld-%llu.bin", R.trigger_dir, (int)getpid(),
-             (long long)now.tv_sec, (unsigned long long)n);
-    ctr_lock_release(&R.trigger_lock);
-    int rc = ctr__fr_dump_file(
-        ctr__real.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-    /* relaxed: as above. */
-    atomic_fetch_add_explicit(rc == 0 ? &R.dumps_written : &R.dumps_failed, 1,
-                              memory_order_relaxed);
+    if (atomic_exchange_explicit(&R.trigger_pending, 0, memory_order_acq_rel)) {
+        char dir[sizeof(R.trigger_dir)];
+        /* Under the lock: a late flightrec_latency of an earlier arming may
+         * ask while flightrec_trigger_latency rewrites the directory. */
+        ctr_lock_acquire(&R.trigger_lock);
+        memcpy(dir, R.trigger_dir, sizeof(dir));
+        ctr_lock_release(&R.trigger_lock);
+        dump_into(dir);
+    }
+    /* relaxed: the handler's flag says only "now"; acquire on the signal:
+     * pairs with ctr__fr_signal_arm's release store, after the directory. */
+    if (atomic_exchange_explicit(&R.signal_pending, 0, memory_order_relaxed) &&
+        atomic_load_explicit(&R.signal, memory_order_acquire))
+        dump_into(R.signal_dir);
 }
 
 static void on_gen_end(struct ctr_sink *s, const struct ctr_gen_summary *g)
 {
     (void)s;
     ctr__fr_gen_end(g->end.mono, g->open_waits, g->nopen_waits);
-    serve_trigger();
+    serve_requests();
 }
 
 static void on_detached(struct ctr_sink *s)
@@ -111,9 +140,43 @@ static void on_forked(struct ctr_sink *s)
     /* relaxed: the child's only thread; nothing to order. */
     atomic_store_explicit(&R.trigger_latency_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&R.trigger_pending, 0, memory_order_relaxed);
+    atomic_store_explicit(&R.signal_pending, 0, memory_order_relaxed);
     atomic_store_explicit(&dumping, 0, memory_order_relaxed); /* a dump of the parent's thread */
     R.trigger_lock = (struct ctr_lock){0};                    /* the collector's, in the parent */
     ctr__fr_forked();
+}
+
+/* `ctrace ctl PID status`'s lines (CONTROL.md). */
+static size_t on_status(struct ctr_sink *s, char *buf, size_t cap)
+{
+    (void)s;
+    struct flightrec_stats st;
+    uint64_t min_age, max_bytes;
+    flightrec_get_stats(&st);
+    ctr__fr_bounds(&min_age, &max_bytes);
+    /* relaxed: a setting read for the report alone. */
+    int n = snprintf(buf, cap,
+                     "recorder.window_bytes=%llu\nrecorder.window_span_ns=%llu\n"
+                     "recorder.generations=%llu\nrecorder.min_age_ns=%llu\n"
+                     "recorder.max_bytes=%llu\nrecorder.dumps=%llu\nrecorder.dump_signal=%d\n",
+                     (unsigned long long)st.window_bytes, (unsigned long long)st.window_span_ns,
+                     (unsigned long long)st.generations, (unsigned long long)min_age,
+                     (unsigned long long)max_bytes, (unsigned long long)st.dumps_written,
+                     atomic_load_explicit(&R.signal, memory_order_relaxed));
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* `ctrace ctl PID dump`: the window, into the client's file (the collector
+ * has just run a round: it is up to date). */
+static int on_dump(struct ctr_sink *s, struct ctr_owned_fd *out)
+{
+    (void)s;
+    if (!take_dump_turn())
+        return -EBUSY;
+    int rc = ctr__fr_dump_owned(out);
+    end_dump_turn();
+    count_dump(rc);
+    return rc;
 }
 
 static const struct ctr_sink_ops recorder_ops = {
@@ -122,6 +185,8 @@ static const struct ctr_sink_ops recorder_ops = {
     .gen_end = on_gen_end,
     .detached = on_detached,
     .forked = on_forked,
+    .status = on_status,
+    .dump = on_dump,
 };
 
 /* ---------------------------------------------------------------------------
@@ -154,10 +219,14 @@ int flightrec__start(const struct flightrec_config *cfg, size_t cfg_size, size_t
         ctr__options_check(&o) != 0)
         return -EINVAL;
     ctr__api_lock();
-    int rc = -EBUSY;
-    if (!ctr__sink_is_attached(&R.sink)) {
+    /* The channel first (once open it stays: trace.h). */
+    int rc = o.control ? ctr__control_open(&o) : 0;
+    if (rc == 0 && ctr__sink_is_attached(&R.sink))
+        rc = -EBUSY;
+    else if (rc == 0) {
         ctr__fr_configure(min_age, max_bytes);
         R.sink.ops = &recorder_ops;
+        R.sink.name = "recorder";
         /* Frames small enough for the window to hold several. */
         uint64_t quarter = max_bytes / 4;
         R.sink.frame_bytes = quarter < (64u << 10) ? (64u << 10) : (size_t)quarter;
@@ -338,6 +407,31 @@ int flightrec__get_stats(struct flightrec_stats *out, size_t out_size)
     st.dumps_failed = atomic_load_explicit(&R.dumps_failed, memory_order_relaxed);
     st.triggers_limited = atomic_load_explicit(&R.triggers_dropped, memory_order_relaxed);
     return ctr__abi_copy_out(out, out_size, &st, sizeof(st), sizeof(st));
+}
+
+/* The handler of the dump signal: async-signal-safe, it only asks; the
+ * collector writes the dump at the end of its next round. */
+static void on_dump_signal(int sig)
+{
+    (void)sig;
+    /* relaxed: a request flag (see serve_requests). */
+    atomic_store_explicit(&R.signal_pending, 1, memory_order_relaxed);
+}
+
+int ctr__fr_signal_arm(int sig, const char *dir)
+{
+    if (strlen(dir) >= sizeof(R.signal_dir) - 96)
+        return -ENAMETOOLONG;
+    memcpy(R.signal_dir, dir, strlen(dir) + 1);
+    /* release: the directory before the signal (pairs with serve_requests's
+     * acquire load). */
+    atomic_store_explicit(&R.signal, sig, memory_order_release);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_dump_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* the program's calls go on where they can */
+    return ctr__real.sigaction(sig, &sa, NULL) == 0 ? 0 : -errno;
 }
 
 /* Free the window when the program exits normally. */

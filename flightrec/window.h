@@ -57,5 +57,8 @@ int ctr__fr_dump(int fd);
  * (or -1 with errno set, passed on): adopted (fdguard.c), written, closed.
  * @return as ctr__fr_dump. */
 int ctr__fr_dump_file(int fd);
+/* The same into a file of the tracer's that stays open (a `ctrace ctl`
+ * client's). @return as ctr__fr_dump. */
+int ctr__fr_dump_owned(struct ctr_owned_fd *own);
 
 #endif

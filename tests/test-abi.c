@@ -10,7 +10,7 @@
  *     zero they work, set they fail with -E2BIG and start nothing;
  *   - output structs larger than the library's get their extra fields
  *     zeroed, and smaller than the first layout are refused;
- *   - sizes below the first layout, and the reserved field set, are refused.
+ *   - sizes below the first layout, and options out of range, are refused.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -167,7 +167,7 @@ static void test_refused(void **state)
     struct trace_options o = {.path = "/nonexistent/never-created"};
     assert_int_equal(trace__start_opts(&o, TRACE_OPTIONS_SIZE_VER0 - 8), -EINVAL);
     assert_int_equal(trace__start_opts(NULL, sizeof(o)), -EINVAL);
-    o.reserved = 1;
+    o.chunk_bytes = 3; /* out of range */
     assert_int_equal(trace_start_opts(&o), -EINVAL);
     struct flightrec_config cfg = {.trace = &o};
     assert_int_equal(flightrec_start(&cfg), -EINVAL);

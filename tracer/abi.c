@@ -15,7 +15,7 @@
 
 /* Each public struct ends with a field, not with padding (trace.h, "ABI"):
  * a field added in the wrong size fails here (flightrec.h's: flightrec.c). */
-_Static_assert(offsetof(struct trace_options, reserved) + sizeof(int) ==
+_Static_assert(offsetof(struct trace_options, control) + sizeof(int) ==
                    sizeof(struct trace_options),
                "struct trace_options must end without padding");
 _Static_assert(sizeof(struct trace_options) % 8 == 0 && TRACE_OPTIONS_SIZE_VER0 % 8 == 0,

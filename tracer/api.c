@@ -49,6 +49,7 @@ static void unlock_api(void)
 static void atfork_child(void)
 {
     ctr__fd_forget_all();
+    ctr__control_forked(); /* after its descriptors went */
     /* relaxed (three stores): the child's only thread; nothing to order. */
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
@@ -91,8 +92,6 @@ int ctr__init(void)
 int ctr__options_resolve(const struct trace_options *o, struct trace_options *r)
 {
     *r = *o;
-    if (o->reserved) /* a later field's place (trace.h, "ABI") */
-        return -EINVAL;
     uint64_t v;
     /* Each field as the table counts: a negative int becomes a number above
      * any int field's max (a switch's: on, as trace.h says). */
@@ -121,6 +120,12 @@ void ctr__api_unlock(void)
     unlock_api();
 }
 
+int ctr__api_trylock(void)
+{
+    /* acquire: as in lock_api. */
+    return !atomic_flag_test_and_set_explicit(&api_lock, memory_order_acquire);
+}
+
 int ctr__session_begin(const struct trace_options *o)
 {
     int rc = ctr__init();
@@ -133,6 +138,7 @@ int ctr__session_begin(const struct trace_options *o)
     /* relaxed: read only as counters; the collector starts after these. */
     atomic_store_explicit(&s->chunks_flushed, 0, memory_order_relaxed);
     atomic_store_explicit(&s->events_dropped, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->events_recorded, 0, memory_order_relaxed);
     s->flush_ms = r.flush_ms;
     s->level = r.compression_level;
     s->stack_depth = r.stack_depth;

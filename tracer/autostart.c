@@ -21,10 +21,12 @@
  *   - secure_getenv: a set-user-ID program never opens a path from its caller.
  *   - A trace that could not be written whole (a full disk, a descriptor
  *     closed under the tracer by a raw syscall) is said on stderr at exit.
- * This file is the only part of libctrace that prints: it speaks for the user's
- * `ctrace run`, not for the API.
+ * CTRACE_CONTROL=1 opens the control channel (control.c), in every process.
+ * This file and flightrec/autostart.c are the only parts of libctrace that
+ * print: they speak for the user's `ctrace run`, not for the API.
  */
 #include "ctrace/trace.h"
+#include "ctrace_control.h"
 #include "ctrace_lttng.h"
 #include "internal.h"
 
@@ -165,8 +167,40 @@ static void autostart_parent(void)
     errno = saved;
 }
 
+/* CTRACE_CONTROL=1 (`ctrace run -control`, or -dormant when nothing else
+ * records): the control channel, for `ctrace ctl` (CONTROL.md). Opened in
+ * every process that loads libctrace with it set, a forked child too (its
+ * own, under its own pid: `ctrace ctl -list` shows them). */
+static void control_open(void)
+{
+    struct trace_options o = {0};
+    if (ctr__options_from_env(&o) != 0)
+        return;
+    ctr__api_lock();
+    int rc = ctr__control_open(&o);
+    ctr__api_unlock();
+    if (rc != 0)
+        fprintf(stderr, "ctrace: %s: the control channel did not open: %s\n", CTR_CONTROL_ENV,
+                strerror(-rc));
+}
+
+static void control_autostart(void)
+{
+    const char *v = secure_getenv(CTR_CONTROL_ENV);
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return;
+    if (strcmp(v, "1") != 0) {
+        fprintf(stderr, "ctrace: %s: want 0 or 1: '%s'\n", CTR_CONTROL_ENV, v);
+        return;
+    }
+    control_open();
+    /* After api.c's (the open registered it), which closed the parent's. */
+    pthread_atfork(NULL, NULL, control_open);
+}
+
 __attribute__((constructor)) static void trace_autostart(void)
 {
+    control_autostart();
     const char *pattern = secure_getenv(CTR_OUTPUT_ENV);
     int to_file = pattern && *pattern && !path_is_anothers(pattern);
     /* LTTng alone (CTRACE_LTTNG without a file) traces every process that

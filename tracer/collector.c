@@ -497,20 +497,15 @@ static void round_run(int final)
  * The thread
  * ------------------------------------------------------------------------- */
 
-/* Held by the collector for each round, and by a thread that forks from
- * just before to just after the fork (ctr__collector_fork_prepare, _parent):
+/* Held by the collector for each round, by a session's start while it
+ * sets the collector up (its thread may be up already: the control channel
+ * keeps it), and by a thread that forks from just before to just after the
+ * fork (ctr__collector_fork_prepare, _parent):
  * so a child never inherits a lock the collector held in the middle of a
  * round, above all its allocator's (GCC 12's AddressSanitizer allocator is
  * not fork-safe: a daemon's child hung in its first calloc). A fork may
  * wait for one round. */
 static struct ctr_lock round_lock;
-
-static void round_locked(int final)
-{
-    ctr_lock_acquire(&round_lock);
-    round_run(final);
-    ctr_lock_release(&round_lock);
-}
 
 void ctr__collector_fork_prepare(void)
 {
@@ -522,6 +517,69 @@ void ctr__collector_fork_parent(void)
     ctr_lock_release(&round_lock);
 }
 
+/* The collector's thread: up from the first session until the last ends,
+ * or, while the control channel is open (keep), for the process's life.
+ * It ends only when told to by a thread that then joins it, under the API
+ * lock (ctr__collector_stop, ctr__collector_release); so a session that
+ * begins always finds it either up for good or joined. */
+static struct {
+    _Atomic int up;   /* created and not yet joined (stored under the API lock) */
+    _Atomic int keep; /* stay up between sessions (stored under the API lock) */
+} T;
+
+/* Ends the session whose final round just ran: the thread that asked for
+ * the stop is waiting for done_seq (ctr__collector_stop). */
+static void session_over(void)
+{
+    C.epoch = 0;
+    /* relaxed: ordered before the release bump below. */
+    atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
+    /* release: the final round's work before the stopper goes on (pairs
+     * with the acquire load in ctr__collector_stop). */
+    atomic_fetch_add_explicit(&ctr__session.done_seq, 1, memory_order_release);
+    syscall(SYS_futex, &ctr__session.done_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+/* A round of the session, the final one once a stop is asked for. @return
+ * whether a session runs on afterwards. */
+static int session_round(void)
+{
+    ctr_lock_acquire(&round_lock);
+    if (C.epoch) {
+        /* acquire: pairs with the release store in ctr__collector_stop. */
+        int final = atomic_load_explicit(&ctr__session.stopping, memory_order_acquire);
+        round_run(final);
+        if (final)
+            session_over();
+    } else {
+        /* No session (the channel alone keeps the thread): nothing to do
+         * for a request but to say it is seen. acquire/release: as in
+         * round_run. */
+        uint32_t seen = atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire);
+        atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
+        syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    }
+    int running = C.epoch != 0;
+    ctr_lock_release(&round_lock);
+    return running;
+}
+
+/* Sleeps until a kick, a client of the control channel, or the end of a
+ * round's period (none without a session). */
+static void collector_wait(int session)
+{
+    uint64_t timeout_ns = session ? (uint64_t)ctr__session.flush_ms * 1000000u : UINT64_MAX;
+    /* acquire: pairs with the release store in ctr__collector_kick. */
+    if (atomic_load_explicit(&ctr__session.wake, memory_order_acquire) != 0)
+        return;
+    if (ctr__control_wait(timeout_ns) == 0)
+        return; /* the channel is open: it polled, its eventfd taking the kicks */
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    /* Sleeps until the timeout or a kick (wake != 0). */
+    syscall(SYS_futex, &ctr__session.wake, FUTEX_WAIT_PRIVATE, 0,
+            timeout_ns == UINT64_MAX ? NULL : &ts, NULL, 0);
+}
+
 static void *collector_main(void *arg)
 {
     (void)arg;
@@ -530,28 +588,40 @@ static void *collector_main(void *arg)
      * ctr__collector_start). */
     atomic_store_explicit(&ctr__session.collector_up, 1, memory_order_release);
     syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    ctr__pool_prefault(C.pool); /* the first chunks, before the threads want them */
-    /* acquire on stopping: pairs with the release store in
-     * ctr__collector_stop; on wake: with the one in ctr__collector_kick.
-     * relaxed clearing of wake: the round that follows takes what it needs
-     * through its own acquires (req_seq, the queue). */
-    while (!atomic_load_explicit(&ctr__session.stopping, memory_order_acquire)) {
-        struct timespec ts = {ctr__session.flush_ms / 1000,
-                              (long)(ctr__session.flush_ms % 1000) * 1000000L};
-        /* Sleeps until the timeout or a kick (wake != 0). */
-        if (atomic_load_explicit(&ctr__session.wake, memory_order_acquire) == 0)
-            syscall(SYS_futex, &ctr__session.wake, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    /* Its creator holds the API lock, so the session (if any) is as it was
+     * created with: the first chunks, before the threads want them. */
+    if (C.epoch)
+        ctr__pool_prefault(C.pool);
+    int session = 1;
+    for (;;) {
+        collector_wait(session);
+        /* relaxed: the round that follows takes what it needs through its
+         * own acquires (req_seq, the queue, stopping). */
         atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
-        if (atomic_load_explicit(&ctr__session.stopping, memory_order_acquire))
+        session = session_round();
+        ctr__control_serve();
+        /* acquire: pairs with the release store in ctr__collector_release
+         * (and keep's stores precede the joins that end this thread). */
+        if (!session && !atomic_load_explicit(&T.keep, memory_order_acquire))
             break;
-        round_locked(0);
     }
-    round_locked(1);
     return NULL;
+}
+
+int ctr__collector_is_self(void)
+{
+    /* relaxed: `up` is stored by the thread that creates or joins the
+     * collector; only the collector itself can find itself equal. */
+    return atomic_load_explicit(&T.up, memory_order_relaxed) &&
+           pthread_equal(pthread_self(), ctr__session.collector);
 }
 
 int ctr__collector_sync_for(uint64_t timeout_ns)
 {
+    if (ctr__collector_is_self()) { /* a command of the control channel's */
+        session_round();
+        return 0;
+    }
     /* release: what the caller set up before, for the round that sees it. */
     uint32_t want = atomic_fetch_add_explicit(&ctr__session.req_seq, 1, memory_order_release) + 1;
     ctr__collector_kick();
@@ -583,9 +653,10 @@ void ctr__collector_sync(void)
 
 void ctr__collector_kick(void)
 {
-    /* release: pairs with the acquire load of wake in collector_main. */
+    /* release: pairs with the acquire load of wake in collector_wait. */
     atomic_store_explicit(&ctr__session.wake, 1, memory_order_release);
-    syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    if (ctr__control_kick() != 0) /* the collector sleeps on the futex */
+        syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void ctr__collector_forked(void)
@@ -601,6 +672,9 @@ void ctr__collector_forked(void)
     atomic_store_explicit(&round_lock.word, 0, memory_order_relaxed); /* the forker's */
     atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
+    atomic_store_explicit(&T.up, 0, memory_order_relaxed);
+    atomic_store_explicit(&T.keep, 0, memory_order_relaxed);
+    C.epoch = 0;
 }
 
 /* pthread_create and pthread_join as the program would reach them: through
@@ -611,27 +685,11 @@ void ctr__collector_forked(void)
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*join_fn)(pthread_t, void **);
 
-int ctr__collector_start(uint32_t epoch)
+/* Creates the collector's thread. Under the API lock. @return 0 or -errno. */
+static int thread_create(void)
 {
-    ctr__stack_init(); /* libunwind's costly first call, before any wait */
-    if (ctr__zstream_open(&C.z, ctr__session.level) != 0)
-        return -ENOMEM;
-    C.epoch = epoch;
-    /* relaxed: stored by this thread in ctr__session_begin (API lock held). */
-    C.pool = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
-    C.gen = 0;
-    C.total_dropped = 0;
-    ctr__gen_session();
-    C.last_clock = (struct ctr_clock_sample){ctr__session.start_ticks, ctr__session.start_mono,
-                                             ctr__session.start_real};
-    if (C.nslots)
-        memset(C.reported, 0, C.nslots * sizeof(*C.reported));
-    /* relaxed: the collector thread, created below, sees these (thread
-     * creation synchronizes); no other thread waits on them yet (the API
-     * lock is held). */
-    atomic_store_explicit(&ctr__session.ack_seq,
-                          atomic_load_explicit(&ctr__session.req_seq, memory_order_relaxed),
-                          memory_order_relaxed);
+    /* relaxed: the thread, created below, sees these (thread creation
+     * synchronizes). */
     atomic_store_explicit(&ctr__session.stopping, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
     atomic_store_explicit(&ctr__session.collector_up, 0, memory_order_relaxed);
@@ -665,15 +723,16 @@ int ctr__collector_start(uint32_t epoch)
         syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
     }
     errno = saved_errno;
+    /* relaxed: read by this thread and its successors under the API lock,
+     * and by the collector itself (ctr__collector_is_self). */
+    if (rc == 0)
+        atomic_store_explicit(&T.up, 1, memory_order_relaxed);
     return -rc;
 }
 
-void ctr__collector_stop(void)
+/* Joins the collector's thread once it has ended. Under the API lock. */
+static void thread_join(void)
 {
-    /* release: pairs with the acquire loads of stopping in collector_main
-     * (the join below orders the rest). */
-    atomic_store_explicit(&ctr__session.stopping, 1, memory_order_release);
-    ctr__collector_kick();
     join_fn join;
     *(void **)&join = ctr__dlsym_real(RTLD_DEFAULT, "pthread_join");
     if (!join)
@@ -681,4 +740,105 @@ void ctr__collector_stop(void)
     struct ctr_thread *saved = ctr__internal_begin();
     join(ctr__session.collector, NULL);
     ctr__internal_end(saved);
+    /* relaxed: as in thread_create. */
+    atomic_store_explicit(&T.up, 0, memory_order_relaxed);
+}
+
+int ctr__collector_start(uint32_t epoch)
+{
+    ctr__stack_init(); /* libunwind's costly first call, before any wait */
+    if (ctr__zstream_open(&C.z, ctr__session.level) != 0)
+        return -ENOMEM;
+    /* The thread may be up (the control channel keeps it): it reads C in
+     * its rounds, which the lock keeps apart from this. */
+    ctr_lock_acquire(&round_lock);
+    /* relaxed: stored by this thread in ctr__session_begin (API lock held). */
+    C.pool = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
+    C.gen = 0;
+    C.total_dropped = 0;
+    ctr__gen_session();
+    C.last_clock = (struct ctr_clock_sample){ctr__session.start_ticks, ctr__session.start_mono,
+                                             ctr__session.start_real};
+    if (C.nslots)
+        memset(C.reported, 0, C.nslots * sizeof(*C.reported));
+    /* relaxed: no thread waits on acks now (the API lock is held); the
+     * collector sees it through the round lock or its creation. */
+    atomic_store_explicit(&ctr__session.ack_seq,
+                          atomic_load_explicit(&ctr__session.req_seq, memory_order_relaxed),
+                          memory_order_relaxed);
+    C.epoch = epoch;
+    ctr_lock_release(&round_lock);
+    /* relaxed: see thread_create. */
+    if (atomic_load_explicit(&T.up, memory_order_relaxed)) {
+        /* The first chunks, before the threads want them (a new thread
+         * does it itself, first thing). */
+        ctr__pool_prefault(C.pool);
+        ctr__collector_kick(); /* its sleep has no end without a session */
+        return 0;
+    }
+    int rc = thread_create();
+    if (rc != 0) {
+        ctr_lock_acquire(&round_lock);
+        C.epoch = 0;
+        ctr_lock_release(&round_lock);
+    }
+    return rc;
+}
+
+void ctr__collector_stop(void)
+{
+    if (ctr__collector_is_self()) { /* a command of the control channel's */
+        ctr_lock_acquire(&round_lock);
+        round_run(1);
+        session_over();
+        ctr_lock_release(&round_lock);
+        return;
+    }
+    /* acquire: pairs with session_over's release bump. */
+    uint32_t done = atomic_load_explicit(&ctr__session.done_seq, memory_order_acquire);
+    /* release: pairs with the acquire load of stopping in session_round. */
+    atomic_store_explicit(&ctr__session.stopping, 1, memory_order_release);
+    ctr__collector_kick();
+    /* relaxed: keep is stored under the API lock, which this thread holds. */
+    if (!atomic_load_explicit(&T.keep, memory_order_relaxed)) {
+        thread_join(); /* its final round was its last */
+        return;
+    }
+    /* acquire: as above. */
+    uint32_t now;
+    while ((now = atomic_load_explicit(&ctr__session.done_seq, memory_order_acquire)) == done)
+        syscall(SYS_futex, &ctr__session.done_seq, FUTEX_WAIT_PRIVATE, now, NULL, NULL, 0);
+}
+
+int ctr__collector_keep(void)
+{
+    /* relaxed: the thread reads keep only when no session runs, after its
+     * creation (which synchronizes) or the release store below. */
+    atomic_store_explicit(&T.keep, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&T.up, memory_order_relaxed))
+        return 0;
+    ctr_lock_acquire(&round_lock);
+    C.epoch = 0; /* up for the channel alone */
+    ctr_lock_release(&round_lock);
+    int rc = thread_create();
+    if (rc != 0)
+        atomic_store_explicit(&T.keep, 0, memory_order_relaxed);
+    return rc;
+}
+
+void ctr__collector_release(void)
+{
+    /* Not from the collector itself: it could not join itself. */
+    /* release: pairs with the acquire load in collector_main. */
+    atomic_store_explicit(&T.keep, 0, memory_order_release);
+    /* relaxed: as in ctr__collector_keep. */
+    if (!atomic_load_explicit(&T.up, memory_order_relaxed))
+        return;
+    ctr_lock_acquire(&round_lock);
+    int session = C.epoch != 0;
+    ctr_lock_release(&round_lock);
+    if (session)
+        return; /* it ends with the session (ctr__collector_stop joins it) */
+    ctr__collector_kick();
+    thread_join();
 }

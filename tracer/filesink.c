@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* filesink.c - the trace file: the sink behind trace_start / trace_stop
- * (ctrace/trace.h).
+ * (ctrace/trace.h), and behind `ctrace ctl PID trace` (control.c), each with
+ * a struct ctr_file_sink of its own (sink.h).
  *
  * trace_start opens the file (or takes the caller's descriptor), writes the
  * header, and attaches the sink (sink.h), which starts the session unless
@@ -28,27 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct file_sink {
-    struct ctr_sink sink;
-    /* A tracer descriptor (fdguard.c; it may move, used under
-     * ctr__fd_use_begin) when trace_start opened it (close_fd), else the
-     * caller's. */
-    _Atomic int fd;
-    int close_fd;
-    struct ctr_fd_id id; /* what fd referred to when trace_start opened it */
-    /* The first negative errno of a write: the collector stores it, the
-     * API reads it (relaxed: trace_stop reads it after the detach, which
-     * synchronizes with the collector). */
-    _Atomic int error;
-    _Atomic uint64_t bytes;
-    /* The collector's: the file's compression stream, opened at the first
-     * generation (the session's level is known by then), and whether it
-     * has been for this trace (trace_start clears it). */
-    struct ctr_zstream z;
-    int z_open;
-    unsigned frame_gens; /* generations in the open frame */
-} F;
-
 /* One frame of the file holds at most FILE_FRAME_BYTES of records (a
  * reader holds a frame whole in memory, and frames are what it decodes in
  * parallel) and FILE_FRAME_GENS generations (damage to a frame costs the
@@ -56,95 +36,153 @@ static struct file_sink {
 #define FILE_FRAME_BYTES (4u << 20)
 #define FILE_FRAME_GENS 16
 
-/* Writes buf whole to the file, unless a write failed before. */
-static int file_write(const void *buf, size_t len)
+/* Writes buf whole to f's file, unless a write failed before. */
+static int file_write(struct ctr_file_sink *f, const void *buf, size_t len)
 {
     /* relaxed (error here and below): see the field. */
-    if (atomic_load_explicit(&F.error, memory_order_relaxed))
+    if (atomic_load_explicit(&f->error, memory_order_relaxed))
         return -EIO; /* after a failure the file ends at a frame boundary */
-    /* The file's number may move (the program dup2'd onto it): not while
-     * this write uses it. */
-    ctr__fd_use_begin(1);
-    /* relaxed: the use keeps a move off; the mover's update of fd happens
-     * before it (fdguard.c). */
-    int fd = atomic_load_explicit(&F.fd, memory_order_relaxed);
     /* The file the trace started in, not whatever holds its number now. */
-    int err = F.close_fd && !ctr__fd_is(fd, &F.id) ? -EBADF : ctr__write_all(fd, buf, len);
-    ctr__fd_use_end();
+    int err = f->owned ? ctr__owned_write(&f->own, buf, len) : ctr__write_all(f->fd, buf, len);
     if (err) {
-        atomic_store_explicit(&F.error, err, memory_order_relaxed);
+        atomic_store_explicit(&f->error, err, memory_order_relaxed);
         return err;
     }
     /* relaxed: a counter read only for statistics (trace_get_counters). */
-    atomic_fetch_add_explicit(&F.bytes, (uint64_t)len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&f->bytes, (uint64_t)len, memory_order_relaxed);
     return 0;
 }
 
-/* Puts n bytes of records into the open frame, and what that gives out
+/* Puts n bytes of records into f's open frame, and what that gives out
  * into the file: the frame flushed, or ended when it is full or `end`. */
-static void file_put(const void *raw, size_t n, int end)
+static void file_put(struct ctr_file_sink *f, const void *raw, size_t n, int end)
 {
     const void *z;
     size_t zn;
-    if (n == 0 && (!F.z_open || F.z.frame_in == 0))
+    if (n == 0 && (!f->z_open || f->z.frame_in == 0))
         return; /* no frame is open: nothing to end */
-    if (!F.z_open) {
-        if (ctr__zstream_open(&F.z, ctr__session.level) != 0)
+    if (!f->z_open) {
+        if (ctr__zstream_open(&f->z, ctr__session.level) != 0)
             return; /* out of memory: this generation is lost, the next tries again */
-        F.z_open = 1;
-        F.frame_gens = 0;
+        f->z_open = 1;
+        f->frame_gens = 0;
     }
-    F.frame_gens++;
-    end |= F.z.frame_in + n >= FILE_FRAME_BYTES || F.frame_gens >= FILE_FRAME_GENS;
+    f->frame_gens++;
+    end |= f->z.frame_in + n >= FILE_FRAME_BYTES || f->frame_gens >= FILE_FRAME_GENS;
     if (end)
-        F.frame_gens = 0;
+        f->frame_gens = 0;
     /* An error abandons the open frame: its part on disk reads as a frame
      * cut short, the next generation starts a new one. */
-    if (ctr__zstream_put(&F.z, raw, n, end, &z, &zn) == 0)
-        file_write(z, zn);
+    if (ctr__zstream_put(&f->z, raw, n, end, &z, &zn) == 0)
+        file_write(f, z, zn);
+}
+
+static struct ctr_file_sink *file_of(struct ctr_sink *s)
+{
+    return (struct ctr_file_sink *)((char *)s - offsetof(struct ctr_file_sink, sink));
 }
 
 /* A generation's records (one call each, sink.h). */
 static void on_records(struct ctr_sink *s, const uint8_t *raw, size_t n)
 {
-    (void)s;
-    file_put(raw, n, 0);
+    file_put(file_of(s), raw, n, 0);
 }
 
 static int write_frame(void *ctx, const void *frame, size_t n)
 {
-    (void)ctx;
-    return file_write(frame, n);
+    return file_write(ctx, frame, n);
 }
 
 /* The trace is complete: what ends it, in a frame of its own. */
 static void on_detached(struct ctr_sink *s)
 {
-    (void)s;
-    file_put(NULL, 0, 1);
-    ctr__zstream_close(&F.z);
-    F.z_open = 0;
-    int rc = ctr__sink_trailer(write_frame, NULL);
-    /* relaxed: F.error is the collector's to write, and this is it
-     * (trace_stop reads it after the detach). */
-    if (rc && !atomic_load_explicit(&F.error, memory_order_relaxed))
-        atomic_store_explicit(&F.error, rc, memory_order_relaxed); /* not a write's: say it */
+    struct ctr_file_sink *f = file_of(s);
+    file_put(f, NULL, 0, 1);
+    ctr__zstream_close(&f->z);
+    f->z_open = 0;
+    int rc = ctr__sink_trailer(write_frame, f);
+    /* relaxed: f->error is the collector's to write, and this is it (the
+     * stop reads it after the detach). */
+    if (rc && !atomic_load_explicit(&f->error, memory_order_relaxed))
+        atomic_store_explicit(&f->error, rc, memory_order_relaxed); /* not a write's: say it */
 }
 
 static void on_forked(struct ctr_sink *s)
 {
-    (void)s;
+    struct ctr_file_sink *f = file_of(s);
     /* The descriptor is gone (ctr__fd_forget_all): the child's trace, if
      * it starts one, is a file of its own. */
-    F.close_fd = 0;
-    F.z_open = 0; /* the parent's frame is not the child's */
+    f->owned = 0;
+    f->z_open = 0; /* the parent's frame is not the child's */
+}
+
+/* For `ctrace ctl PID status` (control.c): how much is written. */
+static size_t on_status(struct ctr_sink *s, char *buf, size_t cap)
+{
+    struct ctr_file_sink *f = file_of(s);
+    /* relaxed: a counter read only for statistics. */
+    int n = snprintf(buf, cap, "%s.bytes=%llu\n", s->name,
+                     (unsigned long long)atomic_load_explicit(&f->bytes, memory_order_relaxed));
+    return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
 static const struct ctr_sink_ops file_ops = {
     .records = on_records,
     .detached = on_detached,
     .forked = on_forked,
+    .status = on_status,
 };
+
+int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
+                         const struct ctr_owned_fd *given)
+{
+    f->owned = given != NULL;
+    if (given) {
+        /* relaxed: the collector sees it through ctr__sink_attach's release
+         * store (as every field here). */
+        atomic_store_explicit(&f->own.fd, atomic_load_explicit(&given->fd, memory_order_relaxed),
+                              memory_order_relaxed);
+        f->own.id = given->id;
+    } else if (o->path) {
+        /* The trace holds the program's log messages and paths: only its
+         * owner reads it. A symlink planted at the path is not followed. */
+        int rc = ctr__owned_adopt(
+            &f->own,
+            ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (rc != 0)
+            return rc;
+        f->owned = 1;
+    } else {
+        f->fd = o->fd;
+    }
+    atomic_store_explicit(&f->error, 0, memory_order_relaxed);
+    atomic_store_explicit(&f->bytes, 0, memory_order_relaxed);
+    f->z_open = 0; /* a new stream for the new file */
+    uint8_t h[CTR_FILE_HEADER_LEN];
+    ctr__file_header(h);
+    int rc = file_write(f, h, sizeof(h));
+    if (rc == 0) {
+        f->sink.ops = &file_ops;
+        /* The file's fields above before the collector calls the sink
+         * (ctr__sink_attach publishes it with a release store). */
+        if ((rc = ctr__sink_attach(&f->sink, o)) == 0)
+            return 0;
+    }
+    if (f->owned && !given) /* ours to close; a given one stays its giver's */
+        ctr__owned_close(&f->own);
+    return rc;
+}
+
+int ctr__file_sink_result(struct ctr_file_sink *f, uint64_t *bytes)
+{
+    /* relaxed: the detach synchronized with the collector (see the field). */
+    if (bytes)
+        *bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);
+    return atomic_load_explicit(&f->error, memory_order_relaxed);
+}
+
+/* trace_start's file. */
+static struct ctr_file_sink F = {.sink = {.name = "trace"}};
 
 int trace_start(const char *path)
 {
@@ -152,43 +190,6 @@ int trace_start(const char *path)
         return -EINVAL;
     struct trace_options o = {.path = path};
     return trace_start_opts(&o);
-}
-
-/* The file's part of trace_start_opts (API lock held). */
-static int file_start(const struct trace_options *o)
-{
-    if (o->path) {
-        /* The trace holds the program's log messages and paths: only its
-         * owner reads it. A symlink planted at the path is not followed. */
-        int fd = ctr__fd_adopt(
-            ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600),
-            &F.fd);
-        if (fd < 0)
-            return fd == -1 ? -errno : fd;
-        ctr__fd_identify(fd, &F.id);
-        F.close_fd = 1;
-    } else {
-        /* relaxed (fd, error, bytes): the collector sees them through
-         * ctr__sink_attach's release store (see below). */
-        atomic_store_explicit(&F.fd, o->fd, memory_order_relaxed);
-        F.close_fd = 0;
-    }
-    atomic_store_explicit(&F.error, 0, memory_order_relaxed);
-    atomic_store_explicit(&F.bytes, 0, memory_order_relaxed);
-    F.z_open = 0; /* a new stream for the new file */
-    uint8_t h[CTR_FILE_HEADER_LEN];
-    ctr__file_header(h);
-    int rc = file_write(h, sizeof(h));
-    if (rc == 0) {
-        F.sink.ops = &file_ops;
-        /* The file's fields above before the collector calls the sink
-         * (ctr__sink_attach publishes it with a release store). */
-        if ((rc = ctr__sink_attach(&F.sink, o)) == 0)
-            return 0;
-    }
-    if (F.close_fd) /* relaxed: stored by this thread, no collector has it */
-        ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed));
-    return rc;
 }
 
 int trace__start_opts(const struct trace_options *opts, size_t opts_size)
@@ -209,11 +210,12 @@ int trace__start_opts(const struct trace_options *opts, size_t opts_size)
         rc = -EBUSY;
         goto out;
     }
-    /* LTTng first: a provider that does not load fails the start before a
-     * file is created. */
-    if (o->lttng && (rc = ctr__lttng_start(o)) != 0)
+    /* The channel, then LTTng: either failing fails the start before a
+     * file is created (a channel that opened stays open: trace.h). */
+    if ((o->control && (rc = ctr__control_open(o)) != 0) ||
+        (o->lttng && (rc = ctr__lttng_start(o)) != 0))
         goto out;
-    if (to_file && (rc = file_start(o)) != 0 && o->lttng)
+    if (to_file && (rc = ctr__file_sink_start(&F, o, NULL)) != 0 && o->lttng)
         ctr__sink_detach(ctr__lttng_sink());
 out:
     ctr__api_unlock();
@@ -231,10 +233,8 @@ int trace_stop(void)
         ctr__api_unlock();
         return none ? -ENOENT : 0;
     }
-    /* relaxed: see the field (the detach above synchronized). */
-    int rc = atomic_load_explicit(&F.error, memory_order_relaxed);
-    /* relaxed: the detach has synchronized with the collector (as error). */
-    int crc = F.close_fd ? ctr__fd_close(atomic_load_explicit(&F.fd, memory_order_relaxed)) : 0;
+    int rc = ctr__file_sink_result(&F, NULL);
+    int crc = F.owned ? ctr__owned_close(&F.own) : 0;
     if (crc != 0 && rc == 0)
         rc = crc;
     ctr__api_unlock();
@@ -261,7 +261,9 @@ int trace__get_counters(struct trace_counters *out, size_t out_size)
 int ctr__trace_fd(void)
 {
     /* relaxed: a number for comparisons; nothing is read on its strength. */
-    return ctr__sink_is_attached(&F.sink) ? atomic_load_explicit(&F.fd, memory_order_relaxed) : -1;
+    return !ctr__sink_is_attached(&F.sink) ? -1
+           : F.owned                       ? atomic_load_explicit(&F.own.fd, memory_order_relaxed)
+                                           : F.fd;
 }
 
 void ctr__trace_stop_at_exit(void)

@@ -157,9 +157,11 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
     const uint8_t *end = p + n;
     uint64_t ticks = base_ticks;
     struct ctr_event ev;
+    uint64_t events = 0;
     /* Our own writer's complete events; still, stop at anything unexpected
      * rather than read past the batch. */
     for (size_t used; p < end && (used = ctr_decode_event(p, end, &ev)) != 0; p += used) {
+        events++;
         for (unsigned m = G.ref_args[ev.type]; m; m &= m - 1) {
             unsigned i = (unsigned)__builtin_ctz(m);
             switch (ctr_event_specs[ev.type].args[i]) {
@@ -199,6 +201,8 @@ void ctr__gen_observe(uint32_t slot, uint64_t thread_id, uint64_t base_ticks, co
             break;
         }
     }
+    /* relaxed: a counter read only for statistics (`ctrace ctl` status). */
+    atomic_fetch_add_explicit(&ctr__session.events_recorded, events, memory_order_relaxed);
 }
 
 void ctr__gen_forget(uint32_t slot)

@@ -452,9 +452,11 @@ struct ctr_session {
     _Atomic uint32_t wake;         /* futex word the collector sleeps on */
     _Atomic uint32_t collector_up; /* futex word: the collector reached its loop */
     _Atomic int stopping;
+    _Atomic uint32_t done_seq; /* futex word: bumped as a session's final round ends */
     pthread_t collector;
     _Atomic uint64_t chunks_flushed;
     _Atomic uint64_t events_dropped;
+    _Atomic uint64_t events_recorded; /* taken by the collector (genstate.c) */
     int sched;                     /* record context switches (sched.c) */
     unsigned cpu_hz;               /* CPU samples a second, 0: none (cpu.c) */
     _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
@@ -468,8 +470,20 @@ struct ctr_session {
 
 extern struct ctr_session ctr__session;
 
+/* Under the API lock: start feeds the session `epoch` to the collector
+ * (creating its thread unless the control channel keeps it up); stop runs
+ * its final round and waits for it (from the collector itself, a command
+ * of the channel's: runs it). @return 0 or -errno. */
 int ctr__collector_start(uint32_t epoch);
 void ctr__collector_stop(void);
+/* Under the API lock (control.c): keep the collector's thread up between
+ * sessions, creating it if none runs (@return 0 or -errno); release lets it
+ * end with the last session, or now if none runs (not from the collector
+ * itself). */
+int ctr__collector_keep(void);
+void ctr__collector_release(void);
+/* Whether the calling thread is the collector's. */
+int ctr__collector_is_self(void);
 void ctr__collector_kick(void); /* wake the collector early (queue filling) */
 /* Around a fork (pthread_atfork, in the forking thread): prepare waits for
  * the collector's round to end and holds off the next; parent lets it go;
@@ -479,7 +493,7 @@ void ctr__collector_fork_prepare(void);
 void ctr__collector_fork_parent(void);
 void ctr__collector_forked(void);
 /* Makes a request (see ctr_session) and waits until the collector has run
- * a round that saw it. Not from the collector thread. */
+ * a round that saw it (on the collector itself: runs one). */
 void ctr__collector_sync(void);
 /* The same, waiting at most timeout_ns. @return 0, or -ETIMEDOUT. */
 int ctr__collector_sync_for(uint64_t timeout_ns);
@@ -488,6 +502,27 @@ int ctr__collector_sync_for(uint64_t timeout_ns);
  * the collector with options o; end stops them (a final round first). */
 void ctr__api_lock(void);
 void ctr__api_unlock(void);
+/* Takes the API lock if it is free (the collector, which must never wait
+ * for it: its holder may be waiting for a round). @return 1 if taken. */
+int ctr__api_trylock(void);
+
+/* The control channel (control.c, CONTROL.md). open, under the API lock:
+ * listens for `ctrace ctl`, and keeps the collector's thread up to serve it;
+ * a session that a `trace` request begins takes o's options. Idempotent.
+ * close, under the API lock (not from the collector): ends what a client
+ * started, closes and removes the socket. @return 0 or -errno. */
+int ctr__control_open(const struct trace_options *o);
+void ctr__control_close(void);
+/* The collector's side: wait sleeps up to timeout_ns (UINT64_MAX: no end)
+ * until a kick or a client (@return 0; -1 when the channel is closed, and
+ * nothing was done); serve runs what clients asked, between rounds. */
+int ctr__control_wait(uint64_t timeout_ns);
+void ctr__control_serve(void);
+/* Wakes the collector through the channel's eventfd. Any thread.
+ * @return 0, or -1 when the channel is closed (use the futex). */
+int ctr__control_kick(void);
+/* In a forked child: the parent's channel is not the child's. */
+void ctr__control_forked(void);
 int ctr__session_begin(const struct trace_options *o);
 void ctr__session_end(void);
 /* The trace file's descriptor while trace_start's file is open, else -1
@@ -1084,6 +1119,23 @@ void ctr__fd_forget_all(void);
  * returns 0 at once (the caller must then not use it). @return 1 if held. */
 int ctr__fd_use_begin(int wait);
 void ctr__fd_use_end(void);
+
+/* A file the tracer writes into by its own descriptor (the trace file it
+ * opened, a dump's file, one a `ctrace ctl` client passed): adopted, and
+ * checked before each write to be the file it was, so that a number the
+ * program took over (a raw close, then an open) never gets trace bytes. */
+struct ctr_owned_fd {
+    _Atomic int fd; /* the holder (fdguard.c): a move updates it */
+    struct ctr_fd_id id;
+};
+/* Adopts fd (ctr__fd_adopt) into o and notes what it refers to. Keeps
+ * errno. @return 0, or -errno (fd closed; for fd < 0, errno's). */
+int ctr__owned_adopt(struct ctr_owned_fd *o, int fd);
+/* Writes buf whole into o's file (under a use, as fdguard.c asks).
+ * @return 0; -EBADF when its number no longer refers to it; -errno. */
+int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len);
+/* Closes o's descriptor. @return 0 or -errno. */
+int ctr__owned_close(struct ctr_owned_fd *o);
 
 /* The executable text of libunwind, once stack.c has loaded it: calls
  * returning there are libunwind's, which may touch only tracer

@@ -50,6 +50,15 @@ static inline void ctr_lock_acquire(struct ctr_lock *l)
     errno = saved;
 }
 
+/* ctr_lock_try() : takes l if it is free. @return 1 if taken, else 0. */
+static inline int ctr_lock_try(struct ctr_lock *l)
+{
+    uint32_t c = 0;
+    /* acquire: as in ctr_lock_acquire. */
+    return atomic_compare_exchange_strong_explicit(&l->word, &c, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+
 static inline void ctr_lock_release(struct ctr_lock *l)
 {
     /* release: the critical section before the next holder's acquire. */

@@ -253,6 +253,7 @@ int ctr__lttng_start(const struct trace_options *o)
         atomic_store_explicit(&lttng_ops, ops, memory_order_release);
     }
     L.sink.ops = &lttng_sink_ops;
+    L.sink.name = "lttng";
     L.sink.inline_events = 1;
     L.tables_sent = 0;
     L.recording = 0;

@@ -9,8 +9,8 @@
  * waits for one round.
  *
  * Also here: zstd frames (a compression stream belongs to one thread: the
- * collector has its own, a dump makes one for itself) and writing a buffer
- * whole to a descriptor.
+ * collector has its own, a dump makes one for itself), writing a buffer
+ * whole to a descriptor, and to a file of the tracer's own (ctr_owned_fd).
  */
 #include "interpose.h"
 #include "internal.h"
@@ -228,6 +228,39 @@ int ctr__write_all(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int ctr__owned_adopt(struct ctr_owned_fd *o, int fd)
+{
+    if (fd < 0)
+        return -errno;
+    int own = ctr__fd_adopt(fd, &o->fd);
+    if (own < 0)
+        return own;
+    int rc = ctr__fd_identify(own, &o->id);
+    if (rc != 0)
+        ctr__fd_close(own);
+    return rc;
+}
+
+int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
+{
+    /* The number may move (the program dup2'd onto it): not while this
+     * write uses it. */
+    ctr__fd_use_begin(1);
+    /* relaxed: the use keeps a move off; the mover's update of fd happens
+     * before it (fdguard.c). */
+    int fd = atomic_load_explicit(&o->fd, memory_order_relaxed);
+    int rc = ctr__fd_is(fd, &o->id) ? ctr__write_all(fd, buf, len) : -EBADF;
+    ctr__fd_use_end();
+    return rc;
+}
+
+int ctr__owned_close(struct ctr_owned_fd *o)
+{
+    /* relaxed: the value a move stored under the registry's lock, or ours;
+     * the owner is done writing (no use is held, none will be). */
+    return ctr__fd_close(atomic_load_explicit(&o->fd, memory_order_relaxed));
 }
 
 int ctr__zstream_put(struct ctr_zstream *zs, const void *p, size_t n, int end_frame, const void **z,

@@ -77,11 +77,23 @@ struct ctr_sink_ops {
      * again. */
     void (*detached)(struct ctr_sink *s);
     void (*forked)(struct ctr_sink *s);
+    /* For `ctrace ctl PID status` (control.c, on the collector thread):
+     * writes the sink's "key=value\n" lines (CONTROL.md) into buf, at most
+     * cap bytes. @return the bytes written (0: none, or they do not fit). */
+    size_t (*status)(struct ctr_sink *s, char *buf, size_t cap);
+    /* For `ctrace ctl PID dump` (control.c, on the collector thread, between
+     * rounds): writes what the sink keeps of the trace (a window) into
+     * `out`, as a trace file. @return 0 or -errno (-EBUSY: a dump of the
+     * program's own is being written). */
+    int (*dump)(struct ctr_sink *s, struct ctr_owned_fd *out);
 };
 
 struct ctr_sink {
     /* Public: set by the sink's owner before attaching. */
     const struct ctr_sink_ops *ops;
+    /* What the sink is, in a word, for `ctrace ctl PID status`'s `state`
+     * (CONTROL.md): "trace", "recorder", "lttng", "ctl-trace". */
+    const char *name;
     /* Raw bytes after which the collector cuts a frame mid-generation for
      * this sink's sake (a window that must hold several); 0: the default. */
     size_t frame_bytes;
@@ -119,6 +131,43 @@ int ctr__sink_leaving(const struct ctr_sink *s);
 void ctr__sink_remove(struct ctr_sink *s);
 /* In a forked child: tells every attached sink (forked) and detaches all. */
 void ctr__sinks_forked(void);
+
+/* ---------------------------------------------------------------------------
+ * The trace file as a sink (filesink.c): trace_start's, and the one a
+ * `ctrace ctl PID trace` request writes (control.c)
+ * ------------------------------------------------------------------------- */
+
+struct ctr_file_sink {
+    struct ctr_sink sink; /* its name set by the owner */
+    /* The file: a tracer descriptor (owned: opened from trace_options' path,
+     * or given by the caller as owned_fd), else the program's descriptor
+     * fd, written as it is. */
+    struct ctr_owned_fd own;
+    int fd;
+    int owned;
+    /* The first negative errno of a write: the collector stores it, the
+     * owner reads it once detached (relaxed: the detach synchronizes). */
+    _Atomic int error;
+    _Atomic uint64_t bytes;
+    /* The collector's: the file's compression stream, opened at the first
+     * generation (the session's level is known by then). */
+    struct ctr_zstream z;
+    int z_open;
+    unsigned frame_gens; /* generations in the open frame */
+};
+
+/* Writes the file's header and attaches f (as ctr__sink_attach, with o's
+ * options if it begins the session). The file: `given` unless NULL (a file
+ * of the tracer's that stays the caller's to close, which must not move
+ * while f is attached: the collector's own), else o->path (created 0600, a
+ * symbolic link not followed; closed by the owner with ctr__owned_close
+ * once detached), else o->fd. Under the API lock.
+ * @return 0, or -errno (nothing is left attached or open). */
+int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
+                         const struct ctr_owned_fd *given);
+/* After f's detach: the first write error (0 if none), and the bytes
+ * written into *bytes (unless NULL). */
+int ctr__file_sink_result(struct ctr_file_sink *f, uint64_t *bytes);
 
 /* ---------------------------------------------------------------------------
  * Frames: compressing and writing (sink.c)

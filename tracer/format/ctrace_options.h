@@ -23,13 +23,15 @@
  *   - A rounded option (CTR_OPT_POW2) is used rounded up to a power of two;
  *     its min, max and default are powers of two, so rounding stays in range.
  * The flight recorder's options (struct flightrec_config) follow the same
- * rules in CTR_FLIGHTREC_OPTIONS; no variable or flag sets them yet.
+ * rules in CTR_FLIGHTREC_OPTIONS; CTRACE_FLIGHT (`ctrace run -flight`) sets
+ * both in one spec (ctr_flight_parse, at the end).
  */
 #ifndef CTRACE_OPTIONS_H
 #define CTRACE_OPTIONS_H
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -268,6 +270,150 @@ static inline enum ctr_unwind ctr_unwind_parse(const char *s)
            : strcmp(s, "fp") == 0       ? CTR_UNWIND_FP
            : strcmp(s, "dwarf") == 0    ? CTR_UNWIND_DWARF
                                         : CTR_UNWIND_BAD;
+}
+
+/* ---------------------------------------------------------------------------
+ * Durations, and the flight recorder's spec
+ * ------------------------------------------------------------------------- */
+
+/* ctr_parse_duration() : parses a duration written as Go's
+ * time.ParseDuration takes it, without a sign: one or more decimal numbers,
+ * each with an optional fraction and a unit (ns, us, µs, ms, s, m, h), such
+ * as "500us", "1.5s", "1m30s"; or "0". The CLI's (-latmin, -for) and
+ * CTRACE_FLIGHT's.
+ * @return 0 with *ns set; -EINVAL for anything else, -ERANGE beyond
+ *         UINT64_MAX nanoseconds. */
+static inline int ctr_parse_duration(const char *s, uint64_t *ns)
+{
+    static const struct {
+        const char *name;
+        uint64_t ns;
+    } units[] = {
+        /* Longer names first where one is a prefix of another ("ms" before "m"). */
+        {"ns", 1},
+        {"us", 1000},
+        {"\xc2\xb5s", 1000},
+        {"\xce\xbcs", 1000}, /* µs: micro, mu */
+        {"ms", 1000000},
+        {"s", 1000000000},
+        {"m", 60000000000ull},
+        {"h", 3600000000000ull},
+    };
+    if (!s || !*s)
+        return -EINVAL;
+    if (strcmp(s, "0") == 0) {
+        *ns = 0;
+        return 0;
+    }
+    uint64_t total = 0;
+    const char *p = s;
+    while (*p) {
+        /* The number: digits, optionally '.' and more digits; one side may
+         * be empty ("1.", ".5") but not both. */
+        uint64_t whole = 0, frac = 0, scale = 1;
+        int digits = 0, overflow = 0;
+        for (; *p >= '0' && *p <= '9'; p++, digits++) {
+            if (whole > (UINT64_MAX - 9) / 10)
+                overflow = 1;
+            else
+                whole = whole * 10 + (uint64_t)(*p - '0');
+        }
+        if (*p == '.') {
+            p++;
+            for (; *p >= '0' && *p <= '9'; p++, digits++)
+                if (scale <= UINT64_MAX / 100) { /* further digits are below 1 ns */
+                    frac = frac * 10 + (uint64_t)(*p - '0');
+                    scale *= 10;
+                }
+        }
+        if (!digits)
+            return -EINVAL;
+        size_t u = 0, ulen = 0;
+        for (; u < sizeof(units) / sizeof(units[0]); u++) {
+            ulen = strlen(units[u].name);
+            if (strncmp(p, units[u].name, ulen) == 0)
+                break;
+        }
+        if (u == sizeof(units) / sizeof(units[0]))
+            return -EINVAL; /* no unit, or an unknown one */
+        p += ulen;
+        uint64_t unit = units[u].ns;
+        if (overflow || (unit && whole > UINT64_MAX / unit))
+            return -ERANGE;
+        uint64_t v = whole * unit;
+        /* frac/scale of a unit, rounded down; frac < scale <= 1e18. */
+        v += (uint64_t)((long double)frac * (long double)unit / (long double)scale);
+        if (v < whole * unit || total > UINT64_MAX - v)
+            return -ERANGE;
+        total += v;
+    }
+    *ns = total;
+    return 0;
+}
+
+/* CTRACE_FLIGHT, which starts the flight recorder at load (`ctrace run
+ * -flight SPEC`), and the dump signal's variables (flightrec/autostart.c). */
+#define CTR_FLIGHT_ENV "CTRACE_FLIGHT"
+#define CTR_FLIGHT_WANT "MINAGE[,MAXBYTES] such as 2s,8M (or ,MAXBYTES, or on)"
+#define CTR_DUMP_SIGNAL_ENV "CTRACE_DUMP_SIGNAL"
+#define CTR_DUMP_DIR_ENV "CTRACE_DUMP_DIR"
+#define CTR_DUMP_SIGNAL_WANT "USR1, USR2, HUP, WINCH, URG or PWR (with or without SIG), or a number"
+
+/* ctr_flight_parse() : a flight recorder spec s, "MINAGE[,MAXBYTES]": a
+ * duration (ctr_parse_duration), then a size as a variable's (k, M, G);
+ * either may be left out ("2s", ",8M"), and "on" or "1" is both left out.
+ * Into *min_age_ns and *max_bytes (0: the default). @return 0; -EINVAL if
+ * s is no such spec; -ERANGE if a value is out of its range (the rows of
+ * CTR_FLIGHTREC_OPTIONS). */
+static inline int ctr_flight_parse(const char *s, uint64_t *min_age_ns, uint64_t *max_bytes)
+{
+    *min_age_ns = *max_bytes = 0;
+    if (strcmp(s, "on") == 0 || strcmp(s, "1") == 0)
+        return 0;
+    const char *comma = strchr(s, ',');
+    size_t age_len = comma ? (size_t)(comma - s) : strlen(s);
+    char age[64];
+    if (age_len >= sizeof(age) || (!age_len && !comma) || (comma && !comma[1]))
+        return -EINVAL;
+    memcpy(age, s, age_len);
+    age[age_len] = 0;
+    if (age_len) {
+        int rc = ctr_parse_duration(age, min_age_ns);
+        if (rc != 0)
+            return rc;
+        const struct ctr_option *o = ctr_flightrec_option(CTR_FR_OPT_min_age_ns);
+        if (*min_age_ns != 0 && *min_age_ns < o->min)
+            return -ERANGE;
+    }
+    return comma ? ctr_option_parse(ctr_flightrec_option(CTR_FR_OPT_max_bytes), comma + 1,
+                                    max_bytes)
+                 : 0;
+}
+
+/* ctr_dump_signal_parse() : the signal named by s (CTR_DUMP_SIGNAL_WANT; a
+ * number: a real-time signal too). @return it, or -1 for anything else
+ * (among them the signals that kill or stop, and SIGPROF, the CPU timer's). */
+static inline int ctr_dump_signal_parse(const char *s)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } ok[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
+              {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"PWR", SIGPWR}};
+    const char *name = strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (strcmp(name, ok[i].name) == 0)
+            return ok[i].sig;
+    int v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9' || v > 1000)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    for (size_t i = 0; *s && i < sizeof(ok) / sizeof(ok[0]); i++)
+        if (v == ok[i].sig)
+            return v;
+    return *s && v >= SIGRTMIN && v <= SIGRTMAX ? v : -1;
 }
 
 #endif /* CTRACE_OPTIONS_H */

@@ -130,8 +130,8 @@ struct flightrec_stats {
     uint64_t window_bytes;     /* memory the window holds now */
     uint64_t window_span_ns;   /* time it covers */
     uint64_t generations;      /* generations in it */
-    uint64_t dumps_written;    /* by the trigger */
-    uint64_t dumps_failed;     /* by the trigger */
+    uint64_t dumps_written;    /* by the trigger, the dump signal, `ctrace ctl` */
+    uint64_t dumps_failed;     /* by the same */
     uint64_t triggers_limited; /* triggers dropped by the rate limit */
 };
 

@@ -21,7 +21,8 @@
  * has. A library older than the header fails with -E2BIG if the program
  * set a field it does not know (non-zero), and otherwise works. So that no
  * field ever lands in padding whose bytes a program left undefined, each
- * struct's fields fill it exactly (a `reserved` field where needed), and
+ * struct's fields fill it exactly (a `reserved` field where needed: a later
+ * field takes its place), and
  * fields are added 8 bytes at a time. Start a struct from its zero value
  * (`= {0}` or a designated initializer). See ctrace/version.h for the
  * versions, and libctrace(3).
@@ -126,9 +127,15 @@ struct trace_options {
      * EINTR. 0 = perf_event where it works. */
     int cpu_timer;
 
-    /* Must be zero (-EINVAL otherwise). It keeps the struct free of tail
-     * padding (see ABI above): a later field takes its place. */
-    int reserved;
+    /* Non-zero: also open the control channel, through which `ctrace ctl
+     * PID` (the process's user, or root) asks for what is recorded, for the
+     * flight recorder's window, or for a trace of the next seconds: a Unix
+     * socket, mode 0600, in $XDG_RUNTIME_DIR/ctrace (else /tmp/ctrace-UID),
+     * served by the collector thread. Once open it stays open until the
+     * process exits (keeping that thread, even when nothing records), and
+     * opening it again is a no-op. The start fails with the channel's
+     * -errno when it cannot open. 0 = no channel. */
+    int control;
 };
 
 /* The CPU sampling rate to set in trace_options.cpu_hz when no other is
