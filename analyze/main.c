@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* main.c - the `ctrace` command line: flag parsing and dispatch to the
- * analyses, and to `ctrace run` (run.c). Flags follow Go's style
- * (-flag=value or -flag value; one or two dashes), parsed by cli.c.
+ * analyses, to `ctrace run` (run.c) and to `ctrace ctl` (ctl.c). Flags
+ * follow Go's style (-flag=value or -flag value; one or two dashes), parsed
+ * by cli.c.
  *
  * Exit status: 0 success; 1 an error (unreadable trace, failed write);
  * 2 a usage error; 3 the trace is damaged: the output covers the part before
@@ -9,7 +10,8 @@
  * only) the trace holds no threads or no events and has no end record (its
  * process ended or went away before its first flush). Every verb warns
  * about a trace without threads or events on stderr. `ctrace run` becomes
- * the program it runs, whose status is then its own.
+ * the program it runs, whose status is then its own; `ctrace ctl` exits
+ * 128 + the signal when SIGINT or SIGTERM interrupts it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctl.h"
 #include "ctrace/version.h"
 #include "ctrace_format.h"
 #include "passes.h"
@@ -62,6 +65,9 @@ static const char usage_text[] =
     "       ctrace stats TRACE                    summary: threads, events, bytes, drops\n"
     "       ctrace run [-o FILE] [FLAGS] -- CMD [ARG...]\n"
     "                                             run CMD, unmodified, traced into FILE\n"
+    "       ctrace ctl PID COMMAND [FILE]         ask a running process for its status,\n"
+    "                                             its recorder's window or a trace\n"
+    "       ctrace ctl -list                      the processes that accept commands\n"
     "       ctrace -h | ctrace VERB -h            this help, or a verb's\n"
     "       ctrace -version                       versions: ctrace, libctrace's ABI, trace format\n"
     "\n"
@@ -81,7 +87,8 @@ static const char usage_text[] =
     "Exit status: 0 ok, 1 error, 2 usage, 3 damaged trace (the output covers the\n"
     "rest; stderr names the damage and the time missing),\n"
     "4 (stats) an unfinished trace without threads or events;\n"
-    "ctrace run exits with CMD's own status.\n";
+    "ctrace run exits with CMD's own status; ctrace ctl with 130 or 143 when SIGINT\n"
+    "or SIGTERM interrupts it.\n";
 
 /* -j N or -pid PID among a verb's flags, into o: 1 when argv[*i] is one
  * (taken), 0 when it is not, -1 after a usage error said. */
@@ -441,6 +448,8 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 1, argv + 1);
     if (strcmp(argv[1], "run") == 0)
         return ctr_cmd_run(argc - 1, argv + 1);
+    if (strcmp(argv[1], "ctl") == 0)
+        return ctr_cmd_ctl(argc - 1, argv + 1);
     if (strcmp(argv[1], "tasks") == 0)
         return cmd_tasks(argc - 1, argv + 1);
     if (strcmp(argv[1], "threads") == 0)
