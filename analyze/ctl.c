@@ -14,7 +14,7 @@
  * written whole or not at all, the descriptor is a temporary file beside
  * FILE (same directory, so the same file system), renamed over FILE only
  * after an "ok"; on any failure or signal it is removed and FILE is left as
- * it was. "-" is standard output, passed as it is.
+ * it was. "-" is standard output, passed as it is when it is a file.
  *
  * Signals: SIGINT and SIGTERM set a flag. Blocking calls (connect, sendmsg)
  * are not restarted (no SA_RESTART), so they return EINTR; the wait for the
@@ -275,34 +275,25 @@ static int to_stdout(const struct ctl *c)
     return c->file && strcmp(c->file, "-") == 0;
 }
 
-/* Opens what the process will write: standard output for "-"; a device or
- * a FIFO in place (renaming over /dev/null would replace the node); else a
- * new temporary file FILE.XXXXXX beside FILE, mode 0600. A directory is
- * refused. @return 0, or 1 after saying why. */
+/* Opens what the process will write: standard output for "-", else a new
+ * temporary file FILE.XXXXXX beside FILE, mode 0600. Only a regular file:
+ * the process writes on its collector thread, which a pipe nobody reads (or
+ * a device) could stall, and the process refuses any other (CONTROL.md).
+ * @return 0, or 1 after saying why. */
 static int open_output(struct ctl *c)
 {
+    struct stat st;
     if (to_stdout(c)) {
+        if (fstat(STDOUT_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
+            return fail(0, "standard output is not a regular file: the process writes only "
+                           "into files (redirect it to one, or name a FILE)");
         c->fd = STDOUT_FILENO;
         return 0;
     }
-    struct stat st;
-    if (lstat(c->file, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return fail(0, "%s is a directory; name a file to write", c->file);
-        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-            /* O_NONBLOCK: a FIFO that nobody reads is an error (ENXIO), not
-             * a wait for ever; the process gets the descriptor blocking. */
-            c->fd = open(c->file, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-            if (c->fd < 0)
-                return fail(0, "%s: %s", c->file,
-                            errno == ENXIO && S_ISFIFO(st.st_mode) ? "a FIFO that nobody reads"
-                                                                   : strerror(errno));
-            int fl = fcntl(c->fd, F_GETFL);
-            if (fl < 0 || fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
-                return fail(0, "%s: %s", c->file, strerror(errno));
-            return 0;
-        }
-    }
+    if (lstat(c->file, &st) == 0 && S_ISDIR(st.st_mode))
+        return fail(0, "%s is a directory; name a file to write", c->file);
+    if (lstat(c->file, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        return fail(0, "%s is not a regular file: the process writes only into files", c->file);
     size_t n = strlen(c->file);
     if (!(c->tmp = malloc(n + sizeof(".XXXXXX"))))
         return fail(0, "out of memory");
@@ -454,8 +445,10 @@ static int ctl_send(const struct ctl *c)
         return 0;
     if (errno == EINTR && stop_signal)
         return 1; /* said by the caller */
+    /* Closed: it may have answered first (a refusal, before it read the
+     * request: CONTROL.md §3); the reply, or its absence, says. */
     if (errno == EPIPE || errno == ECONNRESET)
-        return fail(c->pid, "the process closed the connection without answering (it exited?)");
+        return 0;
     if (errno == EAGAIN)
         return fail(c->pid, "no answer within %llu s", (unsigned long long)(WAIT_NS / 1000000000));
     return fail(c->pid, "sending the request: %s", strerror(errno));

@@ -655,8 +655,10 @@ void ctr__collector_kick(void)
 {
     /* release: pairs with the acquire load of wake in collector_wait. */
     atomic_store_explicit(&ctr__session.wake, 1, memory_order_release);
-    if (ctr__control_kick() != 0) /* the collector sleeps on the futex */
-        syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    /* Both: the collector sleeps on one or the other, and may be between
+     * the two as the channel opens or closes (a rare kick costs two). */
+    ctr__control_kick();
+    syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void ctr__collector_forked(void)

@@ -28,10 +28,12 @@
 #include "internal.h"
 #include "sink.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,25 @@ static int bind_path(int fd)
     return bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
 }
 
+/* Removes from dir the sockets of processes that are gone without removing
+ * theirs (killed, or ended by _exit as a shell does): no client lists them
+ * (they are no socket in /proc/net/unix), but the directory would fill. A
+ * pid that lives again keeps its file: its own open replaces it. */
+static void sweep(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        long pid = ctr_ctl_sock_pid(e->d_name);
+        char path[PATH_MAX];
+        if (pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH &&
+            snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+            unlink(path);
+    }
+    closedir(d);
+}
+
 static int open_socket(void)
 {
     char dir[PATH_MAX];
@@ -130,6 +151,7 @@ static int open_socket(void)
     int rc = private_dir(dir);
     if (rc != 0)
         return rc;
+    sweep(dir);
     int n = snprintf(K.path, sizeof(K.path), "%s/" CTR_CTL_SOCK_PREFIX "%ld" CTR_CTL_SOCK_SUFFIX,
                      dir, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(K.path))
@@ -319,17 +341,20 @@ static int read_request(struct client *c, uint64_t now)
              (c->arg < CTR_CTL_TRACE_MIN_NS || c->arg > CTR_CTL_TRACE_MAX_NS))
         why = "the trace's duration is out of range (1ms to 24h)";
     if (!why && got >= 0 && ctr_ctl_spec(c->cmd)->takes_fd) {
+        int fd = got;
         struct stat st;
-        int mode = fcntl(got, F_GETFL);
-        if (fstat(got, &st) != 0 || !S_ISREG(st.st_mode))
+        int mode = fcntl(fd, F_GETFL);
+        got = -1;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
             why = "the file is not a regular file", err = EBADF;
         else if (mode < 0 || (mode & O_ACCMODE) == O_RDONLY || (mode & O_APPEND))
             why = "the file is not open for writing", err = EBADF;
-        else if (ctr__owned_adopt(&c->out, got) != 0)
+        if (why)
+            close(fd);
+        else if (ctr__owned_adopt(&c->out, fd) != 0) /* which closes it */
             why = "out of descriptors", err = EMFILE;
         else
             c->has_out = 1;
-        got = -1;
     }
     if (got >= 0)
         close(got);
@@ -551,20 +576,21 @@ int ctr__control_wait(uint64_t timeout_ns)
     return 0;
 }
 
-int ctr__control_kick(void)
+void ctr__control_kick(void)
 {
-    /* acquire: the eventfd before the channel is seen open (open's release
-     * store; the eventfd is never closed after). */
-    if (!atomic_load_explicit(&K.open, memory_order_acquire) || !ctr__fd_use_begin(0))
-        return -1;
+    /* relaxed: a number stored once its descriptor exists (ctr__fd_adopt),
+     * never closed after (but in a forked child, alone); nothing else is
+     * read on its strength. */
+    if (atomic_load_explicit(&K.efd, memory_order_relaxed) < 0 || !ctr__fd_use_begin(0))
+        return;
     uint64_t one = 1;
     int saved = errno;
     /* relaxed: the use keeps a move off (fdguard.c). */
-    ssize_t n = ctr__real.write(atomic_load_explicit(&K.efd, memory_order_relaxed), &one,
-                                sizeof(one));
+    if (ctr__real.write(atomic_load_explicit(&K.efd, memory_order_relaxed), &one, sizeof(one)) <
+        0)
+        one = 0; /* full (it is read at every wake-up): the collector is awake anyway */
     errno = saved;
     ctr__fd_use_end();
-    return n == (ssize_t)sizeof(one) ? 0 : -1;
 }
 
 void ctr__control_close(void)

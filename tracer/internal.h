@@ -518,9 +518,9 @@ void ctr__control_close(void);
  * nothing was done); serve runs what clients asked, between rounds. */
 int ctr__control_wait(uint64_t timeout_ns);
 void ctr__control_serve(void);
-/* Wakes the collector through the channel's eventfd. Any thread.
- * @return 0, or -1 when the channel is closed (use the futex). */
-int ctr__control_kick(void);
+/* Wakes the collector if it sleeps in ctr__control_wait (through the
+ * channel's eventfd, if one was made). Any thread. */
+void ctr__control_kick(void);
 /* In a forked child: the parent's channel is not the child's. */
 void ctr__control_forked(void);
 int ctr__session_begin(const struct trace_options *o);
