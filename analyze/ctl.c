@@ -84,8 +84,9 @@ static const char usage_tail[] =
     "  -list   PID<TAB>USER<TAB>COMMAND (its arguments, cut at 80 characters)\n"
     "FILE is written whole or not at all: into a temporary file beside it, renamed\n"
     "over it (a symbolic link there is replaced, not followed) when the process\n"
-    "says ok. A device or a FIFO is written in place. FILE - is standard output;\n"
-    "the \"wrote\" line then goes to standard error.\n"
+    "says ok. Only a regular file (a pipe could stall the process's collector):\n"
+    "FILE - is standard output when it is redirected to a file; the \"wrote\"\n"
+    "line then goes to standard error.\n"
     "Exit status: 0 ok, 1 error (the process's own included), 2 usage, 130 or 143\n"
     "interrupted by SIGINT or SIGTERM (a trace in progress then ends early).\n";
 
@@ -499,6 +500,11 @@ static long ctl_receive(const struct ctl *c, uint64_t wait_ns, char *buf, size_t
         struct iovec iov = {buf, cap - 1};
         struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
         ssize_t n = recvmsg(c->sock, &m, MSG_DONTWAIT);
+        /* A process that closed with our request unread (it refused us
+         * before reading it) leaves ECONNRESET first, then its reply: the
+         * error is reported once, the queue read after. */
+        if (n < 0 && errno == ECONNRESET)
+            n = recvmsg(c->sock, &m, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             continue;
         if (n == 0 || (n < 0 && errno == ECONNRESET))

@@ -610,9 +610,9 @@ static void *collector_main(void *arg)
 
 int ctr__collector_is_self(void)
 {
-    /* relaxed: `up` is stored by the thread that creates or joins the
-     * collector; only the collector itself can find itself equal. */
-    return atomic_load_explicit(&T.up, memory_order_relaxed) &&
+    /* acquire: the thread's handle, stored by pthread_create before `up`
+     * (pairs with the release store in thread_create). */
+    return atomic_load_explicit(&T.up, memory_order_acquire) &&
            pthread_equal(pthread_self(), ctr__session.collector);
 }
 
@@ -725,10 +725,10 @@ static int thread_create(void)
         syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
     }
     errno = saved_errno;
-    /* relaxed: read by this thread and its successors under the API lock,
-     * and by the collector itself (ctr__collector_is_self). */
+    /* release: the handle before `up` (pairs with the acquire load in
+     * ctr__collector_is_self; the API lock orders the other readers). */
     if (rc == 0)
-        atomic_store_explicit(&T.up, 1, memory_order_relaxed);
+        atomic_store_explicit(&T.up, 1, memory_order_release);
     return -rc;
 }
 

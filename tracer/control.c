@@ -114,8 +114,8 @@ static int bind_path(int fd)
     if (errno != EADDRINUSE)
         return -errno;
     int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    int live = probe < 0 || connect(probe, (struct sockaddr *)&a, sizeof(a)) == 0 ||
-               errno != ECONNREFUSED;
+    int live =
+        probe < 0 || connect(probe, (struct sockaddr *)&a, sizeof(a)) == 0 || errno != ECONNREFUSED;
     if (probe >= 0)
         close(probe);
     if (live)
@@ -298,8 +298,8 @@ static int read_request(struct client *c, uint64_t now)
         char room[CMSG_SPACE(8 * sizeof(int))];
     } ctl;
     struct iovec iov = {msg, sizeof(msg)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl,
-                        .msg_controllen = sizeof(ctl)};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl, .msg_controllen = sizeof(ctl)};
     ctr__fd_use_begin(1);
     ssize_t n = recvmsg(atomic_load_explicit(&c->fd, memory_order_relaxed), &mh,
                         MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
@@ -390,8 +390,8 @@ static void run_status(struct client *c)
     size_t at = 0;
     for (unsigned i = 0; i < n; i++)
         if (ctr__sink_is_attached(sinks[i]) && sinks[i]->name)
-            at += (size_t)snprintf(state + at, at < sizeof(state) ? sizeof(state) - at : 0,
-                                   "%s%s", at ? "," : "", sinks[i]->name);
+            at += (size_t)snprintf(state + at, at < sizeof(state) ? sizeof(state) - at : 0, "%s%s",
+                                   at ? "," : "", sinks[i]->name);
     /* relaxed: a hint; the counters it guards are statistics. */
     int on = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
     int len = snprintf(msg, sizeof(msg), "ok\npid=%ld\nstate=%s\nevents=%llu\ndropped=%llu\n",
@@ -463,11 +463,11 @@ static void trace_end(struct client *c)
         reply_error(c, -rc, strerror(-rc));
     } else if (!c->gone) {
         char msg[256];
-        int len = snprintf(msg, sizeof(msg), "ok\nbytes=%llu\nevents=%llu\ndropped=%llu\nspan_ns=%llu\n",
-                           (unsigned long long)bytes,
-                           (unsigned long long)(session_events() - c->events0),
-                           (unsigned long long)(session_dropped() - c->dropped0),
-                           (unsigned long long)(now_ns() - c->start_ns));
+        int len =
+            snprintf(msg, sizeof(msg), "ok\nbytes=%llu\nevents=%llu\ndropped=%llu\nspan_ns=%llu\n",
+                     (unsigned long long)bytes, (unsigned long long)(session_events() - c->events0),
+                     (unsigned long long)(session_dropped() - c->dropped0),
+                     (unsigned long long)(now_ns() - c->start_ns));
         reply(c, msg, (size_t)len);
     }
     drop(c);
@@ -546,8 +546,8 @@ int ctr__control_wait(uint64_t timeout_ns)
     uint64_t now = now_ns(), wake_at = timeout_ns == UINT64_MAX ? UINT64_MAX : now + timeout_ns;
     const uint64_t retry_ns = 1000 * 1000; /* a command waiting for the API lock */
     if (ctr_lock_try(&K.lock)) {
-        p[n++] = (struct pollfd){atomic_load_explicit(&K.listen_fd, memory_order_relaxed), POLLIN,
-                                 0};
+        p[n++] =
+            (struct pollfd){atomic_load_explicit(&K.listen_fd, memory_order_relaxed), POLLIN, 0};
         for (int i = 0; i < CTR_CTL_CLIENTS_MAX; i++) {
             struct client *c = &K.clients[i];
             uint64_t at = c->state == CL_PENDING || c->state == CL_ENDING ? now + retry_ns
@@ -556,8 +556,8 @@ int ctr__control_wait(uint64_t timeout_ns)
             if (at < wake_at)
                 wake_at = at;
             if (c->state == CL_REQUEST || c->state == CL_TRACING)
-                p[n++] = (struct pollfd){atomic_load_explicit(&c->fd, memory_order_relaxed),
-                                         POLLIN, 0};
+                p[n++] =
+                    (struct pollfd){atomic_load_explicit(&c->fd, memory_order_relaxed), POLLIN, 0};
         }
         ctr_lock_release(&K.lock);
     } else if (now + retry_ns < wake_at) {
@@ -586,8 +586,7 @@ void ctr__control_kick(void)
     uint64_t one = 1;
     int saved = errno;
     /* relaxed: the use keeps a move off (fdguard.c). */
-    if (ctr__real.write(atomic_load_explicit(&K.efd, memory_order_relaxed), &one, sizeof(one)) <
-        0)
+    if (ctr__real.write(atomic_load_explicit(&K.efd, memory_order_relaxed), &one, sizeof(one)) < 0)
         one = 0; /* full (it is read at every wake-up): the collector is awake anyway */
     errno = saved;
     ctr__fd_use_end();

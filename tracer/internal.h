@@ -457,9 +457,9 @@ struct ctr_session {
     _Atomic uint64_t chunks_flushed;
     _Atomic uint64_t events_dropped;
     _Atomic uint64_t events_recorded; /* taken by the collector (genstate.c) */
-    int sched;                     /* record context switches (sched.c) */
-    unsigned cpu_hz;               /* CPU samples a second, 0: none (cpu.c) */
-    _Atomic uint64_t sched_failed; /* threads whose perf event could not open */
+    int sched;                        /* record context switches (sched.c) */
+    unsigned cpu_hz;                  /* CPU samples a second, 0: none (cpu.c) */
+    _Atomic uint64_t sched_failed;    /* threads whose perf event could not open */
 
     /* Requests: the API bumps req_seq (release) after setting what it asks
      * for (a sink attached or detached) and kicks; the collector reads

@@ -17,7 +17,7 @@
  *     "<command> <argument>", at most CTR_CTL_MSG_MAX bytes, carrying one
  *     descriptor (SCM_RIGHTS) when the command's row says so.
  *   - One reply: one message, "ok\n" then "key=value\n" lines, or "error
- *     <errno name> <text>\n". The connection then closes.
+ *     <errno, decimal> <text>\n". The connection then closes.
  *   - Each side checks the other (SO_PEERCRED): the process serves only
  *     its own user and root; the client talks only to the pid it asked for.
  */
@@ -61,7 +61,7 @@ enum ctr_ctl_command {
 #define CTR_X_CTL(id, ...) CTR_CTL_##id,
     CTR_CTL_COMMANDS(CTR_X_CTL)
 #undef CTR_X_CTL
-    CTR_CTL_COMMAND_COUNT
+        CTR_CTL_COMMAND_COUNT
 };
 
 struct ctr_ctl_spec {

@@ -385,9 +385,9 @@ static inline int ctr_flight_parse(const char *s, uint64_t *min_age_ns, uint64_t
         if (*min_age_ns != 0 && *min_age_ns < o->min)
             return -ERANGE;
     }
-    return comma ? ctr_option_parse(ctr_flightrec_option(CTR_FR_OPT_max_bytes), comma + 1,
-                                    max_bytes)
-                 : 0;
+    return comma
+               ? ctr_option_parse(ctr_flightrec_option(CTR_FR_OPT_max_bytes), comma + 1, max_bytes)
+               : 0;
 }
 
 /* ctr_dump_signal_parse() : the signal named by s (CTR_DUMP_SIGNAL_WANT; a
@@ -398,8 +398,8 @@ static inline int ctr_dump_signal_parse(const char *s)
     static const struct {
         const char *name;
         int sig;
-    } ok[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
-              {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"PWR", SIGPWR}};
+    } ok[] = {{"USR1", SIGUSR1},   {"USR2", SIGUSR2}, {"HUP", SIGHUP},
+              {"WINCH", SIGWINCH}, {"URG", SIGURG},   {"PWR", SIGPWR}};
     const char *name = strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
         if (strcmp(name, ok[i].name) == 0)
