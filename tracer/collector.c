@@ -79,6 +79,7 @@ static struct collector {
     struct ctr_clock_sample last_clock; /* the previous generation's end */
     struct ctr_clock_sample gen_start;  /* the current one's start */
     int final;                          /* the round is the session's last */
+    uint64_t period_ns;                 /* the session's flush_ms, read under the round lock */
     uint32_t high;                      /* slots the round looks at */
 } C;
 
@@ -541,8 +542,9 @@ static void session_over(void)
 }
 
 /* A round of the session, the final one once a stop is asked for. @return
- * whether a session runs on afterwards. */
-static int session_round(void)
+ * the session's period, for the sleep until the next round; 0 when no
+ * session runs on. */
+static uint64_t session_round(void)
 {
     ctr_lock_acquire(&round_lock);
     if (C.epoch) {
@@ -559,16 +561,16 @@ static int session_round(void)
         atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
         syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     }
-    int running = C.epoch != 0;
+    uint64_t period = C.epoch ? C.period_ns : 0;
     ctr_lock_release(&round_lock);
-    return running;
+    return period;
 }
 
 /* Sleeps until a kick, a client of the control channel, or the end of a
- * round's period (none without a session). */
-static void collector_wait(int session)
+ * round's period (0: none, no session runs). */
+static void collector_wait(uint64_t period_ns)
 {
-    uint64_t timeout_ns = session ? (uint64_t)ctr__session.flush_ms * 1000000u : UINT64_MAX;
+    uint64_t timeout_ns = period_ns ? period_ns : UINT64_MAX;
     /* acquire: pairs with the release store in ctr__collector_kick. */
     if (atomic_load_explicit(&ctr__session.wake, memory_order_acquire) != 0)
         return;
@@ -590,19 +592,21 @@ static void *collector_main(void *arg)
     syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     /* Its creator holds the API lock, so the session (if any) is as it was
      * created with: the first chunks, before the threads want them. */
+    ctr_lock_acquire(&round_lock);
+    uint64_t period = C.epoch ? C.period_ns : 0;
     if (C.epoch)
         ctr__pool_prefault(C.pool);
-    int session = 1;
+    ctr_lock_release(&round_lock);
     for (;;) {
-        collector_wait(session);
+        collector_wait(period);
         /* relaxed: the round that follows takes what it needs through its
          * own acquires (req_seq, the queue, stopping). */
         atomic_store_explicit(&ctr__session.wake, 0, memory_order_relaxed);
-        session = session_round();
+        period = session_round();
         ctr__control_serve();
         /* acquire: pairs with the release store in ctr__collector_release
          * (and keep's stores precede the joins that end this thread). */
-        if (!session && !atomic_load_explicit(&T.keep, memory_order_acquire))
+        if (!period && !atomic_load_explicit(&T.keep, memory_order_acquire))
             break;
     }
     return NULL;
@@ -768,6 +772,7 @@ int ctr__collector_start(uint32_t epoch)
     atomic_store_explicit(&ctr__session.ack_seq,
                           atomic_load_explicit(&ctr__session.req_seq, memory_order_relaxed),
                           memory_order_relaxed);
+    C.period_ns = (uint64_t)ctr__session.flush_ms * 1000000u;
     C.epoch = epoch;
     ctr_lock_release(&round_lock);
     /* relaxed: see thread_create. */

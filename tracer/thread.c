@@ -129,6 +129,11 @@ static uint32_t kernel_name_id(void)
 
 struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
 {
+    /* acquire: the slab (ctr__init), made before the session's epoch was
+     * published (pairs with the release store in ctr__session_begin): a
+     * thread that ran before the first session registers here, on its
+     * first event, having seen the epoch only with a relaxed load. */
+    (void)atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
     if (!ctr__threads.slab) {
         ctr__self = &ctr__thread_off;
         return NULL;
