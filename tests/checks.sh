@@ -30,6 +30,16 @@ expect() {
     fi
 }
 
+# wait_match PATTERN FILE [TENTHS]: until FILE has a line matching PATTERN
+# (grep -E), for at most TENTHS tenths of a second (default 100).
+wait_match() {
+    for _ in $(seq "${3:-100}"); do
+        grep -qE -- "$1" "$2" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # finish: the closing line; its status is whether every check passed.
 finish() {
     echo "$pass passed, $fail failed"

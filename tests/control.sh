@@ -34,14 +34,6 @@ mkdir -m 0700 "$XDG_RUNTIME_DIR"
 sockets=$XDG_RUNTIME_DIR/ctrace
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
-# waitfor FILE PATTERN: until FILE has a line matching PATTERN (60 s at most).
-waitfor() {
-    for _ in $(seq 600); do
-        grep -q -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # channel PID: until PID answers `ctrace ctl PID status` (30 s at most).
 channel() {
@@ -65,7 +57,7 @@ check "untraced: the program ran" grep -q '^done$' "$tmp/ref.out"
 fpid=$!
 pids+=("$fpid")
 check "flight: the channel answers" channel "$fpid"
-check "flight: the slow phase began" waitfor "$tmp/f.out" '^phase B$'
+check "flight: the slow phase began" wait_match '^phase B$' "$tmp/f.out" 600
 sleep 0.8 # contention on lock_b to record
 "$ctrace" ctl "$fpid" status >"$tmp/f.status" 2>&1
 check "flight: status says the recorder runs" grep -qx 'state=recorder' "$tmp/f.status"
@@ -97,7 +89,7 @@ expect "dormant: status says dormant" 0 "state=dormant" -- "$ctrace" ctl "$dpid"
 expect "dormant: nothing recorded" 0 "events=0" -- "$ctrace" ctl "$dpid" status
 expect "dormant: no window to dump" 1 "no flight recorder" -- "$ctrace" ctl "$dpid" dump "$tmp/none.bin"
 check "dormant: a refused dump leaves no file" test ! -e "$tmp/none.bin"
-check "dormant: phase B began" waitfor "$tmp/dm.out" '^phase B$'
+check "dormant: phase B began" wait_match '^phase B$' "$tmp/dm.out" 600
 t0=$(date +%s%N)
 expect "dormant: ctl trace -for 1s" 0 "wrote .*t.bin: [0-9]+ bytes, [1-9][0-9]* events" -- \
     "$ctrace" ctl "$dpid" trace -for 1s "$tmp/t.bin"
@@ -233,7 +225,7 @@ mkdir "$tmp/dumps"
     >"$tmp/s.out" 2>"$tmp/s.err" &
 spid=$!
 pids+=("$spid")
-check "signal: phase B began" waitfor "$tmp/s.out" '^phase B$'
+check "signal: phase B began" wait_match '^phase B$' "$tmp/s.out" 600
 sleep 0.3
 kill -USR2 "$spid"
 for _ in $(seq 100); do

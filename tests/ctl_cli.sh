@@ -79,15 +79,6 @@ while True:
     conn.close()
 EOF
 
-# wait_for PATTERN FILE: waits (at most 10 s) for a line of FILE to match.
-wait_for() {
-    for _ in $(seq 100); do
-        grep -qE -- "$1" "$2" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # usage_error NAME PATTERN -- ARGS...: `ctrace ctl ARGS` exits 2 with one
 # line on stderr, "ctrace: ctl: ..." matching PATTERN, and nothing on stdout.
 usage_error() {
@@ -170,13 +161,13 @@ pids+=("$sleeper")
 mkdir "$tmp/imp"
 python3 "$tmp/fake.py" "$tmp/imp" "$sleeper" "$tmp/imp.log" "$tmp/mode" &
 pids+=($!)
-if wait_for "^ready" "$tmp/imp.log"; then
+if wait_match "^ready" "$tmp/imp.log"; then
     impostor=$(sed -n 's/^ready //p' "$tmp/imp.log")
     expect "impostor: refused" 1 \
         "^ctrace: ctl: $sleeper: the socket at $tmp/imp/ctrace-$sleeper.sock belongs to process $impostor, not $sleeper; not talking to it$" -- \
         "$ctrace" ctl "$sleeper" dump "$tmp/imp.bin"
     no_file "$tmp/imp.bin" "impostor: no file written"
-    if wait_for "^request" "$tmp/imp.log" && grep -qx "request '' fds=0" "$tmp/imp.log"; then
+    if wait_match "^request" "$tmp/imp.log" && grep -qx "request '' fds=0" "$tmp/imp.log"; then
         ok "impostor: received nothing"
     else
         bad "impostor: received something:"; cat "$tmp/imp.log"
@@ -190,7 +181,7 @@ fi
 mkdir "$tmp/srv"
 python3 "$tmp/fake.py" "$tmp/srv" 0 "$tmp/srv.log" "$tmp/mode" &
 pids+=($!)
-wait_for "^ready" "$tmp/srv.log" || bad "the fake process did not start"
+wait_match "^ready" "$tmp/srv.log" || bad "the fake process did not start"
 fake=$(sed -n 's/^ready //p' "$tmp/srv.log")
 fake=${fake:-0}
 # last_request: the fake process's last request line.
@@ -263,7 +254,7 @@ echo hang >"$tmp/mode"
 "$ctrace" ctl "$fake" trace -for 1m "$tmp/int.bin" >"$tmp/int.out" 2>"$tmp/int.err" &
 client=$!
 pids+=("$client")
-if wait_for "^request 'trace 60000000000' fds=1" "$tmp/srv.log"; then
+if wait_match "^request 'trace 60000000000' fds=1" "$tmp/srv.log"; then
     kill -TERM "$client"
     # At once: not when the reply's wait (the minute, and 30 s) runs out.
     for _ in $(seq 50); do
@@ -282,7 +273,7 @@ if wait_for "^request 'trace 60000000000' fds=1" "$tmp/srv.log"; then
         bad "SIGTERM: exit $status (want 143), stderr:"; cat "$tmp/int.err"
     fi
     no_file "$tmp/int.bin" "SIGTERM: no file"
-    if wait_for "^client closed" "$tmp/srv.log"; then
+    if wait_match "^client closed" "$tmp/srv.log"; then
         ok "SIGTERM: the connection closed"
     else
         bad "SIGTERM: the process never saw the connection close"

@@ -106,8 +106,7 @@ static int new_file(const char *path)
 static void test_channel(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/ctrace-ctl-XXXXXX", buf[CTR_CTL_MSG_MAX], dump[128], traced[128],
-         own[128];
+    char dir[] = "/tmp/ctrace-ctl-XXXXXX", buf[CTR_CTL_MSG_MAX], dump[128], traced[128], own[128];
     assert_non_null(mkdtemp(dir));
     setenv("XDG_RUNTIME_DIR", dir, 1);
     snprintf(sock_path, sizeof(sock_path), "%s/ctrace/ctrace-%ld.sock", dir, (long)getpid());
