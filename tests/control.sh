@@ -53,7 +53,7 @@ echo $? >"$tmp/ref.status"
 check "untraced: the program ran" grep -q '^done$' "$tmp/ref.out"
 
 # --- The flight recorder, dumped from outside during the slow phase --------
-"$ctrace" run -flight 2s,8M -control -- "$prog" 600 2500 >"$tmp/f.out" 2>"$tmp/f.err" &
+"$ctrace" run -flight 2s,8M -control -- "$prog" 600 4000 >"$tmp/f.out" 2>"$tmp/f.err" &
 fpid=$!
 pids+=("$fpid")
 check "flight: the channel answers" channel "$fpid"
@@ -81,7 +81,7 @@ check "flight: the socket went with the process" test ! -e "$sockets/ctrace-$fpi
 expect "ctl of a process gone" 1 "no such process" -- "$ctrace" ctl "$fpid" status
 
 # --- A dormant process, traced for one second from outside ------------------
-"$ctrace" run -dormant -- "$prog" 1500 3000 >"$tmp/dm.out" 2>"$tmp/dm.err" &
+"$ctrace" run -dormant -- "$prog" 1500 8000 >"$tmp/dm.out" 2>"$tmp/dm.err" &
 dpid=$!
 pids+=("$dpid")
 check "dormant: the channel answers" channel "$dpid"
@@ -130,7 +130,7 @@ check "dormant: output as untraced" cmp -s "$tmp/ref.out" "$tmp/dm.out"
 check "dormant: nothing on stderr" test ! -s "$tmp/dm.err"
 
 # --- Bad clients ------------------------------------------------------------
-"$ctrace" run -flight 1s,4M -control -- "$prog" 8000 500 >"$tmp/g.out" 2>"$tmp/g.err" &
+"$ctrace" run -flight 1s,4M -control -- "$prog" 10000 500 >"$tmp/g.out" 2>"$tmp/g.err" &
 gpid=$!
 pids+=("$gpid")
 check "bad clients: the channel answers" channel "$gpid"
@@ -145,8 +145,8 @@ fails = 0
 
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(30)  # a loaded machine (a sanitizer's build): slow, not wrong
     s.connect(path)
-    s.settimeout(10)
     return s
 
 def ask(name, msg, fds=(), want=None):
@@ -182,7 +182,6 @@ ask("a NUL in the command", b"stat\0us", want="error 22")
 # Connect and go away; connect and say nothing (dropped after 2 s).
 conn().close()
 s = conn()
-s.settimeout(10)
 r = s.recv(100).decode()
 fails += not r.startswith("error 110")
 print("%s silent client: %r" % ("ok  " if r.startswith("error 110") else "FAIL", r))
@@ -202,7 +201,7 @@ sys.exit(1 if fails else 0)
 EOF
 status=$?
 check "bad clients: each got its answer" test "$status" = 0
-grep -E '^(FAIL|ok  )' "$tmp/garbage.out" | sed 's/^/    /'
+sed 's/^/    /' "$tmp/garbage.out" # every answer, and a traceback if the client failed
 check "bad clients: the process runs on" kill -0 "$gpid"
 # The hung-up trace ends at the next wake-up.
 for _ in $(seq 50); do

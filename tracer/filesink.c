@@ -77,9 +77,11 @@ static void file_put(struct ctr_file_sink *f, const void *raw, size_t n, int end
         file_write(f, z, zn);
 }
 
+/* The file sink whose `sink` s is (its first member). */
+_Static_assert(offsetof(struct ctr_file_sink, sink) == 0, "sink must come first");
 static struct ctr_file_sink *file_of(struct ctr_sink *s)
 {
-    return (struct ctr_file_sink *)((char *)s - offsetof(struct ctr_file_sink, sink));
+    return (struct ctr_file_sink *)(void *)s;
 }
 
 /* A generation's records (one call each, sink.h). */

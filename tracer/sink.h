@@ -138,7 +138,7 @@ void ctr__sinks_forked(void);
  * ------------------------------------------------------------------------- */
 
 struct ctr_file_sink {
-    struct ctr_sink sink; /* its name set by the owner */
+    struct ctr_sink sink; /* first (filesink.c); its name set by the owner */
     /* The file: a tracer descriptor (owned: opened from trace_options' path,
      * or given by the caller as owned_fd), else the program's descriptor
      * fd, written as it is. */
