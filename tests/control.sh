@@ -145,8 +145,8 @@ fails = 0
 
 def conn():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)  # blocking: a full backlog (20 at once, below) waits its turn
     s.settimeout(30)  # a loaded machine (a sanitizer's build): slow, not wrong
-    s.connect(path)
     return s
 
 def ask(name, msg, fds=(), want=None):
