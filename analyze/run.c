@@ -259,16 +259,16 @@ static int flight_value(const char *next)
     return strchr("0123456789.,", next[0]) || strcmp(next, "on") == 0;
 }
 
-/* Turns a relative directory into an absolute one (the program may change
- * directory) into out. @return 0, or -1 after saying why. */
-static int absolute(const char *what, const char *p, char out[PATH_MAX])
+/* p as an absolute path into out: the program or its children may change
+ * directory. @return 0, or -1 after saying why. */
+static int absolute(const char *p, char out[PATH_MAX])
 {
     char cwd[PATH_MAX];
     int len = p[0] != '/' && getcwd(cwd, sizeof(cwd)) ? snprintf(out, PATH_MAX, "%s/%s", cwd, p)
                                                       : snprintf(out, PATH_MAX, "%s", p);
     if (len >= 0 && len < PATH_MAX)
         return 0;
-    fprintf(stderr, "ctrace: run: %s %s: name too long\n", what, p);
+    fprintf(stderr, "ctrace: run: %s: file name too long\n", p);
     return -1;
 }
 
@@ -355,21 +355,15 @@ int ctr_cmd_run(int argc, char **argv)
         return ctr_cli_usage_error("run", "-dump-dir is where -dump-signal's dumps go: give "
                                           "-dump-signal too");
     char dir[PATH_MAX];
-    if (dump_dir && absolute("-dump-dir", dump_dir, dir) != 0)
+    if (dump_dir && absolute(dump_dir, dir) != 0)
         return 1;
 
     char lib[PATH_MAX];
     if (find_lib(lib) != 0 || preload(lib) != 0)
         return 1;
-    /* An absolute path: the program or its children may change directory. */
-    char path[PATH_MAX], cwd[PATH_MAX];
-    int len = out[0] != '/' && getcwd(cwd, sizeof(cwd))
-                  ? snprintf(path, sizeof(path), "%s/%s", cwd, out)
-                  : snprintf(path, sizeof(path), "%s", out);
-    if (len < 0 || (size_t)len >= sizeof(path)) {
-        fprintf(stderr, "ctrace: run: %s: file name too long\n", out);
+    char path[PATH_MAX];
+    if (absolute(out, path) != 0)
         return 1;
-    }
     char pid[24];
     snprintf(pid, sizeof(pid), "%ld", (long)getpid()); /* execvp keeps it */
     /* -lttng, -flight or -dormant without -o: no file. */

@@ -795,10 +795,9 @@ int ctr__collector_start(uint32_t epoch)
 void ctr__collector_stop(void)
 {
     if (ctr__collector_is_self()) { /* a command of the control channel's */
-        ctr_lock_acquire(&round_lock);
-        round_run(1);
-        session_over();
-        ctr_lock_release(&round_lock);
+        /* relaxed: this thread reads it back in the round it runs now. */
+        atomic_store_explicit(&ctr__session.stopping, 1, memory_order_relaxed);
+        session_round(); /* the final round, and the session over */
         return;
     }
     /* acquire: pairs with session_over's release bump. */
@@ -824,10 +823,7 @@ int ctr__collector_keep(void)
     atomic_store_explicit(&T.keep, 1, memory_order_relaxed);
     if (atomic_load_explicit(&T.up, memory_order_relaxed))
         return 0;
-    ctr_lock_acquire(&round_lock);
-    C.epoch = 0; /* up for the channel alone */
-    ctr_lock_release(&round_lock);
-    int rc = thread_create();
+    int rc = thread_create(); /* no session runs without it: up for the channel alone */
     if (rc != 0)
         atomic_store_explicit(&T.keep, 0, memory_order_relaxed);
     return rc;

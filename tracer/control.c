@@ -76,9 +76,8 @@ static struct control {
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     struct trace_options opts; /* a session a trace request begins */
     struct client clients[CTR_CTL_CLIENTS_MAX];
-    struct ctr_file_sink trace; /* the trace request's file */
-    int tracer;                 /* the client whose trace runs, or -1 */
-} K = {.listen_fd = -1, .efd = -1, .tracer = -1};
+    struct ctr_file_sink trace; /* the trace request's file, attached while one runs */
+} K = {.listen_fd = -1, .efd = -1};
 
 static uint64_t now_ns(void)
 {
@@ -143,6 +142,16 @@ static void sweep(const char *dir)
     closedir(d);
 }
 
+/* Closes the listening socket, and removes its file if it was bound. */
+static void close_socket(int bound)
+{
+    if (bound)
+        unlink(K.path);
+    /* relaxed: stored only under the API lock, which is held. */
+    ctr__fd_close(atomic_load_explicit(&K.listen_fd, memory_order_relaxed));
+    atomic_store_explicit(&K.listen_fd, -1, memory_order_relaxed);
+}
+
 static int open_socket(void)
 {
     char dir[PATH_MAX];
@@ -160,17 +169,12 @@ static int open_socket(void)
                            &K.listen_fd);
     if (fd < 0)
         return fd;
-    if ((rc = bind_path(fd)) == 0) {
-        /* The directory keeps others out already; the socket says so too. */
-        if (chmod(K.path, 0600) != 0 || listen(fd, CTR_CTL_CLIENTS_MAX) != 0)
-            rc = -errno;
-        if (rc != 0)
-            unlink(K.path);
-    }
-    if (rc != 0) {
-        ctr__fd_close(fd);
-        atomic_store_explicit(&K.listen_fd, -1, memory_order_relaxed);
-    }
+    int bound = (rc = bind_path(fd)) == 0;
+    /* The directory keeps others out already; the socket says so too. */
+    if (bound && (chmod(K.path, 0600) != 0 || listen(fd, CTR_CTL_CLIENTS_MAX) != 0))
+        rc = -errno;
+    if (rc != 0)
+        close_socket(bound);
     return rc;
 }
 
@@ -197,7 +201,6 @@ int ctr__control_open(const struct trace_options *o)
     K.opts.path = NULL;
     K.opts.fd = 0;
     K.opts.control = 0;
-    K.tracer = -1;
     K.trace.sink.name = "ctl-trace";
     for (int i = 0; i < CTR_CTL_CLIENTS_MAX; i++)
         K.clients[i].state = CL_FREE;
@@ -206,9 +209,7 @@ int ctr__control_open(const struct trace_options *o)
     atomic_store_explicit(&K.open, 1, memory_order_release);
     if ((rc = ctr__collector_keep()) != 0) {
         atomic_store_explicit(&K.open, 0, memory_order_relaxed); /* no collector has seen it */
-        unlink(K.path);
-        ctr__fd_close(atomic_load_explicit(&K.listen_fd, memory_order_relaxed));
-        atomic_store_explicit(&K.listen_fd, -1, memory_order_relaxed);
+        close_socket(1);
         return rc;
     }
     ctr__collector_kick(); /* a collector asleep on its futex: at most a round late */
@@ -433,7 +434,7 @@ static void run_dump(struct client *c)
 /* Starts c's trace (API lock held). */
 static void trace_begin(struct client *c)
 {
-    if (K.tracer >= 0) {
+    if (ctr__sink_is_attached(&K.trace.sink)) {
         reply_error(c, EBUSY, "another ctl trace is running");
         drop(c);
         return;
@@ -444,7 +445,6 @@ static void trace_begin(struct client *c)
         drop(c);
         return;
     }
-    K.tracer = (int)(c - K.clients);
     c->state = CL_TRACING;
     c->start_ns = now_ns();
     c->until_ns = c->start_ns + c->arg;
@@ -458,7 +458,6 @@ static void trace_end(struct client *c)
     ctr__sink_detach(&K.trace.sink); /* a round on this thread: the file ends */
     uint64_t bytes;
     int rc = ctr__file_sink_result(&K.trace, &bytes);
-    K.tracer = -1;
     if (!c->gone && rc != 0) {
         reply_error(c, -rc, strerror(-rc));
     } else if (!c->gone) {
@@ -607,9 +606,7 @@ void ctr__control_close(void)
             drop(c);
         }
     }
-    unlink(K.path);
-    ctr__fd_close(atomic_load_explicit(&K.listen_fd, memory_order_relaxed));
-    atomic_store_explicit(&K.listen_fd, -1, memory_order_relaxed);
+    close_socket(1);
     /* release: pairs with the collector's acquire loads. */
     atomic_store_explicit(&K.open, 0, memory_order_release);
     ctr_lock_release(&K.lock);
@@ -626,7 +623,6 @@ void ctr__control_forked(void)
     atomic_store_explicit(&K.efd, -1, memory_order_relaxed);
     for (int i = 0; i < CTR_CTL_CLIENTS_MAX; i++)
         K.clients[i].state = CL_FREE;
-    K.tracer = -1;
 }
 
 /* At exit, after the program's trace and recorder have stopped (a smaller
