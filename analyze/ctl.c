@@ -726,7 +726,8 @@ static int ctl_list(void)
     struct socks l = {0};
     if (find_sockets(0, &l) != 0)
         return 1;
-    qsort(l.v, l.n, sizeof(*l.v), by_pid);
+    if (l.n > 1) /* l.v is NULL when nothing listens: qsort may not take it */
+        qsort(l.v, l.n, sizeof(*l.v), by_pid);
     for (size_t i = 0; i < l.n; i++) {
         long pid = l.v[i].pid;
         char proc[32], cmd[LIST_COMMAND_MAX + 8], user[32];
