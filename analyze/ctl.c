@@ -569,15 +569,7 @@ static int reply_number(const char *body, const char *key, uint64_t *v)
         if (strncmp(l, key, k) != 0 || l[k] != '=')
             continue;
         const char *p = l + k + 1;
-        if (*p < '0' || *p > '9')
-            return -1;
-        *v = 0;
-        for (; *p >= '0' && *p <= '9'; p++) {
-            if (*v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-                return -1;
-            *v = *v * 10 + (uint64_t)(*p - '0');
-        }
-        return *p == '\n' ? 0 : -1;
+        return ctr_ctl_decimal(p, (size_t)(strchr(p, '\n') - p), v);
     }
     return -1;
 }

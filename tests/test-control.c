@@ -11,7 +11,8 @@
  *   - a trace request while the program's own trace runs traces beside it,
  *     and both files are whole;
  *   - requests the table does not have are refused, and the channel goes
- *     on serving. */
+ *     on serving;
+ *   - the protocol's parsers take what the table says, and nothing else. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -180,8 +181,47 @@ static void test_channel(void **state)
     unlink(own);
 }
 
+/* The protocol's parsers (ctrace_control.h), which both sides use: every
+ * byte of a request or a socket's name is checked. */
+static void test_parsers(void **state)
+{
+    (void)state;
+    int cmd;
+    uint64_t arg, v;
+#define REQ(s) ctr_ctl_parse_request(s, sizeof(s) - 1, &cmd, &arg)
+    assert_int_equal(REQ("status"), 0);
+    assert_int_equal(cmd, CTR_CTL_STATUS);
+    assert_int_equal(REQ("trace 18446744073709551615"), 0);
+    assert_int_equal(cmd, CTR_CTL_TRACE);
+    assert_true(arg == UINT64_MAX);
+    assert_int_equal(REQ("trace 18446744073709551616"), -1); /* beyond 64 bits */
+    assert_int_equal(REQ("trace "), -1);
+    assert_int_equal(REQ("trace"), -1);
+    assert_int_equal(REQ("trace 1x"), -1);
+    assert_int_equal(REQ("trace -1"), -1);
+    assert_int_equal(REQ("status "), -1);
+    assert_int_equal(REQ("dump 1"), -1);
+    assert_int_equal(REQ("statusx"), -1);
+    assert_int_equal(REQ(""), -1);
+#undef REQ
+    assert_int_equal(ctr_ctl_decimal("0", 1, &v), 0);
+    assert_true(v == 0);
+    assert_int_equal(ctr_ctl_decimal("", 0, &v), -1);
+    assert_int_equal(ctr_ctl_decimal("12", 1, &v), 0); /* n bytes, not the string */
+    assert_true(v == 1);
+    assert_int_equal(ctr_ctl_sock_pid("/run/user/1/ctrace/ctrace-4242.sock"), 4242);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-2147483647.sock"), 2147483647);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-2147483648.sock"), -1);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-0.sock"), -1);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-.sock"), -1);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-12a.sock"), -1);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-12345678901.sock"), -1);
+    assert_int_equal(ctr_ctl_sock_pid("ctrace-12.socket"), -1);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_channel)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_parsers),
+                                       cmocka_unit_test(test_channel)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,11 +18,16 @@
 
 _Atomic int ctr__clock_tsc;
 
-uint64_t ctr__ticks_slow(void)
+uint64_t ctr__clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ctr__ticks_slow(void)
+{
+    return ctr__clock_ns(CLOCK_MONOTONIC);
 }
 
 void ctr__clock_init(void)
@@ -69,13 +74,6 @@ double ctr__clock_ticks_per_ns(void)
     return rate;
 }
 
-static uint64_t ns_of(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns)
 {
     /* Bracket the clock_gettime between two tick reads and keep the tightest
@@ -83,7 +81,7 @@ void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns)
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 5; i++) {
         uint64_t t0 = ctr__ticks();
-        uint64_t m = ns_of(CLOCK_MONOTONIC);
+        uint64_t m = ctr__clock_ns(CLOCK_MONOTONIC);
         uint64_t t1 = ctr__ticks();
         if (t1 - t0 < best) {
             best = t1 - t0;
@@ -91,5 +89,5 @@ void ctr__clock_sample(uint64_t *ticks, uint64_t *mono_ns, uint64_t *real_ns)
             *mono_ns = m;
         }
     }
-    *real_ns = ns_of(CLOCK_REALTIME);
+    *real_ns = ctr__clock_ns(CLOCK_REALTIME);
 }

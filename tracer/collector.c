@@ -419,6 +419,16 @@ static void gen_close(int last)
     C.gen++;
 }
 
+/* Tells the threads waiting in ctr__collector_sync_for that the requests
+ * up to `seen` are served. */
+static void ack_requests(uint32_t seen)
+{
+    /* release: everything the round did, before the waiters see the ack
+     * (pairs with the acquire load in ctr__collector_sync_for). */
+    atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
+    syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
 static void round_run(int final)
 {
     /* acquire: pairs with the release bump of a request in
@@ -487,11 +497,7 @@ static void round_run(int final)
     C.ndone = 0;
     ctr__pool_prefault(C.pool);
     ctr__fd_period_tick();
-
-    /* release: everything this round did, before the waiters see the ack
-     * (pairs with the acquire load in ctr__collector_sync_for). */
-    atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
-    syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    ack_requests(seen);
 }
 
 /* ---------------------------------------------------------------------------
@@ -555,11 +561,8 @@ static uint64_t session_round(void)
             session_over();
     } else {
         /* No session (the channel alone keeps the thread): nothing to do
-         * for a request but to say it is seen. acquire/release: as in
-         * round_run. */
-        uint32_t seen = atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire);
-        atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
-        syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+         * for a request but to say it is seen. acquire: as in round_run. */
+        ack_requests(atomic_load_explicit(&ctr__session.req_seq, memory_order_acquire));
     }
     uint64_t period = C.epoch ? C.period_ns : 0;
     ctr_lock_release(&round_lock);

@@ -81,9 +81,7 @@ static struct control {
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return ctr__clock_ns(CLOCK_MONOTONIC);
 }
 
 /* ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctrace/trace.h"
 #include "ctrace_format.h"
@@ -48,6 +49,8 @@
  * readers load it relaxed. */
 extern _Atomic int ctr__clock_tsc;
 
+/* Clock id (CLOCK_MONOTONIC, CLOCK_REALTIME) read now, in ns. */
+uint64_t ctr__clock_ns(clockid_t id);
 uint64_t ctr__ticks_slow(void); /* CLOCK_MONOTONIC in ns */
 /* Chooses the tick source, once per process (later calls do nothing). */
 void ctr__clock_init(void);

@@ -79,6 +79,25 @@ static inline const struct ctr_ctl_spec *ctr_ctl_spec(int id)
     return &rows[id];
 }
 
+/* ctr_ctl_decimal() : the decimal number that is all of p[0..n) (not
+ * terminated), into *v: the requests' argument, the replies' values, the
+ * pid in a socket's name. @return 0, or -1 if n is 0, a byte is not a
+ * digit, or the number is beyond 64 bits. */
+static inline int ctr_ctl_decimal(const char *p, size_t n, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(p[i] - '0');
+        if (x > (UINT64_MAX - d) / 10)
+            return -1;
+        x = x * 10 + d;
+    }
+    *v = x;
+    return n ? 0 : -1;
+}
+
 /* ctr_ctl_parse_request() : the request in msg[0..n) (not terminated):
  * its command into *cmd and its argument (0 if none) into *arg.
  * @return 0, or -1 if it is no request of the table: an unknown command,
@@ -100,18 +119,9 @@ static inline int ctr_ctl_parse_request(const char *msg, size_t n, int *cmd, uin
             *cmd = id;
             return 0;
         }
-        size_t p = w + 1;
-        if (w == n || p == n)
+        uint64_t v;
+        if (w == n || ctr_ctl_decimal(msg + w + 1, n - w - 1, &v) != 0)
             return -1;
-        uint64_t v = 0;
-        for (; p < n; p++) {
-            if (msg[p] < '0' || msg[p] > '9')
-                return -1;
-            unsigned d = (unsigned)(msg[p] - '0');
-            if (v > (UINT64_MAX - d) / 10)
-                return -1;
-            v = v * 10 + d;
-        }
         *cmd = id;
         *arg = v;
         return 0;
@@ -131,13 +141,10 @@ static inline long ctr_ctl_sock_pid(const char *name)
     if (len <= pre + suf || len > pre + suf + 10 || memcmp(p, CTR_CTL_SOCK_PREFIX, pre) != 0 ||
         strcmp(p + len - suf, CTR_CTL_SOCK_SUFFIX) != 0)
         return -1;
-    long pid = 0;
-    for (const char *d = p + pre; d < p + len - suf; d++) {
-        if (*d < '0' || *d > '9')
-            return -1;
-        pid = pid * 10 + (*d - '0');
-    }
-    return pid > 0 && pid <= 0x7fffffff ? pid : -1;
+    uint64_t pid;
+    if (ctr_ctl_decimal(p + pre, len - pre - suf, &pid) != 0)
+        return -1;
+    return pid > 0 && pid <= 0x7fffffff ? (long)pid : -1;
 }
 
 /* ctr_ctl_dir() : the directory of uid's sockets, for a process whose
