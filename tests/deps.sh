@@ -25,8 +25,10 @@ CTRACE_DEPS=(
     clang                                   # second compiler
     dpkg-dev                                # cpack's Debian package: dpkg-shlibdeps
     clang-format                            # tests/format.sh (Debian 12: version 14)
-    python3 xz-utils                        # real programs traced by tests/run_debian.sh;
-                                            # xz makes MiniDebugInfo in symbol_sources.sh
+    python3 xz-utils                        # real programs traced by tests/run_debian.sh, and
+                                            # the fake and bad clients of ctl_cli.sh and
+                                            # control.sh; xz makes MiniDebugInfo in
+                                            # symbol_sources.sh
     man-db groff-base                       # tests/man.sh renders the manual pages
 )
 
