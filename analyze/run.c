@@ -30,7 +30,7 @@
 
 static const char run_usage_head[] =
     "usage: ctrace run [-o FILE] [FLAGS] [--] CMD [ARG...]\n"
-    "       ctrace run -flight [MINAGE,MAXBYTES] [-control] [FLAGS] [--] CMD [ARG...]\n"
+    "       ctrace run -flight [MINAGE[,MAXBYTES]] [-control] [FLAGS] [--] CMD [ARG...]\n"
     "       ctrace run -dormant [FLAGS] [--] CMD [ARG...]\n"
     "Runs CMD with libctrace preloaded (LD_PRELOAD) and traces it from start to\n"
     "exit into FILE (with -lttng and no -o: into LTTng's sessions alone); with\n"
