@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: MIT
 # cpu_sampling.sh - CPU samples end to end, from each source (perf_event,
 # the default, and the timer: -cpu-timer), on real programs:
-#   - tests/prog-cpu burns known CPU in two functions on two threads (300
-#     and 100 ms, measured by the program itself): the cpu profile gives
-#     them the same ratio within 10%, at their own file and line; stats
+#   - tests/prog-cpu burns known CPU in two functions on two threads (900
+#     and 300 ms, measured by the program itself): the cpu profile gives
+#     them the same ratio within 10%, at their own file and line (at 250 Hz,
+#     75 samples in the smaller: with 25, one missed sample was 4% of it and
+#     a 12 ms gap under load, seen once, broke the 10%); stats
 #     names the source and the rate; `-cpu` alone samples at 100 Hz;
 #   - examples/gateway, slow build: the requests' cpu profile (-top -task
 #     request) has the regex compilation (regcomp) under the redaction
@@ -38,8 +40,8 @@ for source in perf timer; do
     [[ $source == timer ]] && flags+=(-cpu-timer)
     name=${source/perf/perf_event}
 
-    # ---- two functions, 300 and 100 ms of CPU
-    out=$("$ctrace" run "${flags[@]}" -o "$tmp/cpu-$source.bin" -- "$prog_cpu" 300 100 2>&1)
+    # ---- two functions, 900 and 300 ms of CPU
+    out=$("$ctrace" run "${flags[@]}" -o "$tmp/cpu-$source.bin" -- "$prog_cpu" 900 300 2>&1)
     a_ms=$(sed -nE 's/^burn_a ([0-9.]+) ms$/\1/p' <<<"$out")
     b_ms=$(sed -nE 's/^burn_b ([0-9.]+) ms$/\1/p' <<<"$out")
     check "$source: the program ran ($a_ms ms, $b_ms ms)" test -n "$a_ms" -a -n "$b_ms"
