@@ -70,6 +70,16 @@ static inline void ex_sort_u64(uint64_t *v, size_t n)
     qsort(v, n, sizeof(*v), ex_cmp_u64);
 }
 
+/* Copies v[0..n) into all at index at, for gathering each worker's
+ * latencies into one array. v is NULL for a worker that made no request
+ * (n == 0), which memcpy may not be given. @return at + n. */
+static inline size_t ex_append_u64(uint64_t *all, size_t at, const uint64_t *v, size_t n)
+{
+    if (n)
+        memcpy(all + at, v, n * sizeof(*v));
+    return at + n;
+}
+
 /* Nearest rank: the smallest value >= pm per mille of the n sorted values
  * (n > 0), for the ranks percentiles cannot name (p99.9 is 999). */
 static inline uint64_t ex_permille(const uint64_t *sorted, size_t n, unsigned pm)

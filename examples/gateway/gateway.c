@@ -616,8 +616,7 @@ static int run(double seconds, const char *trace_path)
     }
     size_t k = 0;
     for (unsigned i = 0; i < NCLIENTS; i++) {
-        memcpy(lat + k, clients[i].lat_ns, clients[i].n * sizeof *lat);
-        k += clients[i].n;
+        k = ex_append_u64(lat, k, clients[i].lat_ns, clients[i].n);
         free(clients[i].lat_ns);
     }
     ex_sort_u64(lat, total);

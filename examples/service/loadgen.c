@@ -159,8 +159,7 @@ static int load(const struct options *o)
     }
     n = 0;
     for (unsigned i = 0; i < o->conns; i++) {
-        memcpy(lat + n, conns[i].lat, conns[i].nlat * sizeof *lat);
-        n += conns[i].nlat;
+        n = ex_append_u64(lat, n, conns[i].lat, conns[i].nlat);
         free(conns[i].lat);
     }
     free(conns);
