@@ -12,7 +12,10 @@
 #   - a CMake project using find_package(ctrace) with ctrace::ctrace and
 #     ctrace::ctrace_static, and the version file refusing a newer major;
 #   - the installed `ctrace run` on an untraced program finds the installed
-#     libctrace beside itself, also after the tree is moved elsewhere.
+#     libctrace beside itself, also after the tree is moved elsewhere;
+#   - `cmake --install --prefix DIR` into a fresh folder, although the build
+#     was configured for another prefix: DIR's ctrace.pc names DIR, and a
+#     program built with its flags traces.
 # Exit 77 (skipped) in sanitizer builds (installed.sh).
 # usage: install.sh BUILD_DIR CC
 set -uo pipefail
@@ -36,12 +39,13 @@ check "installed: no libctrace-lttng.so link (it is dlopen'd)" \
 
 # The user's program (prog-install.c), tracing itself with the API.
 prog=$(dirname "${BASH_SOURCE[0]}")/prog-install.c
-# runs PROG into TRACE and has the installed ctrace read it: threads and
-# the lock's waits must be there.
+# traced EXE TRACE [ROOT]: runs EXE into TRACE with the libctrace installed
+# under ROOT (default: the staged one) and has ROOT's ctrace read it:
+# threads and the lock's waits must be there.
 traced() {
-    local exe=$1 trace=$2
-    LD_LIBRARY_PATH=$root/$libdir "$exe" "$trace" | grep -qx "libctrace $version" &&
-        "$root/bin/ctrace" -pprof=sync -top "$trace" 2>/dev/null | grep -q 'worker'
+    local exe=$1 trace=$2 at=${3:-$root}
+    LD_LIBRARY_PATH=$at/$libdir "$exe" "$trace" | grep -qx "libctrace $version" &&
+        "$at/bin/ctrace" -pprof=sync -top "$trace" 2>/dev/null | grep -q 'worker'
 }
 
 export PKG_CONFIG_PATH=$root/$libdir/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
@@ -107,6 +111,19 @@ mkdir -p "$tmp/moved"
 mv "$stage" "$tmp/moved/"
 check "installed ctrace run: the same after the tree was moved" \
     run_traced "$tmp/moved/stage$prefix/bin/ctrace" "$tmp/plain" "$tmp/run2.bin"
+
+# `cmake --install --prefix DIR`: the build was configured for $prefix, and
+# ctrace.pc must still name DIR (it finds its prefix from its own place).
+fresh=$tmp/fresh
+cmake --install "$build" --prefix "$fresh" >>"$tmp/install.log" 2>&1
+check "cmake --install --prefix into a fresh folder" test $? -eq 0 -a -x "$fresh/bin/ctrace"
+fresh_flags=$(env -u PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH=$fresh/$libdir/pkgconfig pkg-config --cflags --libs ctrace)
+check "--prefix: ctrace.pc's flags name the fresh folder (got: $fresh_flags)" \
+    bash -c "[[ '$fresh_flags' == -I$fresh/* && '$fresh_flags' == *' -L$fresh/'* ]]"
+# shellcheck disable=SC2086
+"$cc" -DWITH_CTRACE -o "$tmp/fresh-prog" "$prog" $fresh_flags >>"$tmp/cc.log" 2>&1
+check "--prefix: a program builds with its pkg-config file and traces" \
+    traced "$tmp/fresh-prog" "$tmp/fresh.bin" "$fresh"
 
 [ "$fail" -eq 0 ] || tail -n 30 "$tmp/install.log" "$tmp/cc.log" "$tmp/cm.log"
 finish
