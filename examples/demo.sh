@@ -22,7 +22,7 @@ done
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 # shellcheck source=tests/deps.sh
-source tests/deps.sh
+source tests/tools/deps.sh
 
 out=/tmp/ctrace-demo
 

@@ -1,36 +1,56 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/run.sh - installs what ctrace needs (Debian 12), builds it and runs every
-# test suite: once in build/ (gcc, RelWithDebInfo), once in build-asan/ under
-# AddressSanitizer + UndefinedBehaviorSanitizer, once in build-clang/ (clang:
-# other inlining and tail calls than gcc's), and the unit tests (the test-*
-# programs) once more in build-tsan/ under ThreadSanitizer, where any report
-# fails the test. First of all it checks the sources' format (tests/format.sh).
+# tests/run.sh - installs what ctrace needs (Debian 12), builds it and runs the
+# test suites. Four passes, each adding what the others cannot see:
+#   build/        gcc, RelWithDebInfo: every test.
+#   build-asan/   AddressSanitizer + UndefinedBehaviorSanitizer: every test
+#                 but the ONCE ones below.
+#   build-clang/  clang (other inlining and tail calls than gcc's, and its
+#                 warnings): every test but the ONCE and the slow ones; the
+#                 slow ones (golden outputs, Perfetto, LTTng, the control
+#                 channel) run in build/ and under ASan.
+#   build-tsan/   ThreadSanitizer: the unit tests only (the shell tests
+#                 preload libctrace into programs built without TSan), and
+#                 only their targets are built.
+# ONCE: the tests whose subject does not change with the compiler or the
+# sanitizer, run in build/ alone: the source checks (atomics, layers, spdx),
+# the checker of Perfetto traces (perfetto-check: Python on hand-made
+# files), the benchmarks' smoke run (bench-run-smoke), and the package
+# (label package: install, deb, static-link, man-pages).
+# First of all it checks the sources' format (tests/tools/format.sh).
 #
-# Usage: tests/run.sh [--no-install] [--no-format] [--no-asan] [--no-clang] [--no-tsan]
-#   --no-install  do not check for or install packages (tests/deps.sh)
-#   --no-format   skip the format check (tests/format.sh)
+# --quick is the inner loop of a change: the format check, build/ alone and
+# the tests not labelled slow or package (`ctest -LE 'slow|package'`), in
+# under two minutes from a warm build.
+#
+# Usage: tests/run.sh [--quick] [--no-install] [--no-format] [--no-asan]
+#                     [--no-clang] [--no-tsan]
+#   --quick       the format check, build/ and its fast tests only
+#   --no-install  do not check for or install packages (tests/tools/deps.sh)
+#   --no-format   skip the format check (tests/tools/format.sh)
 #   --no-asan     skip the sanitizer build and its test run
 #   --no-clang    skip the clang build and its test run
 #   --no-tsan     skip the ThreadSanitizer build and its test run
 # Works from any directory. Exit status: 0 when every step passed, 1 when a
 # build, the format check or a test suite failed, 2 on a usage error. The
 # builds and test suites run even if the format check or a suite fails; the
-# last line says what happened.
+# last line says what happened, with each pass's time.
 set -euo pipefail
 
 prog=tests/run.sh
 usage() {
     cat <<'USAGE'
-usage: tests/run.sh [--no-install] [--no-format] [--no-asan] [--no-clang] [--no-tsan]
-  --no-install  do not check for or install packages (tests/deps.sh)
-  --no-format   skip the format check (tests/format.sh)
+usage: tests/run.sh [--quick] [--no-install] [--no-format] [--no-asan] [--no-clang] [--no-tsan]
+  --quick       the format check, build/ and its fast tests only
+  --no-install  do not check for or install packages (tests/tools/deps.sh)
+  --no-format   skip the format check (tests/tools/format.sh)
   --no-asan     skip the sanitizer build and its test run
   --no-clang    skip the clang build and its test run
   --no-tsan     skip the ThreadSanitizer build and its test run
 USAGE
 }
 
+quick=0
 install=1
 format=1
 asan=1
@@ -38,6 +58,7 @@ clang=1
 tsan=1
 for arg in "$@"; do
     case $arg in
+    --quick) quick=1 asan=0 clang=0 tsan=0 ;;
     --no-install) install=0 ;;
     --no-format) format=0 ;;
     --no-asan) asan=0 ;;
@@ -50,16 +71,16 @@ done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-# shellcheck source=tests/deps.sh
-source tests/deps.sh
+# shellcheck source=tests/tools/deps.sh
+source tests/tools/deps.sh
 
 jobs=2
 
 # ------------------------------------------------------------------ daemons
 # Daemons the tests need are started here and stopped by cleanup() on any exit:
-# an LTTng session daemon (tests/lttng_daemon.sh), unless one already runs.
-# shellcheck source=tests/lttng_daemon.sh
-source tests/lttng_daemon.sh
+# an LTTng session daemon (tests/tools/lttng_daemon.sh), unless one already runs.
+# shellcheck source=tests/tools/lttng_daemon.sh
+source tests/tools/lttng_daemon.sh
 tmp_dirs=()
 
 cleanup() {
@@ -87,19 +108,25 @@ fail() {
     exit 1
 }
 
-# configure_and_build DIR [CMAKE ARGS...]: a build failure stops everything;
-# so does a warning (CTRACE_WERROR). Configured for /usr, Debian's prefix, so
-# that the package test (deb.sh) packages the build it tests; nothing is
-# installed by the build itself.
-configure_and_build() {
+# configure DIR [CMAKE ARGS...]; build DIR [TARGET...]: a failure stops
+# everything; so does a warning (CTRACE_WERROR). Configured for /usr,
+# Debian's prefix, so that the package test (deb.sh) packages the build it
+# tests; nothing is installed by the build itself.
+configure() {
     local dir=$1
     shift
     echo "== configure $dir =="
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=ON \
         -DCMAKE_INSTALL_PREFIX=/usr -DCTRACE_WERROR=ON "$@" ||
         fail "configure $dir"
-    echo "== build $dir =="
-    cmake --build "$dir" -j"$jobs" || fail "build $dir"
+}
+build() {
+    local dir=$1
+    shift
+    local targets=()
+    [[ $# -gt 0 ]] && targets=(--target "$@")
+    echo "== build $dir${*:+ (targets: $*)} =="
+    cmake --build "$dir" -j"$jobs" "${targets[@]}" || fail "build $dir"
 }
 
 # run_tests DIR LABEL [CTEST ARGS...]: a failing suite is recorded; the next
@@ -113,25 +140,46 @@ run_tests() {
     fi
 }
 
+# The tests of the ONCE list (see the top): by name and by label.
+once_names='^(atomics|layers|layers-self-test|spdx|perfetto-check|bench-run-smoke)$'
+once_label='package'
+
+# Each pass's time, for the last line.
+times=()
+pass_start=$SECONDS
+pass_done() {
+    times+=("$1 $((SECONDS - pass_start)) s")
+    pass_start=$SECONDS
+}
+
 if [[ $install -eq 1 ]]; then
     ctrace_install_deps || fail "installing packages"
 fi
+pass_start=$SECONDS
 
 # The format check: a failure is recorded; the builds and tests still run.
 if [[ $format -eq 1 ]]; then
-    echo "== format (tests/format.sh) =="
-    if ! tests/format.sh "$root"; then
-        failed+=("format (tests/format.sh)")
+    echo "== format (tests/tools/format.sh) =="
+    if ! tests/tools/format.sh "$root"; then
+        failed+=("format (tests/tools/format.sh)")
     fi
+    pass_done format
 fi
 
 start_daemons
 
-configure_and_build build
-run_tests build "tests"
+configure build
+build build
+if [[ $quick -eq 1 ]]; then
+    run_tests build "fast tests (--quick: not slow, not package)" -LE 'slow|package'
+else
+    run_tests build "tests"
+fi
+pass_done build/
 
 if [[ $asan -eq 1 ]]; then
-    configure_and_build build-asan -DCTRACE_SANITIZE=ON
+    configure build-asan -DCTRACE_SANITIZE=ON
+    build build-asan
     # Defaults the caller can override: report leaks, and stop at the first
     # UB report with its stack (ASan always stops at its first report).
     # intercept_tls_get_addr=0: up to GCC 13 the sanitizers' __tls_get_addr
@@ -142,31 +190,43 @@ if [[ $asan -eq 1 ]]; then
     # from dynamic TLS are not ours to find here.
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:intercept_tls_get_addr=0}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-    run_tests build-asan "tests under ASan+UBSan"
+    run_tests build-asan "tests under ASan+UBSan (all but the ONCE ones)" \
+        -E "$once_names" -LE "$once_label"
+    pass_done build-asan/
 fi
 
 if [[ $clang -eq 1 ]]; then
-    CC=clang configure_and_build build-clang
-    run_tests build-clang "tests built with clang"
+    CC=clang configure build-clang
+    build build-clang
+    run_tests build-clang "tests built with clang (all but the ONCE and the slow ones)" \
+        -E "$once_names" -LE "$once_label|slow"
+    pass_done build-clang/
 fi
 
 if [[ $tsan -eq 1 ]]; then
-    configure_and_build build-tsan -DCTRACE_TSAN=ON
+    configure build-tsan -DCTRACE_TSAN=ON
     # The unit tests only: the shell tests preload libctrace into programs
-    # built without TSan. Any report fails its test (halt_on_error, exit
-    # code 66); there are no suppressions.
+    # built without TSan. So only their programs are built. Any report fails
+    # its test (halt_on_error, exit code 66); there are no suppressions.
+    mapfile -t tsan_tests < <(ctest --test-dir build-tsan -N -R '^test-' |
+        sed -n 's/^ *Test *#[0-9]*: *//p')
+    [[ ${#tsan_tests[@]} -gt 0 ]] || fail "no unit test found in build-tsan"
+    build build-tsan "${tsan_tests[@]}"
     # Stacks by frame pointers: libunwind is not built with TSan, and its
     # per-thread cache's destructor calls into TSan's interceptors after TSan
     # has finalized the thread (a crash inside TSan).
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
     CTRACE_UNWIND=fp run_tests build-tsan "unit tests under ThreadSanitizer" -R '^test-'
+    pass_done build-tsan/
 fi
 
+echo "== times: ${times[*]/%/;} total $SECONDS s =="
 if [[ ${#failed[@]} -gt 0 ]]; then
     echo "$prog: FAILED: ${failed[*]}"
     exit 1
 fi
 passes="build/"
+[[ $quick -eq 1 ]] && passes="build/ (--quick: not slow, not package)"
 [[ $format -eq 1 ]] && passes="format, $passes"
 [[ $asan -eq 1 ]] && passes+=", build-asan/ under ASan+UBSan"
 [[ $clang -eq 1 ]] && passes+=", build-clang/"

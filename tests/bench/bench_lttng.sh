@@ -14,7 +14,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 rounds=${2:-7}
-source "$root/tests/lttng_daemon.sh"
+source "$root/tests/tools/lttng_daemon.sh"
 tmp=$(mktemp -d)
 session=ctrace-bench-$$
 trap 'lttng destroy "$session" >/dev/null 2>&1 || true; lttng_daemon_stop; rm -rf "$tmp"' EXIT

@@ -23,7 +23,7 @@ done
 
 cache() { sed -nE "s|^$1:[A-Z]+=(.*)|\1|p" "$build/CMakeCache.txt"; }
 
-version_h=$(dirname "${BASH_SOURCE[0]}")/../tracer/include/ctrace/version.h
+version_h=$(dirname "${BASH_SOURCE[0]}")/../../tracer/include/ctrace/version.h
 version=$(sed -nE 's/^#define CTRACE_VERSION_(MAJOR|MINOR|PATCH) +([0-9]+)$/\2/p' "$version_h" |
     paste -sd.)
 abi=$(sed -nE 's/^#define CTRACE_ABI_VERSION +([0-9]+)$/\1/p' "$version_h")

@@ -13,7 +13,7 @@ set -uo pipefail
 ctrace=$1 cache=$2 gateway=$3
 here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/checks.sh"
-source "$here/lttng_daemon.sh"
+source "$here/../tools/lttng_daemon.sh"
 session=ctrace-fleet-$$
 relayd=
 trap 'lttng destroy "$session" >/dev/null 2>&1; [[ -n $relayd ]] && kill $relayd 2>/dev/null;

@@ -63,7 +63,7 @@ else
     trap 'dpkg -P ctrace >/dev/null 2>&1; rm -rf "$tmp"' EXIT
     dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1
     check "dpkg -i installs it" test $? -eq 0
-    "$cc" -O1 -g -o "$tmp/plain" "$here/prog-install.c" -lpthread
+    "$cc" -O1 -g -o "$tmp/plain" "$here/../progs/prog-install.c" -lpthread
     check "installed: /usr/bin/ctrace run traces a program with the installed libctrace" \
         run_traced /usr/bin/ctrace "$tmp/plain" "$tmp/t.bin"
     check "installed: pkg-config finds ctrace $version" \

@@ -11,7 +11,7 @@ set -uo pipefail
 cc=$1
 tracer=$2
 src="$(dirname "${BASH_SOURCE[0]}")/record-count.c"
-source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/checks.sh"
 
 compile() { # CASE: compiles record-count.c, its messages in $tmp/CASE.log
     "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tracer" -I"$tracer/format" \

@@ -11,7 +11,7 @@
 # usage: atomics.sh SOURCE_DIR
 set -uo pipefail
 root=$1
-source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/checks.sh"
 
 implicit='\b(atomic_(load|store|exchange|compare_exchange_(strong|weak)|fetch_(add|sub|or|xor|and)|flag_test_and_set|flag_clear)|__sync_[a-z_]+)[[:space:]]*\('
 
@@ -28,7 +28,7 @@ check "the pattern catches each default-order call" \
 check "the pattern passes explicit orders" \
     test "$(grep -cE "$implicit" "$tmp/good.c")" -eq 0
 
-for dir in tracer flightrec analyze; do
+for dir in format tracer flightrec analyze; do
     if [ ! -d "$root/$dir" ]; then
         bad "$dir/ exists"
         continue

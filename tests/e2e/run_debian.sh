@@ -38,7 +38,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 for prog in "$python" xz go; do
     if ! command -v "$prog" >/dev/null 2>&1; then
-        echo "FAIL $prog not found: install tests/deps.sh's packages (python3, xz-utils, golang-go)"
+        echo "FAIL $prog not found: install tests/tools/deps.sh's packages (python3, xz-utils, golang-go)"
         exit 1
     fi
 done

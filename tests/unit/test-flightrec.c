@@ -339,7 +339,7 @@ static void *dumper(void *arg)
 static void test_concurrent_dumps(void **state)
 {
     (void)state;
-    struct flightrec_config c = {.min_age_ns = 200 * MS, .max_bytes = 4u << 20};
+    struct flightrec_config c = {.min_age_ns = 200 * MS, .max_bytes = 1u << 20};
     assert_int_equal(flightrec_start(&c), 0);
     struct storm s;
     storm_start(&s, 2);

@@ -38,7 +38,7 @@ check "installed: no libctrace-lttng.so link (it is dlopen'd)" \
     test ! -e "$root/$libdir/libctrace-lttng.so"
 
 # The user's program (prog-install.c), tracing itself with the API.
-prog=$(dirname "${BASH_SOURCE[0]}")/prog-install.c
+prog=$(dirname "${BASH_SOURCE[0]}")/../progs/prog-install.c
 # traced EXE TRACE [ROOT]: runs EXE into TRACE with the libctrace installed
 # under ROOT (default: the staged one) and has ROOT's ctrace read it:
 # threads and the lock's waits must be there.

@@ -7,7 +7,7 @@
 # `.\" ...`. Data files (traces, expected outputs, corpora) carry none.
 # usage: spdx.sh [SOURCE_DIR]   (default: this script's repository)
 set -uo pipefail
-src=${1:-$(dirname "${BASH_SOURCE[0]}")/..}
+src=${1:-$(dirname "${BASH_SOURCE[0]}")/../..}
 cd "$src" || exit 1
 
 # The files that must carry the line.
@@ -17,7 +17,7 @@ sources() {
         git ls-files --cached --others --exclude-standard
     else
         find . -type f ! -path './build*' ! -path './.git/*' | sed 's|^\./||'
-    fi | grep -E "$pattern" | grep -vE '^(build[^/]*|tests/golden|tests/fuzz/(corpus|regressions))/'
+    fi | grep -E "$pattern" | grep -vE '^(build[^/]*|tests/data/(golden|fuzz))/'
 }
 
 missing=0 checked=0

@@ -51,4 +51,4 @@ finish() {
 # tests name it wherever edits move it.
 cache_lock_line=$(awk '/cache_get_slow\(/ { inside = 1 }
     inside && /pthread_mutex_lock\(&cache_lock\)/ { print NR; exit }' \
-    "$(dirname "${BASH_SOURCE[0]}")/../examples/cache/cache.c")
+    "$(dirname "${BASH_SOURCE[0]}")/../../examples/cache/cache.c")

@@ -24,7 +24,7 @@ set -uo pipefail
 ctrace=$1 cache=$2 gateway=$3 plugins=$4 prog_cpu=$5
 here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/checks.sh"
-source "$here/lttng_daemon.sh"
+source "$here/../tools/lttng_daemon.sh"
 source "$here/profile_compare.sh"
 source "$here/bt2plugin_run.sh"
 session=ctrace-test-$$

@@ -14,18 +14,18 @@
 # clang-format is missing, 2 on a usage error.
 set -euo pipefail
 
-prog=tests/format.sh
+prog=tests/tools/format.sh
 if [[ $# -gt 1 || ${1:-} == -h || ${1:-} == --help ]]; then
     echo "usage: $prog [ROOT]" >&2
     exit 2
 fi
-root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 cd "$root" || { echo "$prog: cannot enter $root" >&2; exit 2; }
 
 cf=${CLANG_FORMAT:-clang-format}
 if ! command -v "$cf" >/dev/null 2>&1; then
     echo "$prog: FAILED: $cf not found; install it (Debian: apt-get install clang-format," \
-         "listed in tests/deps.sh)"
+         "listed in tests/tools/deps.sh)"
     exit 1
 fi
 if [[ ! -f .clang-format ]]; then

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "asleep.h"
+#include "../progs/asleep.h"
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
 #include "reader.h"

@@ -25,7 +25,7 @@
 set -uo pipefail
 service=$1 load=$2 ctrace=$3
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
-src=$(dirname "${BASH_SOURCE[0]}")/../examples/service/service.c
+src=$(dirname "${BASH_SOURCE[0]}")/../../examples/service/service.c
 
 # The lines of the table lock in the read path and the write path, read
 # from the source so that edits may move them.

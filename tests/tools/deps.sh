@@ -13,7 +13,7 @@
 
 # shellcheck shell=bash
 CTRACE_DEPS=(
-    build-essential cmake pkg-config        # toolchain; g++ builds tests/prog-cxx.cpp, and
+    build-essential cmake pkg-config        # toolchain; g++ builds tests/progs/prog-cxx.cpp, and
                                             # libstdc++ demangles C++ names in the analyzer
     libzstd-dev zstd zlib1g-dev             # trace compression, gzip'd profiles
     libdw-dev libelf-dev                    # symbolization in the analyzer
@@ -24,12 +24,12 @@ CTRACE_DEPS=(
     libbabeltrace2-dev babeltrace2          # CTF reader in the analyzer
     clang                                   # second compiler
     dpkg-dev                                # cpack's Debian package: dpkg-shlibdeps
-    clang-format                            # tests/format.sh (Debian 12: version 14)
-    python3 xz-utils                        # real programs traced by tests/run_debian.sh, and
+    clang-format                            # tests/tools/format.sh (Debian 12: version 14)
+    python3 xz-utils                        # real programs traced by tests/e2e/run_debian.sh, and
                                             # the fake and bad clients of ctl_cli.sh and
                                             # control.sh; xz makes MiniDebugInfo in
                                             # symbol_sources.sh
-    man-db groff-base                       # tests/man.sh renders the manual pages
+    man-db groff-base                       # tests/e2e/man.sh renders the manual pages
 )
 
 ctrace_missing_deps() {

@@ -8,7 +8,7 @@
 # usage: bench_run_smoke.sh RUN_SH BUILD_DIR
 set -uo pipefail
 run=$1 build=$2
-source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/checks.sh"
 
 "$run" --no-install "$build" 1 1 >"$tmp/out" 2>"$tmp/err"
 check "run.sh exits 0" test $? -eq 0 || cat "$tmp/err"

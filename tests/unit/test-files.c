@@ -203,7 +203,7 @@ static void test_concurrent_dumps_to_one_path(void **state)
 {
     (void)state;
     enum { DUMPERS = 8, ROUNDS = 10 };
-    struct flightrec_config c = {.min_age_ns = 200 * MS, .max_bytes = 4u << 20};
+    struct flightrec_config c = {.min_age_ns = 200 * MS, .max_bytes = 1u << 20};
     assert_int_equal(flightrec_start(&c), 0);
     pthread_t w[2];
     writers(w, 2);

@@ -6,7 +6,7 @@ Perfetto's importer would need it, and prints what the trace holds.
 usage: perfetto_check.py [--proto-dir DIR] [--json] TRACE.pftrace
 
 The trace is decoded by protoc with the project's subset schema (DIR,
-default tests/proto next to this script, file perfetto.proto):
+default tests/data/proto beside this script's folder, file perfetto.proto):
     protoc --decode=perfetto.protos.Trace -I DIR perfetto.proto < TRACE
 The file is cut into runs of whole packets that protoc decodes one at a
 time, and protoc's text output is read line by line: a trace of millions of
@@ -361,7 +361,7 @@ class Checker:
         if unknown:
             more = ' (and %d more)' % (len(unknown) - 1) if len(unknown) > 1 else ''
             self.error(index, offset, 'unknown field `%s`%s: a field the schema lacks '
-                       '(add it to tests/proto/perfetto.proto with Perfetto\'s number) '
+                       '(add it to tests/data/proto/perfetto.proto with Perfetto\'s number) '
                        'or a wrong wire type' % (unknown[0][:80], more))
         err = lambda what: self.error(index, offset, what)
         sid = first_int(pkt, 'trusted_packet_sequence_id')
@@ -717,7 +717,7 @@ def main(argv):
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(
         description='Validate a Perfetto trace written by ctrace and summarize it.')
-    ap.add_argument('--proto-dir', default=os.path.join(here, 'proto'),
+    ap.add_argument('--proto-dir', default=os.path.join(here, '..', 'data', 'proto'),
                     help='folder holding perfetto.proto (default: %(default)s)')
     ap.add_argument('--json', action='store_true', help='print the summary as JSON')
     ap.add_argument('trace')

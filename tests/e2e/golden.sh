@@ -22,7 +22,7 @@ write=0
 [[ ${1:-} == --write ]] && { write=1; shift; }
 [[ $# -ge 2 ]] || { echo "usage: $0 [--write] CTRACE GOLDEN_DUMP [GOLDEN_DIR]" >&2; exit 2; }
 ctrace=$(realpath "$1") dump=$(realpath "$2")
-dir=${3:-$(dirname "${BASH_SOURCE[0]}")/golden}
+dir=${3:-$(dirname "${BASH_SOURCE[0]}")/../data/golden}
 cd "$dir" || exit 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -61,4 +61,4 @@ if [[ $traces -eq 1 ]]; then
         "$ctrace" stats "$f" >/dev/null 2>&1 || echo "note: ctrace stats $f exits $?"
     done
 fi
-"$here/../golden.sh" --write "$ctrace" "$build/tests/golden-dump" "$here"
+"$here/../../e2e/golden.sh" --write "$ctrace" "$build/tests/golden-dump" "$here"
