@@ -36,7 +36,8 @@ installed_files() {
         "$lib/pkgconfig/ctrace.pc" "$lib/cmake/ctrace/ctraceConfig.cmake" \
         "$lib/cmake/ctrace/ctraceConfigVersion.cmake" "$lib/cmake/ctrace/ctraceTargets.cmake" \
         share/man/man1/ctrace.1.gz share/man/man3/libctrace.3.gz share/doc/ctrace/copyright \
-        share/doc/ctrace/CHANGELOG.md
+        share/doc/ctrace/CHANGELOG.md share/doc/ctrace/README.md \
+        share/doc/ctrace/docs/overhead.md share/doc/ctrace/docs/internals.md
 }
 
 run_traced() {
