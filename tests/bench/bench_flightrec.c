@@ -17,7 +17,7 @@
 #include "bench.h"
 #include "ctrace/flightrec.h"
 #include "internal.h"
-#include "reader.h"
+#include "read/load.h"
 
 static _Atomic int stop;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # cxx.sh - a C++ program's sync profile names its functions as C++ reads
-# them (analyze/symname.h): qualified, demangled, the same from DWARF and
+# them (analyze/symbols/symname.h): qualified, demangled, the same from DWARF and
 # from the symbol table, so that two classes' lock() stay apart (in -top
 # and in the pprof file Go reads), an inlined method is qualified too, a
 # class template's method carries its arguments, std::thread::join comes

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_reader.c - libFuzzer harness for ctr_trace_read_mem (analyze/reader.c).
+/* fuzz_reader.c - libFuzzer harness for ctr_trace_read_mem (analyze/read/load.c).
  *
  * Each input is read twice:
  *   1. as a whole trace file, which exercises the header checks and the zstd
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "reader.h"
+#include "read/load.h"
 
 #define CHECK(cond) ((cond) ? (void)0 : abort())
 

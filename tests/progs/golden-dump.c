@@ -16,7 +16,7 @@
  *
  * The profiles and states are computed twice: from the trace read whole
  * (ctr_trace_read, as tests read it) and streamed through the pipeline
- * with `-j JOBS` threads, the profiles as the CLI reads them (passes.h);
+ * with `-j JOBS` threads, the profiles as the CLI reads them (cli/reading.h);
  * a line says where the two differ, so the expected file holds both paths
  * to the old answers.
  * usage: golden-dump TRACE [-task TYPE] [-region NAME] [-latmin NS] [-j JOBS]
@@ -27,14 +27,14 @@
 #include <string.h>
 
 #include "ctrace_grow.h"
-#include "passes.h"
-#include "stats.h"
-#include "pipeline.h"
-#include "profile.h"
-#include "reader.h"
-#include "state.h"
-#include "tasks.h"
-#include "threads.h"
+#include "cli/reading.h"
+#include "report/stats.h"
+#include "read/pipeline.h"
+#include "profile/profile.h"
+#include "read/load.h"
+#include "read/state.h"
+#include "model/tasks.h"
+#include "report/threads.h"
 
 static const char *trace_path;
 static int jobs = 1;
@@ -92,7 +92,7 @@ static size_t merge_aggs(struct aggs *as)
     return stacks;
 }
 
-/* Profile `type` under filter f as the CLI makes it (passes.h): streamed,
+/* Profile `type` under filter f as the CLI makes it (cli/reading.h): streamed,
  * the waits summed per stack, a first reading for the filter's windows. */
 static int stream_profile(enum ctr_profile_type type, const struct ctr_profile_filter *f,
                           struct aggs *as)

@@ -27,7 +27,7 @@
 
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
-#include "reader.h"
+#include "read/trace.h"
 
 /* struct trace_options as a header before LTTng and CPU samples had it. */
 struct old_trace_options {

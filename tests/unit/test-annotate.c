@@ -18,7 +18,7 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "reader.h"
+#include "read/trace.h"
 
 static trace_task_t handed;
 

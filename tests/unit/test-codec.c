@@ -19,7 +19,7 @@
 #include <zstd.h>
 
 #include "internal.h"
-#include "reader.h"
+#include "read/load.h"
 #include "record.h"
 
 /* ---------------------------------------------------------------------------

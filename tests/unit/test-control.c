@@ -35,7 +35,7 @@
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
 #include "ctrace_control.h"
-#include "reader.h"
+#include "read/trace.h"
 
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static _Atomic int stop_workers;

@@ -3,7 +3,7 @@
  * (tests/golden, real traces of every kind: waits with context switches, a
  * flight recorder's window, a killed program's, a damaged one) is
  * transcribed into tracepoints (ctr_lttng_transcribe, as tracer/lttng.c and
- * the babeltrace2 plugin do), rebuilt into frames (analyze/ctf_rebuild.c, as
+ * the babeltrace2 plugin do), rebuilt into frames (analyze/read/ctf_rebuild.c, as
  * an LTTng trace is read back), and read again: the same threads, with the
  * same events at the same times, as the original. Also: one process of two
  * is picked out, two are merged with their ids apart, and two without -pid
@@ -20,12 +20,12 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "ctf.h"
-#include "ctf_rebuild.h"
+#include "read/ctf.h"
+#include "read/ctf_rebuild.h"
 #include "ctrace_format.h"
 #include "ctrace_lttng.h"
-#include "reader.h"
-#include "source.h"
+#include "read/load.h"
+#include "read/source.h"
 
 /* The rebuilt trace, as a file in memory: the header, then the frames. */
 struct out {

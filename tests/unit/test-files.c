@@ -30,7 +30,7 @@
 
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
-#include "reader.h"
+#include "read/load.h"
 
 #define MS (1000 * 1000ull)
 

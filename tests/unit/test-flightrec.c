@@ -22,7 +22,7 @@
 
 #include "ctrace/flightrec.h"
 #include "internal.h"
-#include "state.h"
+#include "read/state.h"
 
 #define MS (1000 * 1000ull)
 

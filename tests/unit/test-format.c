@@ -21,7 +21,7 @@
 #include "ctrace/trace.h"
 #include "ctrace_lttng.h"
 #include "internal.h"
-#include "reader.h"
+#include "read/trace.h"
 
 /* Go's TestSpecs, for our table: every event is timed first, names exist,
  * argument kinds are known, an event has one stack at most, and the worst
@@ -46,7 +46,7 @@ static void test_event_specs(void **state)
             stacks += s->args[i] == CTR_ARG_STACK;
         }
         /* One stack an event at most: the analyzer's decoder looks at one
-         * (analyze/gen.c, stack_arg). */
+         * (analyze/read/gen.c, stack_arg). */
         assert_true(stacks <= 1);
         assert_true(1 + s->nargs * CTR_VARINT_MAX <= CTR_MAX_EVENT_BYTES);
     }

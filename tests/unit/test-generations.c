@@ -26,7 +26,7 @@
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
 #include "internal.h"
-#include "reader.h"
+#include "read/load.h"
 #include "record.h"
 #include "sink.h"
 #include "testutil.h"

@@ -19,7 +19,7 @@
 
 #include "ctrace/trace.h"
 #include "internal.h"
-#include "reader.h"
+#include "read/trace.h"
 
 static char path[64];
 

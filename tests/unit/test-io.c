@@ -38,10 +38,10 @@
 
 #include "ctrace/trace.h"
 #include "internal.h"
-#include "profile.h"
-#include "reader.h"
-#include "state.h"
-#include "symbolize.h"
+#include "profile/profile.h"
+#include "read/trace.h"
+#include "read/state.h"
+#include "symbols/symbolize.h"
 
 #define NOINLINE __attribute__((noinline))
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-options.c - the options table (tracer/format/ctrace_options.h) and
+/* test-options.c - the options table (format/ctrace_options.h) and
  * the three readers generated from it, each checked against the table row
  * by row, so that a row or a reader that goes wrong fails here:
  *   - the table keeps its own rules: each range holds its default, rounded
@@ -13,7 +13,7 @@
  *   - every CTRACE_* variable (autostart.c) lands in its own field at both
  *     ends of its range and is refused just outside, with the line
  *     autostart prints;
- *   - every `ctrace run` flag (analyze/run.c) is taken at both ends and
+ *   - every `ctrace run` flag (analyze/cli/run.c) is taken at both ends and
  *     refused just outside, with its "wants" line, and `ctrace run -h` lists
  *     it with its range and default (CTR_TEST_CTRACE names the binary);
  *   - flightrec_start agrees with CTR_FLIGHTREC_OPTIONS (until flightrec.c
@@ -445,7 +445,7 @@ static void test_env_bounds(void **state)
 }
 
 /* ---------------------------------------------------------------------------
- * `ctrace run` flags (analyze/run.c)
+ * `ctrace run` flags (analyze/cli/run.c)
  * ------------------------------------------------------------------------- */
 
 /* Runs the ctrace CLI with args (NULL-terminated, after "ctrace"), its

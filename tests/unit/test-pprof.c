@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-pprof.c - tests for analyze/pprof.c: builds profiles over a fake
+/* test-pprof.c - tests for analyze/profile/pprof.c: builds profiles over a fake
  * symbolizer, reads the gzip'd protobuf back with a small decoder written
  * here (independent of the encoder), and checks the rules pprof readers rely
  * on: string_table[0] == "", strings stored once, every sample with one value
@@ -24,7 +24,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
-#include "pprof.h"
+#include "profile/pprof.h"
 
 /* ---------------------------------------------------------------------------
  * Fake symbolizer: canned inline chains for a few addresses

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-reader.c - robustness tests for the analyzer's reader (analyze/
- * reader.c, pipeline.c, gen.c, source.c): a real trace, every truncation of
+ * read/: load.c, pipeline.c, gen.c, source.c): a real trace, every truncation of
  * it, thousands of corruptions of it, hand-made record streams for the
  * format rules that a real trace never exercises, and the same answers
  * from any number of decoding threads (run under TSan too).
@@ -8,7 +8,7 @@
  * The group setup traces a small contended workload in this process (4 named
  * threads taking turns on one mutex) through the statically linked libctrace,
  * with a short flush interval so the file has several zstd frames. The tests
- * then hold the reader to its contract (reader.h): only an unreadable start is
+ * then hold the reader to its contract (read/trace.h): only an unreadable start is
  * fatal; anything after it yields a partial result plus a damage message that
  * names a file offset; no byte sequence crashes it. Every successful read is
  * also checked against the invariants analyses rely on (check_model).
@@ -38,9 +38,9 @@
 #include <cmocka.h>
 
 #include "ctrace/trace.h"
-#include "pipeline.h"
-#include "state.h"
-#include "reader.h"
+#include "read/pipeline.h"
+#include "read/state.h"
+#include "read/load.h"
 
 #define NWORKERS 4
 #define ROUNDS 20
@@ -571,7 +571,7 @@ static void test_hostile_streams(void **state)
 
 /* A file that ends exactly where a frame ends is whole, even when the
  * decompressed stream exactly fills the reader's output buffer at that
- * moment. The first buffer is 4 x file size + 4096 bytes (reader.c,
+ * moment. The first buffer is 4 x file size + 4096 bytes (load.c,
  * decompress()); find a one-STRING stream of just that size. */
 static void test_stream_fills_buffer(void **state)
 {

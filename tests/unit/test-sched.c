@@ -23,8 +23,8 @@
 
 #include "ctrace/trace.h"
 #include "internal.h"
-#include "profile.h"
-#include "reader.h"
+#include "profile/profile.h"
+#include "read/trace.h"
 
 #define SPIN_NS (300 * 1000 * 1000ll)
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-serve.c - tests for analyze/serve.c: a forked child serves a file of
+/* test-serve.c - tests for analyze/perfetto/serve.c: a forked child serves a file of
  * random bytes on a port the system picks (port 0) and prints its link on a
  * pipe; the test talks HTTP to it over plain sockets and checks the answers
  * (GET, HEAD, the CORS preflight, 404, 405, 400 for garbage), that clients
@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "serve.h"
+#include "perfetto/serve.h"
 
 #define SMALL_SIZE (512 * 1024 + 123)
 #define WAIT_MS 20000 /* any answer; more than the server's timeout */

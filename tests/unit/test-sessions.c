@@ -34,7 +34,7 @@
 
 #include "ctrace/trace.h"
 #include "internal.h"
-#include "reader.h"
+#include "read/trace.h"
 
 static const char long_message[] =
     "a log message long enough that a signal often lands inside its copy: "

@@ -27,9 +27,9 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "reader.h"
+#include "read/trace.h"
 #include "stacks_nofp.h"
-#include "symbolize.h"
+#include "symbols/symbolize.h"
 
 #define ROUNDS 5
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* test-symbolize.c - unit tests for analyze/symbolize.c, run against this test
+/* test-symbolize.c - unit tests for analyze/symbols/symbolize.c, run against this test
  * binary's own mappings (as the tracer would record them) and a few bogus ones.
  *
  * Expects to be built with -g (any -O): line numbers are checked against
  * __LINE__ markers written on the same line as the calls they describe.
  */
 #include "maps.h"
-#include "symbolize.h"
-#include "symname.h"
+#include "symbols/symbolize.h"
+#include "symbols/symname.h"
 
 #include <dlfcn.h>
 #include <limits.h>

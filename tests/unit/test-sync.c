@@ -28,8 +28,8 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "profile.h"
-#include "reader.h"
+#include "profile/profile.h"
+#include "read/trace.h"
 
 /* When the waiter called its blocking function, and when the other thread
  * began and ended the call that released it. */

@@ -30,12 +30,12 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "profile.h"
-#include "reader.h"
-#include "tasks.h"
-#include "tasks_report.h"
-#include "text.h"
-#include "threads.h"
+#include "profile/profile.h"
+#include "read/trace.h"
+#include "model/tasks.h"
+#include "report/tasks_report.h"
+#include "profile/text.h"
+#include "report/threads.h"
 
 #define MS 1000000ull
 

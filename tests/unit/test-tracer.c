@@ -30,7 +30,7 @@
 
 #include "ctrace/trace.h"
 #include "internal.h"
-#include "reader.h"
+#include "read/load.h"
 
 static char *temp_path(void)
 {

@@ -16,7 +16,7 @@
 #include "../progs/asleep.h"
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
-#include "reader.h"
+#include "read/load.h"
 
 /* CTR_TEST_TSAN: 1 in a ThreadSanitizer build, where everything runs 5 to 15
  * times slower; stress loops then run fewer rounds (that pass looks for

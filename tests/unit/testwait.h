@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "reader.h"
-#include "symbolize.h"
+#include "read/trace.h"
+#include "symbols/symbolize.h"
 
 #define CTR_TEST_MS (1000u * 1000u)
 

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* cli.c - the command-line helpers that main.c and run.c share (see cli.h). */
+#include "cli/cli.h"
+#include "read/ctf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/text.h"
+
+int ctr_cli_flag(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *a = argv[*i];
+    if (a[0] != '-')
+        return 0;
+    a += a[1] == '-' ? 2 : 1;
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0 || (a[n] != 0 && a[n] != '='))
+        return 0;
+    if (!value)
+        return a[n] == 0 ? 1 : 0;
+    if (a[n] == '=') {
+        *value = a + n + 1;
+        return 1;
+    }
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+int ctr_cli_is_help(const char *a)
+{
+    return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0 || strcmp(a, "-help") == 0;
+}
+
+int ctr_cli_usage_error(const char *verb, const char *fmt, ...)
+{
+    fprintf(stderr, "ctrace: %s%s", verb ? verb : "", verb ? ": " : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (ctrace %s%s-h for help)\n", verb ? verb : "", verb ? " " : "");
+    return CTR_EXIT_USAGE;
+}
+
+int ctr_cli_pid(const char *verb, const char *v, uint64_t *pid)
+{
+    if (strcmp(v, "all") == 0) {
+        *pid = CTR_CTF_ALL;
+        return 1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v < '1' || *v > '9' || *end || errno || n >= CTR_CTF_ALL) {
+        fprintf(stderr,
+                "ctrace: %s%s-pid wants a process id or all, not '%s' "
+                "(ctrace %s%s-h for help)\n",
+                verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
+        return 0;
+    }
+    *pid = n;
+    return 1;
+}
+
+int ctr_cli_jobs(const char *verb, const char *v, int *jobs)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > 1024) {
+        fprintf(stderr,
+                "ctrace: %s%s-j wants a number of threads from 1 to 1024, not '%s' "
+                "(ctrace %s%s-h for help)\n",
+                verb, verb[0] ? ": " : "", v, verb, verb[0] ? " " : "");
+        return 0;
+    }
+    *jobs = (int)n;
+    return 1;
+}
+
+int ctr_cli_duration(const char *verb, const char *name, const char *v, uint64_t *ns)
+{
+    int rc = ctr_parse_duration(v, ns);
+    if (rc == 0)
+        return 1;
+    fprintf(stderr,
+            "ctrace: %s%s-%s wants a duration such as 500us, 30ms or 1.5s, not '%s'%s "
+            "(ctrace %s%s-h for help)\n",
+            verb, verb[0] ? ": " : "", name, v, rc == -ERANGE ? " (too long)" : "", verb,
+            verb[0] ? " " : "");
+    return 0;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* text.c - durations and symbolized frames for the text outputs (text.h). */
+#include "profile/text.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "symbols/symbolize.h"
+
+#define INLINE_MAX 16 /* inline chain printed per PC */
+
+const char *ctr_text_ns(int64_t ns, char *buf, size_t len)
+{
+    if (ns < 1000)
+        snprintf(buf, len, "%" PRId64 "ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+    else
+        snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+    return buf;
+}
+
+/* ================================================================ frames */
+
+void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *indent)
+{
+    struct ctr_sym_frame chain[INLINE_MAX];
+    int k = ps->sym ? ctr_symbolize(ps->sym, pc, chain, INLINE_MAX) : 0;
+    int mi = ps->sym ? ctr_symbolizer_mapping(ps->sym, pc) : -1;
+    const char *module = mi >= 0 && (size_t)mi < ps->nmaps ? ps->maps[mi].path : NULL;
+    char where[CTR_TEXT_WHERE_MAX];
+    if (k <= 0) {
+        fprintf(out, "%s\n", ctr_symbolizer_module_offset(ps->sym, pc, where, sizeof(where)));
+        return;
+    }
+    for (int i = 0; i < k; i++) {
+        const struct ctr_sym_frame *f = &chain[i];
+        if (i > 0)
+            fputs(indent, out);
+        if (f->function)
+            fputs(f->function, out);
+        else
+            fputs(ctr_symbolizer_module_offset(ps->sym, pc, where, sizeof(where)), out);
+        if (f->file && f->line > 0)
+            fprintf(out, " (%s:%d)", f->file, f->line);
+        else if (f->file)
+            fprintf(out, " (%s)", f->file);
+        else if (module && f->function)
+            fprintf(out, " [%s]", module);
+        fputc('\n', out);
+    }
+}
