@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# atomics.sh - every atomic operation in tracer/, flightrec/ and analyze/
+# atomics.sh - every atomic operation in format/, tracer/, flightrec/ and analyze/
 # states its memory order (STYLE.md, "The hot path and lock-free code"): no
 # call of the C11 functions without _explicit (their order is a silent
 # seq_cst) and no __sync builtin (a full barrier, whatever is needed). Each
@@ -28,7 +28,7 @@ check "the pattern catches each default-order call" \
 check "the pattern passes explicit orders" \
     test "$(grep -cE "$implicit" "$tmp/good.c")" -eq 0
 
-for dir in tracer flightrec analyze; do
+for dir in format tracer flightrec analyze; do
     if [ ! -d "$root/$dir" ]; then
         bad "$dir/ exists"
         continue

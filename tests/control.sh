@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# control.sh - the control channel (tracer/format/CONTROL.md) end to end, on
+# control.sh - the control channel (format/CONTROL.md) end to end, on
 # an unmodified program (prog-phases: contention on lock_a, then on lock_b):
 #   - under `ctrace run -flight 2s,8M -control`, `ctrace ctl PID dump`
 #     during the slow phase gives a readable window whose sync profile names

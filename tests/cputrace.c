@@ -15,7 +15,7 @@
 
 #include "ctrace_format.h"
 #include "maps.h"
-#include "record.h"
+#include "ctrace_record.h"
 
 /* ---------------------------------------------------------------------------
  * The code the samples are in: distinct bodies, so that no two fold into

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test-codec.c - the format's writers and decoders against each other and
  * against the bytes the format specifies: the table-driven record writer
- * (tracer/record.h), the event encoder and the record and event decoders
+ * (format/ctrace_record.h), the event encoder and the record and event decoders
  * (ctrace_format.h), and the reader's loading of every record kind.
  *
  * The tables drive the checks where they can: every record kind and event
@@ -20,7 +20,7 @@
 
 #include "internal.h"
 #include "reader.h"
-#include "record.h"
+#include "ctrace_record.h"
 
 /* ---------------------------------------------------------------------------
  * The tables' own invariants (Go's TestSpecs)

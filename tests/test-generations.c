@@ -27,7 +27,7 @@
 #include "ctrace/trace.h"
 #include "internal.h"
 #include "reader.h"
-#include "record.h"
+#include "ctrace_record.h"
 #include "sink.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-options.c - the options table (tracer/format/ctrace_options.h) and
+/* test-options.c - the options table (format/ctrace_options.h) and
  * the three readers generated from it, each checked against the table row
  * by row, so that a row or a reader that goes wrong fails here:
  *   - the table keeps its own rules: each range holds its default, rounded

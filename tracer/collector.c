@@ -36,7 +36,7 @@
 #include "genstate.h"
 #include "internal.h"
 #include "interpose.h"
-#include "record.h"
+#include "ctrace_record.h"
 #include "sink.h"
 
 #include <dlfcn.h>

@@ -20,7 +20,7 @@
 #include "ctrace_grow.h"
 #include "genstate.h"
 #include "maps.h"
-#include "record.h"
+#include "ctrace_record.h"
 
 #include <stdlib.h>
 #include <string.h>

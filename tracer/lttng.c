@@ -25,7 +25,7 @@
 #include "ctrace_lttng.h"
 #include "genstate.h"
 #include "internal.h"
-#include "record.h"
+#include "ctrace_record.h"
 #include "sink.h"
 
 #include <dlfcn.h>

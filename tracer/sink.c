@@ -14,7 +14,7 @@
  */
 #include "interpose.h"
 #include "internal.h"
-#include "record.h"
+#include "ctrace_record.h"
 #include "sink.h"
 
 #include <errno.h>

@@ -16,7 +16,7 @@
  */
 #include "internal.h"
 #include "maps.h"
-#include "record.h"
+#include "ctrace_record.h"
 
 #include <limits.h>
 #include <string.h>

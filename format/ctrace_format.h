@@ -109,7 +109,7 @@ enum ctr_arg_kind {
  * its tail: nothing (CTR_ARG_NONE); LENGTH, a count and that many bytes;
  * UVARINTS, a count and that many uvarints; BYTES or EVENTS, the rest of
  * the body. The writer's field counts are checked against these lists at
- * compile time (tracer/record.h); the reader decodes by them.
+ * compile time (format/ctrace_record.h); the reader decodes by them.
  * ------------------------------------------------------------------------- */
 
 /* clang-format off */
