@@ -18,7 +18,7 @@
  */
 #include "ctrace/flightrec.h"
 #include "ctrace_options.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "recorder.h"
 
 #include <errno.h>

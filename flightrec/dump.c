@@ -10,8 +10,8 @@
  * now): a Block for each thread inside an I/O call that may never return,
  * a CLOCK record of now, and END.
  */
-#include "internal.h"
-#include "sink.h"
+#include "core/internal.h"
+#include "collect/sink.h"
 #include "window.h"
 
 #include <errno.h>

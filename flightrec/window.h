@@ -5,7 +5,7 @@
 #ifndef CTR_FLIGHTREC_WINDOW_H
 #define CTR_FLIGHTREC_WINDOW_H
 
-#include "internal.h"
+#include "core/internal.h"
 
 /* One compressed frame of a generation, as the collector made it. */
 struct frame {

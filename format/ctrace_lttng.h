@@ -25,7 +25,7 @@
  * Where the tracepoints come from: a thread's events are sent by the
  * thread itself as it writes them (LTTng's own timestamp and context are
  * then the event's); the records of each generation and of the trailer by
- * the collector (tracer/lttng.c); a stack or string by the thread that adds
+ * the collector (tracer/sinks/lttng.c); a stack or string by the thread that adds
  * it to its table, once, and the whole tables again by the collector when a
  * session starts recording them.
  */

@@ -14,7 +14,7 @@
 #include <zstd.h>
 
 #include "ctrace_format.h"
-#include "maps.h"
+#include "core/maps.h"
 #include "ctrace_record.h"
 
 /* ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 #include <zstd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "reader.h"
 #include "ctrace_record.h"
 

@@ -21,7 +21,7 @@
 #include "testutil.h"
 
 #include "ctrace/flightrec.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "state.h"
 
 #define MS (1000 * 1000ull)

@@ -20,7 +20,7 @@
 
 #include "ctrace/trace.h"
 #include "ctrace_lttng.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "reader.h"
 
 /* Go's TestSpecs, for our table: every event is timed first, names exist,

@@ -25,10 +25,10 @@
 
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "reader.h"
 #include "ctrace_record.h"
-#include "sink.h"
+#include "collect/sink.h"
 #include "testutil.h"
 
 #define MS 1000000ull

@@ -38,7 +38,7 @@
 #include "ctrace/flightrec.h"
 #include "ctrace/trace.h"
 #include "ctrace_options.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "window.h"
 
 /* ---------------------------------------------------------------------------

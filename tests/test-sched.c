@@ -22,7 +22,7 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "profile.h"
 #include "reader.h"
 

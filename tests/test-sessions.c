@@ -33,7 +33,7 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "reader.h"
 
 static const char long_message[] =

@@ -29,7 +29,7 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "reader.h"
 
 static char *temp_path(void)

@@ -12,9 +12,9 @@
  * a pthread mutex here would go through our own wrappers).
  */
 #include "ctrace/trace.h"
-#include "interpose.h"
-#include "internal.h"
-#include "sink.h"
+#include "wrap/interpose.h"
+#include "core/internal.h"
+#include "collect/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -28,7 +28,7 @@
 #include "ctrace/trace.h"
 #include "ctrace_control.h"
 #include "ctrace_lttng.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #include <errno.h>
 #include <limits.h>

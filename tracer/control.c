@@ -24,9 +24,9 @@
  * trace is a file sink of the channel's own (filesink.c).
  */
 #include "ctrace_control.h"
-#include "interpose.h"
-#include "internal.h"
-#include "sink.h"
+#include "wrap/interpose.h"
+#include "core/internal.h"
+#include "collect/sink.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #define BENCH_MAX_ROUNDS 31
 

@@ -8,7 +8,7 @@
 #define CTR_BENCH_EVENTS_H
 
 #include "bench.h"
-#include "internal.h"
+#include "core/internal.h"
 
 static inline double run_emit_unblock(uint64_t iters)
 {

@@ -16,7 +16,7 @@
 
 #include "bench.h"
 #include "ctrace/flightrec.h"
-#include "internal.h"
+#include "core/internal.h"
 #include "reader.h"
 
 static _Atomic int stop;

@@ -25,7 +25,7 @@
 #include "bench.h"
 #include "bench_events.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 
 /* ---------------------------------------------------------------------------
  * Variants: each runs `iters` operations and returns ns per operation.

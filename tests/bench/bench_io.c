@@ -21,7 +21,7 @@
 
 #include "bench.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 
 static ssize_t (*real_read)(int, void *, size_t);
 static ssize_t (*real_write)(int, const void *, size_t);

@@ -16,7 +16,7 @@
 #include "bench.h"
 #include "bench_events.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 
 int main(int argc, char **argv)
 {

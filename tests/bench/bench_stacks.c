@@ -15,7 +15,7 @@
 
 #include "bench.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #define DEPTH 10 /* calls below the variant's own, above the leaf */
 
