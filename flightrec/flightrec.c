@@ -16,7 +16,7 @@
 #include "core/abi.h"
 #include "ctrace/flightrec.h"
 #include "core/internal.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "recorder.h"
 #include "collect/sink.h"
 #include "window.h"

@@ -12,7 +12,7 @@
  * a pthread mutex here would go through our own wrappers).
  */
 #include "ctrace/trace.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "collect/sink.h"
 
@@ -74,7 +74,7 @@ void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN])
 
 int ctr__init(void)
 {
-    ctr__interpose_init();
+    ctr__real_init();
     ctr__clock_init();
     ctr__threads_init();
     if (!ctr__threads.slab)

@@ -24,7 +24,7 @@
  * trace is a file sink of the channel's own (filesink.c).
  */
 #include "ctrace_control.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "collect/sink.h"
 

@@ -35,7 +35,7 @@
 #include "core/retaddr.h"
 #include "collect/genstate.h"
 #include "core/internal.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "ctrace_record.h"
 #include "collect/sink.h"
 

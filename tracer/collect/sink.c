@@ -12,7 +12,7 @@
  * collector has its own, a dump makes one for itself), writing a buffer
  * whole to a descriptor, and to a file of the tracer's own (ctr_owned_fd).
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "ctrace_record.h"
 #include "collect/sink.h"

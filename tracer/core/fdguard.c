@@ -42,7 +42,7 @@
  * (ctr__fd_is: the number must still refer to the file it did), so the
  * trace fails loudly instead of going into the program's file.
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 
 #include <errno.h>

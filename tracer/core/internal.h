@@ -399,8 +399,15 @@ struct ctr_sink *ctr__lttng_sink(void);
 /* CTR_STACK_MAX, the most frames of a stack, is stack_depth's max in the
  * options table (ctrace_options.h). */
 
+/* Code in this section is the tracer's own wrapper layer: stack captures skip
+ * the frames that return into it, so a stack starts at the user's call site
+ * however the compiler inlined or tail-called the wrappers. */
+#define CTR_WRAPPER_TEXT __attribute__((section("ctrace_text"), noinline))
+extern const char __start_ctrace_text[] __attribute__((visibility("hidden")));
+extern const char __stop_ctrace_text[] __attribute__((visibility("hidden")));
+
 /* The id of the calling code's stack: return addresses from the innermost
- * one outside the wrapper layer (CTR_WRAPPER_TEXT, see interpose.h) outward.
+ * one outside the wrapper layer (CTR_WRAPPER_TEXT, above) outward.
  * Must be called from CTR_WRAPPER_TEXT code. */
 uint32_t ctr__stack_here(struct ctr_thread *t);
 /* The id of the stack whose innermost frame is `frame` (a frame address of

@@ -10,7 +10,7 @@
 #include "core/perfring.h"
 
 #include "core/internal.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 
 #include <errno.h>
 #include <string.h>

@@ -41,7 +41,7 @@
  * signal handler runs below it), by frame pointers only.
  */
 #include "core/retaddr.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "core/maps.h"
 

@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wrap/interpose.h"
+#include "core/real.h"
 
 #define CTR_MAX_THREADS (1u << 18)
 

@@ -44,7 +44,7 @@
  * cpu_timer_state (internal.h), so exactly one party deletes each.
  */
 #include "core/internal.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
  */
 #include "core/abi.h"
 #include "ctrace/trace.h"
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "collect/sink.h"
 

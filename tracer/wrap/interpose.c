@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* interpose.c - how libctrace interposes: the table of real functions and its
- * resolvers, and the wrappers of thread creation and naming. The waits are in
+/* interpose.c - how libctrace interposes: the wrappers of thread creation
+ * and naming, and of the jumps out of signal handlers. The waits are in
  * interpose_sync.c, interpose_cond.c and interpose_io.c.
  *
  * The wrappers preempt libc's definitions (link order, or LD_PRELOAD) and
- * reach the real ones through ctr__real, whose entries start out as resolvers
- * so that a call made before our constructor (by another library's) works.
+ * reach the real ones through ctr__real (core/real.c), whose entries start
+ * out as resolvers so that a call made before our constructor (by another
+ * library's) works.
  * When tracing is off a wrapper costs one load and a branch before jumping to
  * the real function. Traced paths live in CTR_WRAPPER_TEXT functions so that
  * stacks start at the caller's line. The waits for processes and signals
  * are in interpose_proc.c.
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 
 #include <dlfcn.h>
@@ -21,135 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* ---------------------------------------------------------------------------
- * The table of real functions, with resolvers as initial values
- * ------------------------------------------------------------------------- */
-
-static int no_such_function(void)
-{
-    return ENOSYS;
-}
-
-/* The real `name` (of `version`, when not NULL); a stub when absent and
- * not required. */
-static void *resolve(const char *name, const char *version, int required)
-{
-    void *f = version ? dlvsym(RTLD_NEXT, name, version) : ctr__dlsym_real(RTLD_NEXT, name);
-    if (!f && required) {
-        /* Nothing sensible can run without the real function. */
-        /* A raw syscall: write() itself is wrapped, and resolving it is
-         * what failed, maybe. */
-        static const char msg[] = "libctrace: cannot resolve a wrapped libc function\n";
-        syscall(SYS_write, 2, msg, sizeof(msg) - 1);
-        abort();
-    }
-    return f ? f : (void *)no_such_function;
-}
-
-#define CTR_X_RESOLVER(ret, name, params, args, req) \
-    static ret resolve_##name params                 \
-    {                                                \
-        ctr__interpose_init();                       \
-        return ctr__real.name args;                  \
-    }
-#define CTR_X_VRESOLVER(ret, field, sym, ver, params, args) \
-    CTR_X_RESOLVER(ret, field, params, args, 1)
-CTR_WRAPPED(CTR_X_RESOLVER)
-CTR_WRAPPED_COND(CTR_X_VRESOLVER)
-CTR_X_RESOLVER(int, cond_clockwait,
-               (pthread_cond_t * c, pthread_mutex_t *m, clockid_t clk, const struct timespec *at),
-               (c, m, clk, at), 0)
-#undef CTR_X_VRESOLVER
-#undef CTR_X_RESOLVER
-#define CTR_X_JRESOLVER(name, params, args) \
-    static void resolve_##name params       \
-    {                                       \
-        ctr__interpose_init();              \
-        ctr__real.name args;                \
-    }
-CTR_WRAPPED_JUMP(CTR_X_JRESOLVER)
-#undef CTR_X_JRESOLVER
-
-/* clang-format off */
-struct ctr_real ctr__real = {
-#define CTR_X_INIT(ret, name, params, args, req) .name = resolve_##name,
-#define CTR_X_VINIT(ret, field, sym, ver, params, args) .field = resolve_##field,
-    CTR_WRAPPED(CTR_X_INIT)
-    CTR_WRAPPED_COND(CTR_X_VINIT)
-    .cond_clockwait = resolve_cond_clockwait,
-#define CTR_X_JINIT(name, params, args) .name = resolve_##name,
-    CTR_WRAPPED_JUMP(CTR_X_JINIT)
-#undef CTR_X_JINIT
-#undef CTR_X_VINIT
-#undef CTR_X_INIT
-};
-/* clang-format on */
-
-/* A -static executable cannot be traced, and must not be linked with
- * libctrace: its libc has no dynamic linker to find the real functions
- * with (dlsym above), and the wrappers take the place of libc's own
- * definitions, which are then out of reach: the program could not even
- * lock a mutex. So such a link fails, in this function, whose name says
- * why ("in function `libctrace_cannot_be_linked_into_a_static_executable':
- * undefined reference to `_DYNAMIC'": the linker defines _DYNAMIC in every
- * dynamically linked executable and shared object, and in no static one).
- * README.md, "Static programs". */
-extern char _DYNAMIC[] __attribute__((visibility("hidden")));
-
-static __attribute__((noinline)) const void *
-libctrace_cannot_be_linked_into_a_static_executable(void)
-{
-    const void *p = _DYNAMIC;
-    /* Opaque: no compiler may fold the reference into its caller, or drop
-     * it as a constant that is never null. */
-    __asm__ volatile("" : "+r"(p));
-    return p;
-}
-
-/* Where that function's result goes, so that the call stays. */
-static const void *volatile dynamic_section;
-
-void ctr__interpose_init(void)
-{
-    static _Atomic int done;
-    /* acquire: pairs with the release store of done below (made by whichever
-     * thread finished first), so ctr__real is whole. */
-    if (atomic_load_explicit(&done, memory_order_acquire))
-        return;
-    /* Where the reference that makes a static link fail must be: code that
-     * is always linked. */
-    dynamic_section = libctrace_cannot_be_linked_into_a_static_executable();
-    struct ctr_real r;
-#define CTR_X_RESOLVE(ret, name, params, args, req) r.name = resolve(#name, NULL, req);
-    /* The default ABI's real function is the next definition, whatever it is
-     * (a sanitizer's interceptor, which must see every wait, or libc's
-     * default version); the old ABI's must be libc's of that version. */
-#define CTR_X_VRESOLVE(ret, field, sym, ver, params, args) \
-    r.field = resolve(#sym, strcmp(#ver, CTR_COND_DEFAULT_VERSION) ? #ver : NULL, 1);
-    CTR_WRAPPED(CTR_X_RESOLVE)
-    CTR_WRAPPED_COND(CTR_X_VRESOLVE)
-    r.cond_clockwait = resolve("pthread_cond_clockwait", NULL, 0);
-#define CTR_X_JRESOLVE(name, params, args) *(void **)&r.name = resolve(#name, NULL, 1);
-    CTR_WRAPPED_JUMP(CTR_X_JRESOLVE)
-#undef CTR_X_JRESOLVE
-#undef CTR_X_VRESOLVE
-#undef CTR_X_RESOLVE
-    /* Plain stores of pointer-sized values; a thread that reads an old value
-     * calls the resolver, which forwards to the same function. */
-    ctr__real = r;
-    /* release: ctr__real before done (pairs with the acquire load above). */
-    atomic_store_explicit(&done, 1, memory_order_release);
-}
-
-/* Linked from the static library, an archive member is pulled in only for a
- * symbol still undefined when the linker reaches it; a sanitizer's runtime,
- * which the compiler puts first on the link line, already defines
- * pthread_mutex_lock, read and the others, so the wrapper files would be
- * left out and nothing traced. This file is always pulled (ctr__real), and
- * these references pull in every wrapper file with it. */
-extern const int ctr__wrappers_sync, ctr__wrappers_io, ctr__wrappers_cond, ctr__wrappers_proc;
-__attribute__((used)) static const int *const wrapper_files[] = {
-    &ctr__wrappers_sync, &ctr__wrappers_io, &ctr__wrappers_cond, &ctr__wrappers_proc};
+/* Pulls this file in with core/real.c from the static library. */
+const int ctr__wrappers_threads;
 
 /* ---------------------------------------------------------------------------
  * Threads

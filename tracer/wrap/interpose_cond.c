@@ -15,13 +15,13 @@
  * real wait (which also re-takes the mutex), Unblock. signal and broadcast
  * write a Release first when the condvar has waiters.
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "wrap/waiters.h"
 
 #include <errno.h>
 
-/* Pulls this file in with interpose.c from the static library. */
+/* Pulls this file in with core/real.c from the static library. */
 const int ctr__wrappers_cond;
 
 #ifdef CTR_SYMVER

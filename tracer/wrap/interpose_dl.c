@@ -19,56 +19,21 @@
  * that asks route() whether the lookup is the one we answer, and otherwise
  * jumps (not calls) to libc's dlsym with the stack as it found it: libc's
  * dlsym sees the caller's own return address, and answers as if called
- * directly. The tracer's own lookups (interpose.c, collector.c) call libc's
- * dlsym through ctr__dlsym_next, never through the stub.
+ * directly. The tracer's own lookups (core/real.c, collect/) call libc's
+ * dlsym through ctr__dlsym_real (core/real.c), never through the stub.
  *
  * Only on x86_64 (elsewhere there is no stub, and such threads show as
  * described above). dlvsym is not interposed.
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 
 #include <dlfcn.h>
 #include <link.h>
 
-typedef void *(*dlsym_fn)(void *handle, const char *name);
-
-/* A sanitizer's runtime looks its interceptors' real functions up with
- * dlsym while it starts, before it can run instrumented code: what the
- * stub calls is left uninstrumented, and calls libc only. */
-#if defined(__clang__)
-#define CTR_UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation))
-#else
-#define CTR_UNINSTRUMENTED \
-    __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined))
-#endif
-
-/* libc's dlsym (dlsym moved into libc proper in glibc 2.34, and kept its
- * old libdl version as well). Any thread that finds it unset resolves it
- * and stores the same value (relaxed: the value is all there is to it); the
- * stub reads it after ctr__dlsym_route made sure it is set. */
-_Atomic(dlsym_fn) ctr__dlsym_next;
-
-/* libc's dlsym, resolved on first use. */
-static CTR_UNINSTRUMENTED dlsym_fn dlsym_next(void)
-{
-    /* relaxed (load and store): every thread resolves the same function, and
-     * a code address publishes no data; a racing thread resolves it again. */
-    dlsym_fn f = atomic_load_explicit(&ctr__dlsym_next, memory_order_relaxed);
-    if (!f) {
-        *(void **)&f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!f)
-            *(void **)&f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        atomic_store_explicit(&ctr__dlsym_next, f, memory_order_relaxed);
-    }
-    return f;
-}
-
-void *ctr__dlsym_real(void *handle, const char *name)
-{
-    dlsym_fn f = dlsym_next();
-    return f ? f(handle, name) : NULL;
-}
+/* Pulls this file out of the static library with the table of real
+ * functions (core/real.c), as the wrapper files are. */
+const int ctr__wrappers_dl;
 
 #if defined(__x86_64__) && defined(__GLIBC__)
 
@@ -112,16 +77,16 @@ static CTR_UNINSTRUMENTED int is_pthread_create(const char *name)
 
 CTR_UNINSTRUMENTED struct route ctr__dlsym_route(void *handle, const char *name, const void *caller)
 {
-    dlsym_fn next = dlsym_next();
+    ctr_dlsym_fn next = ctr__dlsym_libc();
     if (!next)
         return (struct route){NULL, 1}; /* no libc dlsym: nothing to find */
     if ((handle != RTLD_NEXT && handle != RTLD_DEFAULT) || !name || !is_pthread_create(name))
         return (struct route){NULL, 0};
     /* What our wrapper calls: the next one after libctrace, as
-     * ctr__interpose_init finds it (asked here, not read from ctr__real:
+     * ctr__real_init finds it (asked here, not read from ctr__real:
      * that may not be filled yet, and filling it is instrumented code). */
     void *real = next(RTLD_NEXT, name);
-    struct link_map *ours = object_of((const void *)dlsym_next);
+    struct link_map *ours = object_of((const void *)ctr__dlsym_libc);
     struct link_map *from = object_of(caller);
     if (!ours || !from || from == ours)
         return (struct route){NULL, 0};

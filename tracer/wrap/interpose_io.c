@@ -33,12 +33,12 @@
 #undef _FORTIFY_SOURCE
 #undef _FILE_OFFSET_BITS
 
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 
 #include <errno.h>
 
-/* Pulls this file in with interpose.c from the static library. */
+/* Pulls this file in with core/real.c from the static library. */
 const int ctr__wrappers_io;
 
 /* Whether a call that began at `start` ticks lasted long enough to record. */

@@ -24,12 +24,12 @@
  * sigwait-based shutdown works as untraced (the collector thread blocks
  * every signal, so a process-directed signal is never taken by it).
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 
 #include <errno.h>
 
-/* Pulls this file in with interpose.c from the static library. */
+/* Pulls this file in with core/real.c from the static library. */
 const int ctr__wrappers_proc;
 
 /* The end of a traced wait that returned: its mark cleared, and the call

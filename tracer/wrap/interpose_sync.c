@@ -15,13 +15,13 @@
  * and by which code. Every wrapper keeps the real function's semantics,
  * return value and errno.
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 #include "wrap/waiters.h"
 
 #include <errno.h>
 
-/* Pulls this file in with interpose.c from the static library. */
+/* Pulls this file in with core/real.c from the static library. */
 const int ctr__wrappers_sync;
 
 /* ---------------------------------------------------------------------------

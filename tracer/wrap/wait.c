@@ -20,7 +20,7 @@
  *   - the longjmp wrappers (interpose.c), before a jump out of the frame;
  *   - the thread's end, for what is left (the frames are gone by then).
  */
-#include "wrap/interpose.h"
+#include "core/real.h"
 #include "core/internal.h"
 
 #include <errno.h>

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* interpose.h - the real libc/libpthread functions behind libctrace's wrappers,
- * and the section that holds the wrappers' code.
+/* real.h - the real libc/libpthread functions behind libctrace's wrappers:
+ * the lists of wrapped functions (here, wrapped_io.h, wrapped_proc.h) and
+ * the table ctr__real that the wrappers (wrap/) and the tracer's own code
+ * call them through.
  *
  * Tracer code that needs a pthread function calls it through ctr__real, so it
  * never goes through (and never traces) its own wrappers. Every pointer in
@@ -9,10 +11,11 @@
  * so the wrappers' fast path is a plain indirect jump with no "resolved yet?"
  * check, even for calls made by other libraries' constructors before ours.
  */
-#ifndef CTR_INTERPOSE_H
-#define CTR_INTERPOSE_H
+#ifndef CTR_REAL_H
+#define CTR_REAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,7 +29,7 @@
  * be absent in old libcs; the real function is then a stub returning ENOSYS).
  * The sync and thread functions are listed here, the I/O ones in
  * wrapped_io.h, the waits for processes and signals in wrapped_proc.h. Condition variables are not
- * here: they have two ABIs, see interpose_cond.c. */
+ * here: they have two ABIs, see wrap/interpose_cond.c. */
 #define CTR_WRAPPED(X) CTR_WRAPPED_SYNC(X) CTR_WRAPPED_IO(X) CTR_WRAPPED_PROC(X)
 
 #define CTR_WRAPPED_SYNC(X)                                                                        \
@@ -130,19 +133,29 @@ extern struct ctr_real ctr__real;
 /* dlsym(handle, name) asked of libc by the tracer itself, for its own
  * lookups: RTLD_NEXT is the next object after libctrace. (The dlsym that
  * libctrace exports answers "pthread_create" for the program: see
- * interpose_dl.c.) */
+ * wrap/interpose_dl.c.) */
 void *ctr__dlsym_real(void *handle, const char *name);
+
+/* libc's dlsym, resolved on first use (NULL if it cannot be found); the
+ * stub of wrap/interpose_dl.c jumps through ctr__dlsym_next once this has
+ * returned it. Uninstrumented: see CTR_UNINSTRUMENTED. */
+typedef void *(*ctr_dlsym_fn)(void *handle, const char *name);
+extern _Atomic(ctr_dlsym_fn) ctr__dlsym_next;
+ctr_dlsym_fn ctr__dlsym_libc(void);
+
+/* A sanitizer's runtime looks its interceptors' real functions up with
+ * dlsym while it starts, before it can run instrumented code: what the
+ * dlsym stub calls is left uninstrumented, and calls libc only. */
+#if defined(__clang__)
+#define CTR_UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation))
+#else
+#define CTR_UNINSTRUMENTED \
+    __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined))
+#endif
 
 /* Resolves every entry of ctr__real (idempotent, thread-safe: each thread
  * stores the same values). Aborts with a message if libc lacks a required
  * function. */
-void ctr__interpose_init(void);
-
-/* Code in this section is the tracer's own wrapper layer: stack captures skip
- * the frames that return into it, so a stack starts at the user's call site
- * however the compiler inlined or tail-called the wrappers. */
-#define CTR_WRAPPER_TEXT __attribute__((section("ctrace_text"), noinline))
-extern const char __start_ctrace_text[] __attribute__((visibility("hidden")));
-extern const char __stop_ctrace_text[] __attribute__((visibility("hidden")));
+void ctr__real_init(void);
 
 #endif
