@@ -13,12 +13,18 @@
  * the next generation ends (on the collector thread, so the slow request's
  * thread does no I/O).
  */
-#include "core/abi.h"
-#include "ctrace/flightrec.h"
-#include "core/internal.h"
-#include "core/real.h"
-#include "recorder.h"
+#include "collect/collector.h"
+#include "collect/face.h"
+#include "collect/records.h"
 #include "collect/sink.h"
+#include "core/abi.h"
+#include "core/hooks.h"
+#include "core/lock.h"
+#include "core/real.h"
+#include "ctrace/trace.h"
+#include "ctrace_options.h"
+#include "ctrace/flightrec.h"
+#include "recorder.h"
 #include "window.h"
 
 #include <errno.h>

@@ -33,6 +33,8 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collect/records.h"
+#include "core/lock.h"
 
 struct gen {
     struct gen *next;

@@ -579,7 +579,7 @@ static inline size_t ctr_decode_event(const uint8_t *p, const uint8_t *end, stru
 /* ctr_encode_event() : writes event `type` (a type in ctr_event_specs) with
  * time delta dt and the arguments after it, args[0 .. nargs-2], at p, which
  * must have CTR_MAX_EVENT_BYTES; the bytes of a LENGTH argument are the
- * caller's to append. The tracer's hot path (internal.h) writes with this:
+ * caller's to append. The tracer's hot path (tracer/core/emit.h) writes with this:
  * with `type` a constant the loop unrolls, so keep it this plain.
  * @return the end of what it wrote. */
 static inline uint8_t *ctr_encode_event(uint8_t *p, uint8_t type, uint64_t dt, const uint64_t *args)

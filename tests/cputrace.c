@@ -13,8 +13,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "ctrace_format.h"
 #include "core/maps.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "ctrace_record.h"
 
 /* ---------------------------------------------------------------------------

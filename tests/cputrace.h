@@ -4,7 +4,7 @@
  * samples (tests/test-cpu.c, tests/cpu.sh) while the tracer cannot take
  * them yet, or not deterministically.
  *
- * The trace is written by the tracer's own record writer (ctrace_record.h). Its
+ * The trace is written by the tracer's own record writer (record.h). Its
  * stacks are addresses of the functions in cputrace.c, and its MAPPING
  * records the executable segments of the running program, so the analyzer
  * symbolizes them to cpu_regcomp, cpu_hash, ... as long as the program

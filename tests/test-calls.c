@@ -28,8 +28,10 @@
 
 #include "testutil.h"
 
+#include "core/emit.h"
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "core/internal.h"
+#include "ctrace_format.h"
 #include "reader.h"
 
 static char path[64];

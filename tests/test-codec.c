@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test-codec.c - the format's writers and decoders against each other and
  * against the bytes the format specifies: the table-driven record writer
- * (format/ctrace_record.h), the event encoder and the record and event decoders
+ * (tracer/record.h), the event encoder and the record and event decoders
  * (ctrace_format.h), and the reader's loading of every record kind.
  *
  * The tables drive the checks where they can: every record kind and event
@@ -18,9 +18,12 @@
 #include <cmocka.h>
 #include <zstd.h>
 
-#include "core/internal.h"
-#include "reader.h"
+#include "collect/records.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "ctrace_record.h"
+#include "reader.h"
 
 /* ---------------------------------------------------------------------------
  * The tables' own invariants (Go's TestSpecs)

@@ -17,8 +17,7 @@
 
 #include "testutil.h"
 
-#include "ctrace/trace.h"
-#include "core/internal.h"
+#include "ctrace_format.h"
 #include "reader.h"
 
 static char path[64];

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-options.c - the options table (format/ctrace_options.h) and
+/* test-options.c - the options table (tracer/format/ctrace_options.h) and
  * the three readers generated from it, each checked against the table row
  * by row, so that a row or a reader that goes wrong fails here:
  *   - the table keeps its own rules: each range holds its default, rounded
@@ -36,9 +36,11 @@
 #include "testutil.h"
 
 #include "ctrace/flightrec.h"
+#include "collect/face.h"
+#include "core/pool.h"
+#include "core/session.h"
 #include "ctrace/trace.h"
 #include "ctrace_options.h"
-#include "core/internal.h"
 #include "window.h"
 
 /* ---------------------------------------------------------------------------

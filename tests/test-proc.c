@@ -32,7 +32,7 @@
 #include "testwait.h"
 
 #include "ctrace/trace.h"
-#include "core/internal.h"
+#include "ctrace_format.h"
 #include "profile.h"
 #include "reader.h"
 #include "state.h"

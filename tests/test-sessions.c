@@ -32,8 +32,9 @@
 
 #include "testutil.h"
 
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "core/internal.h"
+#include "ctrace_format.h"
 #include "reader.h"
 
 static const char long_message[] =

@@ -16,7 +16,10 @@
 
 #include "bench.h"
 #include "ctrace/flightrec.h"
-#include "core/internal.h"
+#include "core/emit.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "reader.h"
 
 static _Atomic int stop;

@@ -15,8 +15,7 @@
 
 #include "bench.h"
 #include "bench_events.h"
-#include "ctrace/trace.h"
-#include "core/internal.h"
+#include "core/clock.h"
 
 int main(int argc, char **argv)
 {

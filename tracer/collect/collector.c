@@ -32,12 +32,28 @@
  *
  * The collector itself is never traced: its ctr__self is the "off" slot.
  */
-#include "core/retaddr.h"
+#include "collect/collector.h"
+
+#include "collect/face.h"
 #include "collect/genstate.h"
-#include "core/internal.h"
-#include "core/real.h"
-#include "ctrace_record.h"
+#include "collect/records.h"
 #include "collect/sink.h"
+#include "core/clock.h"
+#include "core/fdclass.h"
+#include "core/hooks.h"
+#include "core/lfstack.h"
+#include "core/lock.h"
+#include "core/perfring.h"
+#include "core/pool.h"
+#include "core/real.h"
+#include "core/retaddr.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+#include "ctrace_record.h"
+#include "perf/cpu.h"
+#include "perf/sched.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -164,7 +180,7 @@ static void gen_close(int last);
 static void write_chunk(struct ctr_chunk *c)
 {
     /* acquire: pairs with the owner's release store after each event
-     * (ctr__emit_payload, internal.h), so the bytes up to pos are complete. */
+     * (ctr__emit_payload, core/emit.h), so the bytes up to pos are complete. */
     uint64_t commit = atomic_load_explicit(&c->commit, memory_order_acquire);
     uint32_t pos = (uint32_t)(commit & CTR_COMMIT_POS_MASK);
     if (pos <= c->taken)

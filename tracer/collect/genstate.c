@@ -17,9 +17,14 @@
  *
  * Collector thread only (and the forked child, alone): no locks.
  */
-#include "ctrace_grow.h"
 #include "collect/genstate.h"
+
+#include "collect/records.h"
+#include "core/intern.h"
 #include "core/maps.h"
+#include "core/session.h"
+#include "ctrace_format.h"
+#include "ctrace_grow.h"
 #include "ctrace_record.h"
 
 #include <stdlib.h>

@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/internal.h"
-
 struct ctr_outbuf;
 
 /* A generation begins: no stack or string is needed yet; the threads

@@ -14,8 +14,17 @@
  * objects, the thread slab under its reclaim lock, which the callers of the
  * slab scans hold).
  */
-#include "core/internal.h"
-#include "core/maps.h"
+#include "collect/records.h"
+
+#include "core/clock.h"
+#include "core/fdclass.h"
+#include "core/intern.h"
+#include "core/lock.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "ctrace_record.h"
 
 #include <limits.h>
@@ -27,7 +36,7 @@ uint32_t ctr__rec_trace_info(struct ctr_outbuf *o)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     uint32_t exe_id = n > 0 ? ctr__intern(&ctr__strings, exe, (uint32_t)n) : 0;
-    /* relaxed: as in ctr__ticks (internal.h). */
+    /* relaxed: as in ctr__ticks (core/clock.h). */
     CTR_REC_PUT(o, TRACE_INFO, (uint64_t)getpid(),
                 atomic_load_explicit(&ctr__clock_tsc, memory_order_relaxed)
                     ? CTR_TICKS_TSC

@@ -12,10 +12,18 @@
  * collector has its own, a dump makes one for itself), writing a buffer
  * whole to a descriptor, and to a file of the tracer's own (ctr_owned_fd).
  */
-#include "core/real.h"
-#include "core/internal.h"
-#include "ctrace_record.h"
 #include "collect/sink.h"
+
+#include "collect/collector.h"
+#include "collect/face.h"
+#include "collect/records.h"
+#include "core/emit.h"
+#include "core/fdguard.h"
+#include "core/hooks.h"
+#include "core/real.h"
+#include "core/session.h"
+#include "ctrace/trace.h"
+#include "ctrace_record.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -29,8 +37,6 @@ enum { SINK_OFF = 0, SINK_WANTED, SINK_LEAVING };
  * entries (acquire: the sink's fields set before are seen) and stores NULL
  * (release) once it has detached it, which the API's detach waits for. */
 static _Atomic(struct ctr_sink *) wanted[CTR_SINKS_MAX];
-
-_Atomic int ctr__inline_mode;
 
 /* Where events go, from the sinks wanted now (not leaving): called by the
  * API, under its lock, as a sink comes or once one has gone. */
@@ -47,7 +53,7 @@ static void inline_mode_update(void)
         else
             chunk_sinks++;
     }
-    /* relaxed: the writers' load is a hint of where to write (internal.h,
+    /* relaxed: the writers' load is a hint of where to write (core/emit.h,
      * ctr__emit_payload); what an inline sink needs is published apart. */
     atomic_store_explicit(&ctr__inline_mode,
                           !inline_sinks ? CTR_INLINE_OFF

@@ -32,7 +32,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "collect/records.h"
+#include "core/fdguard.h"
+#include "ctrace/trace.h"
+
+struct ctr_outbuf;
+struct ctr_owned_fd;
 
 /* The most sinks attached at once. */
 #define CTR_SINKS_MAX 8
@@ -98,7 +103,7 @@ struct ctr_sink {
      * this sink's sake (a window that must hold several); 0: the default. */
     size_t frame_bytes;
     /* Non-zero: the sink takes each event as its thread writes it
-     * (ctr__inline_mode, internal.h), not from the chunks; while only such
+     * (ctr__inline_mode, core/emit.h), not from the chunks; while only such
      * sinks are attached, threads write no chunks at all. */
     int inline_events;
     /* Private to sink.c: SINK_OFF, _WANTED, _LEAVING (sink.c). Written by
@@ -133,45 +138,32 @@ void ctr__sink_remove(struct ctr_sink *s);
 void ctr__sinks_forked(void);
 
 /* ---------------------------------------------------------------------------
- * The trace file as a sink (filesink.c): trace_start's, and the one a
- * `ctrace ctl PID trace` request writes (control.c)
- * ------------------------------------------------------------------------- */
-
-struct ctr_file_sink {
-    struct ctr_sink sink; /* first (filesink.c); its name set by the owner */
-    /* The file: a tracer descriptor (owned: opened from trace_options' path,
-     * or given by the caller as owned_fd), else the program's descriptor
-     * fd, written as it is. */
-    struct ctr_owned_fd own;
-    int fd;
-    int owned;
-    /* The first negative errno of a write: the collector stores it, the
-     * owner reads it once detached (relaxed: the detach synchronizes). */
-    _Atomic int error;
-    _Atomic uint64_t bytes;
-    /* The collector's: the file's compression stream, opened at the first
-     * generation (the session's level is known by then). */
-    struct ctr_zstream z;
-    int z_open;
-    unsigned frame_gens; /* generations in the open frame */
-};
-
-/* Writes the file's header and attaches f (as ctr__sink_attach, with o's
- * options if it begins the session). The file: `given` unless NULL (a file
- * of the tracer's that stays the caller's to close, which must not move
- * while f is attached: the collector's own), else o->path (created 0600, a
- * symbolic link not followed; closed by the owner with ctr__owned_close
- * once detached), else o->fd. Under the API lock.
- * @return 0, or -errno (nothing is left attached or open). */
-int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
-                         const struct ctr_owned_fd *given);
-/* After f's detach: the first write error (0 if none), and the bytes
- * written into *bytes (unless NULL). */
-int ctr__file_sink_result(struct ctr_file_sink *f, uint64_t *bytes);
-
-/* ---------------------------------------------------------------------------
  * Frames: compressing and writing (sink.c)
  * ------------------------------------------------------------------------- */
+
+/* A zstd compression stream: one thread's at a time. */
+struct ctr_zstream {
+    void *cctx;   /* ZSTD_CCtx */
+    uint8_t *buf; /* the last output */
+    size_t cap;
+    size_t frame_in; /* bytes put into the frame still open (0: none is) */
+};
+
+/* Prepares z (zero-initialised or used before) for frames at `level`.
+ * @return 0 or -ENOMEM. */
+int ctr__zstream_open(struct ctr_zstream *z, int level);
+void ctr__zstream_close(struct ctr_zstream *z);
+/* Compresses n bytes at p into z's frame (opening one if none is open),
+ * then either ends the frame (end_frame) or flushes it: the output so far
+ * is then whole zstd blocks, which decode to every byte put so far, while
+ * the frame stays open and later data can match what came before. The
+ * output is in *out / *outn, which z owns until its next call. @return 0
+ * or -errno (the open frame is then abandoned: the next call opens one). */
+int ctr__zstream_put(struct ctr_zstream *z, const void *p, size_t n, int end_frame,
+                     const void **out, size_t *outn);
+/* One whole zstd frame of a's bytes (ctr__zstream_put, ended). */
+int ctr__zstream_frame(struct ctr_zstream *z, const struct ctr_outbuf *a, const void **out,
+                       size_t *outn);
 
 /* The trailer that ends a complete trace (ctr__rec_trailer: the calls in
  * progress now, a CLOCK, END) as one zstd frame at the session's level,
@@ -182,5 +174,26 @@ int ctr__sink_trailer(int (*write)(void *ctx, const void *frame, size_t n), void
 /* Writes all of buf to fd (EINTR and short writes handled). @return 0 or
  * -errno. */
 int ctr__write_all(int fd, const void *buf, size_t len);
+
+/* ---------------------------------------------------------------------------
+ * Files the tracer writes by its own descriptor (sink.c)
+ * ------------------------------------------------------------------------- */
+
+/* A file the tracer writes into by its own descriptor (the trace file it
+ * opened, a dump's file, one a `ctrace ctl` client passed): adopted, and
+ * checked before each write to be the file it was, so that a number the
+ * program took over (a raw close, then an open) never gets trace bytes. */
+struct ctr_owned_fd {
+    _Atomic int fd; /* the holder (fdguard.c): a move updates it */
+    struct ctr_fd_id id;
+};
+/* Adopts fd (ctr__fd_adopt) into o and notes what it refers to. Keeps
+ * errno. @return 0, or -errno (fd closed; for fd < 0, errno's). */
+int ctr__owned_adopt(struct ctr_owned_fd *o, int fd);
+/* Writes buf whole into o's file (under a use, as fdguard.c asks).
+ * @return 0; -EBADF when its number no longer refers to it; -errno. */
+int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len);
+/* Closes o's descriptor. @return 0 or -errno. */
+int ctr__owned_close(struct ctr_owned_fd *o);
 
 #endif

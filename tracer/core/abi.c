@@ -8,6 +8,7 @@
  * out).
  */
 #include "core/abi.h"
+
 #include "ctrace/trace.h"
 
 #include <errno.h>

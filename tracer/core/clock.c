@@ -7,7 +7,8 @@
  * and at every flush, and the analyzer interpolates between them, which also
  * absorbs any slow drift of the TSC rate against CLOCK_MONOTONIC.
  */
-#include "core/internal.h"
+
+#include "core/clock.h"
 
 #include <stdlib.h>
 #include <string.h>

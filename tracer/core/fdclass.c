@@ -40,7 +40,8 @@
  *     passes for new in the 8th (a descriptor with no recorded call for
  *     that long, whose flag changed meanwhile, may have one wait misfiled).
  */
-#include "core/internal.h"
+
+#include "core/fdclass.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,7 +88,7 @@ void ctr__fd_note_slow(int fd, enum ctr_fd_class c)
 {
     _Atomic uint8_t *tb = ctr__fd_table_map();
     if (tb && (unsigned)fd < CTR_FD_TABLE_FDS)
-        /* relaxed: as in ctr__fd_note (internal.h). */
+        /* relaxed: as in ctr__fd_note (fdclass.h). */
         atomic_store_explicit(&tb[fd], (uint8_t)c, memory_order_relaxed);
 }
 
@@ -98,7 +99,7 @@ int ctr__fd_is_socket(int fd)
     _Atomic uint8_t *tb = (unsigned)fd < CTR_FD_TABLE_FDS ? ctr__fd_table_map() : NULL;
     if (tb) {
         /* relaxed (here and below): a cache of a self-contained byte, as in
-         * ctr__fd_note (internal.h). */
+         * ctr__fd_note (fdclass.h). */
         uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
         if (c == CTR_FD_TRACER)
             return 0;

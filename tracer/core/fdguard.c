@@ -42,8 +42,11 @@
  * (ctr__fd_is: the number must still refer to the file it did), so the
  * trace fails loudly instead of going into the program's file.
  */
+#include "core/fdguard.h"
+
+#include "core/fdclass.h"
+#include "core/lock.h"
 #include "core/real.h"
-#include "core/internal.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -229,7 +232,7 @@ int ctr__fd_is(int fd, const struct ctr_fd_id *id)
 
 int ctr__fd_is_tracers(int fd)
 {
-    /* acquire and relaxed: as in ctr__fd_note (internal.h). */
+    /* acquire and relaxed: as in ctr__fd_note (fdclass.h). */
     _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
     return tb && (unsigned)fd < CTR_FD_TABLE_FDS &&
            atomic_load_explicit(&tb[fd], memory_order_relaxed) == CTR_FD_TRACER;

@@ -18,7 +18,11 @@
  * When the table or arena is full, ctr__intern returns 0 ("no id") and counts
  * an overflow; tracing goes on.
  */
-#include "core/internal.h"
+#include "core/intern.h"
+
+#include "core/common.h"
+#include "core/emit.h"
+#include "core/hooks.h"
 
 #include <errno.h>
 #include <string.h>
@@ -157,7 +161,7 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
              * same CAS in the winner). */
             if (atomic_compare_exchange_strong_explicit(slot, &v, mine_value, memory_order_release,
                                                         memory_order_acquire)) {
-                /* relaxed: as in ctr__emit_payload (internal.h). */
+                /* relaxed: as in ctr__emit_payload (emit.h). */
                 if (CTR_UNLIKELY(atomic_load_explicit(&ctr__inline_mode, memory_order_relaxed)))
                     ctr__lttng_entry(t, mine); /* LTTng hears of it once, from here */
                 return mine->id;

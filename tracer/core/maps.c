@@ -7,6 +7,7 @@
  * in a wrapper: dl_iterate_phdr takes the loader's lock, and reading
  * /proc/self/exe costs a syscall.
  */
+
 #include "core/maps.h"
 
 #include <elf.h>

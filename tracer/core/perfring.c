@@ -9,7 +9,7 @@
  */
 #include "core/perfring.h"
 
-#include "core/internal.h"
+#include "core/fdguard.h"
 #include "core/real.h"
 
 #include <errno.h>

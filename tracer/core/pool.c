@@ -17,7 +17,9 @@
  * Between sessions the chunks' pages go back to the kernel (MADV_DONTNEED:
  * they read as zeros afterwards, and stay writable).
  */
-#include "core/internal.h"
+#include "core/pool.h"
+
+#include "core/lfstack.h"
 
 #include <errno.h>
 #include <sys/mman.h>

@@ -8,6 +8,7 @@
  * library's) works. The tracer's own code calls libc through it too, so it
  * never traces itself.
  */
+
 #include "core/real.h"
 
 #include <dlfcn.h>

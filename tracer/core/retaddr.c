@@ -18,6 +18,7 @@
  * unloaded object's addresses may come back holding other code.
  */
 #include "core/retaddr.h"
+
 #include "core/lock.h"
 #include "core/maps.h"
 

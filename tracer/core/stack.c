@@ -40,10 +40,17 @@
  * walks from another frame of the same stack (a call's wrapper, while a
  * signal handler runs below it), by frame pointers only.
  */
-#include "core/retaddr.h"
-#include "core/real.h"
-#include "core/internal.h"
+#include "core/stack.h"
+
+#include "core/common.h"
+#include "core/fdguard.h"
+#include "core/intern.h"
 #include "core/maps.h"
+#include "core/retaddr.h"
+#include "core/session.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+#include "ctrace_options.h"
 
 #include <dlfcn.h>
 #include <signal.h>
@@ -366,7 +373,7 @@ static void note_unwinder(void *ctx, const struct ctr_map_info *m)
         /* relaxed: this thread makes libunwind's first call after these, and
          * every other reaches libunwind through the acquire load of
          * backtrace_fn (stack_dwarf); other readers see them whole or not
-         * at all (ctr__from_unwinder, internal.h). */
+         * at all (ctr__from_unwinder, fdguard.h). */
         atomic_store_explicit(&ctr__unwinder_lo, m->start, memory_order_relaxed);
         atomic_store_explicit(&ctr__unwinder_hi, m->limit, memory_order_relaxed);
     }

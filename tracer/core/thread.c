@@ -11,7 +11,7 @@
  * ThreadEnd event and hands the last chunk to the collector.
  *
  * The slot hand-off protocol (who may touch a slot when; the states are in
- * internal.h):
+ * thread.h):
  *   - A registering thread pops a FREE slot, zeroes and fills it, and stores
  *     LIVE (release; the collector's acquire load of the state pairs with it).
  *   - While LIVE, only the owner writes its fields; the collector reads the
@@ -32,7 +32,18 @@
  * for it (ctr__threads_quiesce): the push must reach the queue the final
  * round reads, never the next session's.
  */
-#include "core/internal.h"
+#include "core/thread.h"
+
+#include "core/emit.h"
+#include "core/hooks.h"
+#include "core/intern.h"
+#include "core/lfstack.h"
+#include "core/lock.h"
+#include "core/perfring.h"
+#include "core/pool.h"
+#include "core/real.h"
+#include "core/session.h"
+#include "ctrace_format.h"
 
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -43,8 +54,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "core/real.h"
 
 #define CTR_MAX_THREADS (1u << 18)
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* wrapped_io.h - the blocking I/O calls libctrace wraps, and the calls that
  * create or close descriptors (which keep the socket/other table of fdclass.c
- * up to date). See interpose.h for the X-macro's columns, interpose_io.c for
+ * up to date). See real.h for the X-macro's columns, wrap/interpose_io.c for
  * the wrappers.
  *
  * glibc x86_64 exports open64, openat64, pread64 and pwrite64 as symbols of

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* wrapped_proc.h - the waits for processes and signals libctrace wraps
  * (waitpid, sigwait, pause, ...), and the calls that set a signal's action
- * (sigaction, signal: SIGPROF is the program's when it asks for it, cpu.c).
- * See interpose.h for the X-macro's columns, interpose_proc.c for the
+ * (sigaction, signal: SIGPROF is the program's when it asks for it, perf/cpu.c).
+ * See real.h for the X-macro's columns, wrap/interpose_proc.c for the
  * wrappers.
  */
 #ifndef CTR_WRAPPED_PROC_H

@@ -41,10 +41,21 @@
  * with another rate or size starts while no one can read them (as sched.c
  * does with its rings); timers are
  * deleted at the session's end or the thread's, through the BUSY state of
- * cpu_timer_state (internal.h), so exactly one party deletes each.
+ * cpu_timer_state (core/thread.h), so exactly one party deletes each.
  */
-#include "core/internal.h"
+#include "perf/cpu.h"
+
+#include "core/clock.h"
+#include "core/emit.h"
+#include "core/hooks.h"
+#include "core/lock.h"
+#include "core/perfring.h"
 #include "core/real.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+#include "ctrace_options.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -153,7 +164,7 @@ static void on_sigprof(int sig, siginfo_t *si, void *uc)
     struct ctr_thread *t = ctr__self;
     /* The tracer's own work on this thread (an event half written, a stack
      * being unwound with libunwind) must not be re-entered: the sample is
-     * lost, and counted. relaxed: the thread's own flag (internal.h). */
+     * lost, and counted. relaxed: the thread's own flag (core/thread.h). */
     if (t && t != &ctr__thread_off &&
         (t->internal || atomic_load_explicit(&t->writing, memory_order_relaxed))) {
         ctr__cpu_lost(1);

@@ -16,9 +16,11 @@
  *
  * Collector thread only: no state here is shared with another thread.
  */
-#include "core/internal.h"
-#include "core/retaddr.h"
+#include "perf/cpu.h"
+
 #include "core/maps.h"
+#include "core/retaddr.h"
+#include "core/stack.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -12,8 +12,13 @@
  * The ring and its protocol are perfring.c's; a ring is kept across
  * sessions and unmapped only when its slot is reused by a new thread.
  */
-#include "core/internal.h"
+#include "perf/sched.h"
+
+#include "core/hooks.h"
 #include "core/perfring.h"
+#include "core/session.h"
+#include "core/thread.h"
+#include "ctrace_options.h"
 
 #include <string.h>
 #include <time.h>

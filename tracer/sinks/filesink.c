@@ -18,14 +18,20 @@
  * ctr__rec_trailer) follows in a frame of its own. The file remembers its
  * first write error, after which nothing more is written to it.
  */
-#include "core/abi.h"
-#include "ctrace/trace.h"
-#include "core/real.h"
-#include "core/internal.h"
+#include "sinks/filesink.h"
+
+#include "collect/face.h"
 #include "collect/sink.h"
+#include "core/abi.h"
+#include "core/real.h"
+#include "core/session.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
+#include "sinks/lttng.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

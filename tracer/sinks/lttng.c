@@ -21,12 +21,22 @@
  * created there are untraced for life (interpose.c). A tracepoint call is a
  * call-out too, so what lttng-ust calls (a wake-up write) is not traced.
  */
-#include "ctrace/trace.h"
-#include "ctrace_lttng.h"
+#include "sinks/lttng.h"
+
+#include "collect/face.h"
 #include "collect/genstate.h"
-#include "core/internal.h"
-#include "ctrace_record.h"
+#include "collect/records.h"
 #include "collect/sink.h"
+#include "core/hooks.h"
+#include "core/intern.h"
+#include "core/session.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
+#include "ctrace_lttng.h"
+#include "ctrace_options.h"
+#include "ctrace_record.h"
+#include "sinks/filesink.h"
 
 #include <dlfcn.h>
 #include <errno.h>

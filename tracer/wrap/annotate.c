@@ -7,10 +7,16 @@
  * requests, not events). Type, region and category names are interned
  * strings; a log's message travels inline, after its event (FORMAT.md §4),
  * so that messages never fill the string table. Each event is written in a
- * write section of its own (internal.h), so a signal handler that calls
+ * write section of its own (core/emit.h), so a signal handler that calls
  * these in the middle of another event is counted as a drop, not mixed in.
  */
-#include "core/internal.h"
+#include "core/clock.h"
+#include "core/common.h"
+#include "core/emit.h"
+#include "core/intern.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 
 #include <stdarg.h>
 #include <stdio.h>

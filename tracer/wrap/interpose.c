@@ -12,8 +12,15 @@
  * stacks start at the caller's line. The waits for processes and signals
  * are in interpose_proc.c.
  */
+#include "core/common.h"
+#include "core/emit.h"
+#include "core/hooks.h"
+#include "core/intern.h"
 #include "core/real.h"
-#include "core/internal.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -15,8 +15,14 @@
  * real wait (which also re-takes the mutex), Unblock. signal and broadcast
  * write a Release first when the condvar has waiters.
  */
+#include "core/common.h"
+#include "core/emit.h"
 #include "core/real.h"
-#include "core/internal.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+#include "wrap/wait.h"
 #include "wrap/waiters.h"
 
 #include <errno.h>
@@ -37,7 +43,7 @@ CTR_VERSIONED(ctr_cond_timedwait, ctr_cond_timedwait_old, pthread_cond_timedwait
 CTR_VERSIONED(ctr_cond_signal, ctr_cond_signal_old, pthread_cond_signal)
 CTR_VERSIONED(ctr_cond_broadcast, ctr_cond_broadcast_old, pthread_cond_broadcast)
 /* Exported only under the versioned names above, never called by their own:
- * declared here from the table (interpose.h) so that each definition below is
+ * declared here from the table (core/real.h) so that each definition below is
  * checked against it. */
 #define CTR_X_DECLARE(ret, field, sym, ver, params, args) CTR_EXPORT ret ctr_##field params;
 CTR_WRAPPED_COND(CTR_X_DECLARE)

@@ -26,7 +26,6 @@
  * described above). dlvsym is not interposed.
  */
 #include "core/real.h"
-#include "core/internal.h"
 
 #include <dlfcn.h>
 #include <link.h>

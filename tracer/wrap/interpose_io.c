@@ -33,8 +33,18 @@
 #undef _FORTIFY_SOURCE
 #undef _FILE_OFFSET_BITS
 
+#include "core/clock.h"
+#include "core/common.h"
+#include "core/emit.h"
+#include "core/fdclass.h"
+#include "core/fdguard.h"
 #include "core/real.h"
-#include "core/internal.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "core/wrapped_io.h"
+#include "ctrace_format.h"
+#include "wrap/wait.h"
 
 #include <errno.h>
 

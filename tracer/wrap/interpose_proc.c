@@ -24,8 +24,16 @@
  * sigwait-based shutdown works as untraced (the collector thread blocks
  * every signal, so a process-directed signal is never taken by it).
  */
+#include "core/clock.h"
+#include "core/common.h"
+#include "core/emit.h"
 #include "core/real.h"
-#include "core/internal.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+#include "perf/cpu.h"
+#include "wrap/wait.h"
 
 #include <errno.h>
 

@@ -15,8 +15,14 @@
  * and by which code. Every wrapper keeps the real function's semantics,
  * return value and errno.
  */
+#include "core/common.h"
+#include "core/emit.h"
 #include "core/real.h"
-#include "core/internal.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+#include "wrap/wait.h"
 #include "wrap/waiters.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* wait.c - how a wrapper records a wait, a release or an I/O call: the events,
- * each in a write section (internal.h), the stack of the code that called
+ * each in a write section (core/emit.h), the stack of the code that called
  * the wrapper, and the open call mark that lets the trace hear the end of a
  * call that never returns normally.
  *
@@ -20,8 +20,17 @@
  *   - the longjmp wrappers (interpose.c), before a jump out of the frame;
  *   - the thread's end, for what is left (the frames are gone by then).
  */
-#include "core/real.h"
-#include "core/internal.h"
+#include "wrap/wait.h"
+
+#include "core/clock.h"
+#include "core/emit.h"
+#include "core/fdclass.h"
+#include "core/hooks.h"
+#include "core/intern.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
 
 #include <errno.h>
 
@@ -99,7 +108,7 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
      * sees one of them also sees io_start changed when it reads it again
      * (pairs with the acquire fence in records.c, pending_calls). No
      * instruction on x86. The fields themselves are relaxed: see io_start
-     * in struct ctr_thread (internal.h). */
+     * in struct ctr_thread (core/thread.h). */
     atomic_thread_fence(memory_order_release);
     atomic_store_explicit(&t->io_reason, (uint8_t)reason, memory_order_relaxed);
     atomic_store_explicit(&t->io_rules, (uint8_t)rules, memory_order_relaxed);
@@ -136,7 +145,7 @@ static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
         return;
     }
     /* relaxed: the owner reads its own fields (here and io_pc below); the
-     * store of 0 is ordered as in ctr__io_end (internal.h). */
+     * store of 0 is ordered as in ctr__io_end (wait.h). */
     uint64_t start = atomic_load_explicit(&t->io_start, memory_order_relaxed);
     atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
     if (kind != CTR_CALL_IO || !start || !long_enough(start))
