@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* collector.h - the collector thread's life and the rounds it runs
- * (collector.c); its wake-up, ctr__collector_kick, is in
+ * (collector.c, round.c); its wake-up, ctr__collector_kick, is in
  * core/hooks.h (threads call it). */
 #ifndef CTR_COLLECTOR_H
 #define CTR_COLLECTOR_H

@@ -12,7 +12,7 @@
  *     being filled (idle threads).
  *   - ctr_intern: insert-only, lock-free tables (stacks, strings).
  *   - the collector thread turns all of that into generations (collect/:
- *     collector.c, genstate.c, with the records of records.c) and
+ *     collector.c, round.c, genstate.c, with the records of records.c) and
  *     hands them to the sinks attached to it (collect/sink.h): the trace
  *     file (sinks/filesink.c), the flight recorder (flightrec/, which
  *     tracer/ never calls); the tracer's own descriptors are kept apart
