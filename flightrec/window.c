@@ -29,12 +29,14 @@
  */
 #include "window.h"
 
-#include <errno.h>
-#include <malloc.h>
-#include <stdlib.h>
-#include <string.h>
 #include "collect/records.h"
 #include "core/lock.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 struct gen {
     struct gen *next;

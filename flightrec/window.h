@@ -5,8 +5,6 @@
 #ifndef CTR_FLIGHTREC_WINDOW_H
 #define CTR_FLIGHTREC_WINDOW_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* face.h - the face's functions (api.c, control.c, autostart.c) that the
  * collector and the sinks call: the tracer's set-up, the API lock, a
- * session's beginning and end, the options' checks (and their reading
- * from CTRACE_* variables, which the flight recorder's start-up does too),
- * the file header, the control channel's collector side. Declared here, below their definers,
- * because the collector serves the channel between rounds and a sink (the
- * file, the flight recorder) begins and ends sessions; nothing else of the
- * face is seen from below.
+ * session's beginning and end, the options' checks (and their reading from
+ * CTRACE_* variables, which the flight recorder's start-up does too), the
+ * file header, the control channel's opening and its collector side.
+ * Declared here, below their definers, because the collector serves the
+ * channel between rounds and a sink (the file, the flight recorder) begins
+ * and ends sessions; the rest of the face's is in tracer/face.h.
  */
 #ifndef CTR_COLLECT_FACE_H
 #define CTR_COLLECT_FACE_H
@@ -49,6 +49,7 @@ void ctr__autostart_stopped(int rc);
  * default) and checks CTRACE_UNWIND (autostart.c). @return 0, or -EINVAL
  * after saying on stderr which variable is bad and why. */
 int ctr__options_from_env(struct trace_options *o);
+
 /* The control channel (control.c, CONTROL.md). open, under the API lock:
  * listens for `ctrace ctl`, and keeps the collector's thread up to serve it;
  * a session that a `trace` request begins takes o's options. Idempotent.

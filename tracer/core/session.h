@@ -18,7 +18,7 @@ struct ctr_session {
     /* 0 when not tracing; the session number otherwise. Wrappers load it
      * relaxed to decide whether to trace at all; a write section loads it
      * (acquire) once as it begins and writes only into that session's pool
-     * (see "Write sections" below). */
+     * (see "Write sections", core/emit.h). */
     _Atomic uint32_t epoch;
     uint32_t last_epoch;
     /* The session's buffers: set before the epoch is published; a writer

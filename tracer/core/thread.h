@@ -53,7 +53,7 @@ struct ctr_thread {
     struct ctr_chunk *chunk; /* owner's current chunk (or NULL) */
     uint32_t epoch;          /* session the chunk belongs to */
     uint32_t section_epoch;  /* session of the write section in progress */
-    /* 1 while the owner writes an event (a write section, see below); the
+    /* 1 while the owner writes an event (a write section, see emit.h); the
      * owner stores it, relaxed on entry and release on exit; a stopping
      * session reads it (acquire) to wait for writers to leave. */
     _Atomic uint32_t writing;
