@@ -17,8 +17,9 @@
  * prints: it speaks for `ctrace run`.
  */
 #include "ctrace/flightrec.h"
+#include "collect/face.h"
+#include "ctrace/trace.h"
 #include "ctrace_options.h"
-#include "internal.h"
 #include "recorder.h"
 
 #include <errno.h>

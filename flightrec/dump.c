@@ -10,8 +10,9 @@
  * now): a Block for each thread inside an I/O call that may never return,
  * a CLOCK record of now, and END.
  */
-#include "internal.h"
-#include "sink.h"
+#include "collect/face.h"
+#include "collect/sink.h"
+#include "ctrace_format.h"
 #include "window.h"
 
 #include <errno.h>

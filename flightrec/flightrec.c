@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* flightrec.c - the flight recorder's API (ctrace/flightrec.h) and its sink.
  *
- * flightrec_start attaches the recorder's sink (tracer/sink.h) to the
+ * flightrec_start attaches the recorder's sink (tracer/collect/sink.h) to the
  * tracing session, starting one if trace_start has not; the collector then
  * hands it every generation, which the window (window.c) keeps while the
  * bounds allow. Start and stop are serialized by the API lock that
@@ -13,12 +13,18 @@
  * the next generation ends (on the collector thread, so the slow request's
  * thread does no I/O).
  */
-#include "abi.h"
+#include "collect/collector.h"
+#include "collect/face.h"
+#include "collect/records.h"
+#include "collect/sink.h"
+#include "core/abi.h"
+#include "core/hooks.h"
+#include "core/lock.h"
+#include "core/real.h"
+#include "ctrace/trace.h"
+#include "ctrace_options.h"
 #include "ctrace/flightrec.h"
-#include "internal.h"
-#include "interpose.h"
 #include "recorder.h"
-#include "sink.h"
 #include "window.h"
 
 #include <errno.h>

@@ -29,8 +29,12 @@
  */
 #include "window.h"
 
+#include "collect/records.h"
+#include "core/lock.h"
+
 #include <errno.h>
 #include <malloc.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -5,7 +5,11 @@
 #ifndef CTR_FLIGHTREC_WINDOW_H
 #define CTR_FLIGHTREC_WINDOW_H
 
-#include "internal.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/records.h"
+#include "collect/sink.h"
 
 /* One compressed frame of a generation, as the collector made it. */
 struct frame {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* bt2read.h - a native trace file as the babeltrace2 source (bt2plugin.c)
  * reads it: frame by frame, each frame's tracepoints (the mapping of
- * tracer/format/ctrace_lttng.h, by ctr_lttng_transcribe) handed out in time
+ * format/ctrace_lttng.h, by ctr_lttng_transcribe) handed out in time
  * order, each with a time in CLOCK_MONOTONIC nanoseconds.
  *
  * Times: an event's is its ticks converted by linear interpolation between

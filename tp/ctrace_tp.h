@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ctrace_tp.h - the LTTng-UST tracepoint provider `ctrace`: one tracepoint
  * per ctrace event type and per record kind, declared from the table of
- * tracer/format/ctrace_lttng.h (CTR_LTTNG_TRACEPOINTS: names in lower case;
+ * format/ctrace_lttng.h (CTR_LTTNG_TRACEPOINTS: names in lower case;
  * the thread and the time first, then the arguments in the format table's
  * order, a tail last), which the babeltrace2 source of native traces
  * (bt2plugin.c) builds its event classes from too. Only tp/provider.c

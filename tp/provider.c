@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* provider.c - libctrace-lttng: the `ctrace` LTTng-UST tracepoint provider
  * (ctrace_tp.h) and the function table through which libctrace sends its
- * events to it (struct ctr_lttng_ops, tracer/format/ctrace_lttng.h).
+ * events to it (struct ctr_lttng_ops, format/ctrace_lttng.h).
  *
  * libctrace loads this library with dlopen only when asked to (CTRACE_LTTNG,
  * trace_options.lttng), so a program that does not ask never loads

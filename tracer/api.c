@@ -5,24 +5,35 @@
  * A session is numbered by its epoch (never 0). Publishing the epoch turns
  * tracing on for every thread at once; storing 0 turns it off, and the stop
  * then waits for every thread to finish the event it is writing (write
- * sections, internal.h). Each event's section checks the epoch, so threads
+ * sections, core/emit.h). Each event's section checks the epoch, so threads
  * notice a new session without any coordination: a chunk from an older
  * epoch is simply abandoned.
  * start/stop are serialized by a small spin lock (they are rare, and taking
  * a pthread mutex here would go through our own wrappers).
  */
+#include "collect/collector.h"
+#include "collect/face.h"
+#include "collect/sink.h"
+#include "core/clock.h"
+#include "core/fdguard.h"
+#include "core/intern.h"
+#include "core/pool.h"
+#include "core/real.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "interpose.h"
-#include "internal.h"
-#include "sink.h"
+#include "ctrace_format.h"
+#include "ctrace_options.h"
+#include "face.h"
+#include "perf/cpu.h"
+#include "perf/sched.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
-
-struct ctr_session ctr__session;
 
 static atomic_flag api_lock = ATOMIC_FLAG_INIT;
 static int atfork_registered;
@@ -74,7 +85,7 @@ void ctr__file_header(uint8_t h[CTR_FILE_HEADER_LEN])
 
 int ctr__init(void)
 {
-    ctr__interpose_init();
+    ctr__real_init();
     ctr__clock_init();
     ctr__threads_init();
     if (!ctr__threads.slab)
@@ -168,7 +179,7 @@ int ctr__session_begin(const struct trace_options *o)
     if ((rc = ctr__collector_start(epoch)) != 0)
         return rc;
     /* release: the session fields above before any thread sees it on
-     * (pairs with the acquire load in ctr__write_begin_n, internal.h). */
+     * (pairs with the acquire load in ctr__write_begin_n, core/emit.h). */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);
     /* The threads alive now are sampled from now on, not from their first
      * event (a thread that only computes may write none). */
@@ -189,7 +200,7 @@ void ctr__session_end(void)
     struct ctr_session *s = &ctr__session;
     /* relaxed: a hint, as in ctr__session_begin. */
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);
-    /* seq_cst: before the loads of ctr__threads_quiesce (see internal.h,
+    /* seq_cst: before the loads of ctr__threads_quiesce (see core/emit.h,
      * "Write sections"). */
     atomic_store_explicit(&s->epoch, 0, memory_order_seq_cst);
     ctr__cpu_session_ended();

@@ -25,10 +25,11 @@
  * This file and flightrec/autostart.c are the only parts of libctrace that
  * print: they speak for the user's `ctrace run`, not for the API.
  */
+#include "collect/face.h"
 #include "ctrace/trace.h"
 #include "ctrace_control.h"
 #include "ctrace_lttng.h"
-#include "internal.h"
+#include "ctrace_options.h"
 
 #include <errno.h>
 #include <limits.h>

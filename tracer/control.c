@@ -23,10 +23,20 @@
  * window (sink.h, `dump`), a status asks each sink for its lines, and a
  * trace is a file sink of the channel's own (filesink.c).
  */
+#include "collect/collector.h"
+#include "collect/face.h"
+#include "collect/sink.h"
+#include "core/clock.h"
+#include "core/fdguard.h"
+#include "core/hooks.h"
+#include "core/lock.h"
+#include "core/real.h"
+#include "core/session.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
 #include "ctrace_control.h"
-#include "interpose.h"
-#include "internal.h"
-#include "sink.h"
+#include "face.h"
+#include "sinks/filesink.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -16,8 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/pool.h"
+#include "core/session.h"
 #include "ctrace/trace.h"
-#include "internal.h"
 
 #define BENCH_MAX_ROUNDS 31
 

@@ -8,7 +8,9 @@
 #define CTR_BENCH_EVENTS_H
 
 #include "bench.h"
-#include "internal.h"
+#include "core/emit.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
 
 static inline double run_emit_unblock(uint64_t iters)
 {

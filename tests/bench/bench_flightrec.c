@@ -16,7 +16,10 @@
 
 #include "bench.h"
 #include "ctrace/flightrec.h"
-#include "internal.h"
+#include "core/emit.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "read/load.h"
 
 static _Atomic int stop;

@@ -24,8 +24,8 @@
 
 #include "bench.h"
 #include "bench_events.h"
+#include "core/clock.h"
 #include "ctrace/trace.h"
-#include "internal.h"
 
 /* ---------------------------------------------------------------------------
  * Variants: each runs `iters` operations and returns ns per operation.

@@ -20,8 +20,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "ctrace/trace.h"
-#include "internal.h"
+#include "core/clock.h"
 
 static ssize_t (*real_read)(int, void *, size_t);
 static ssize_t (*real_write)(int, const void *, size_t);

@@ -15,8 +15,7 @@
 
 #include "bench.h"
 #include "bench_events.h"
-#include "ctrace/trace.h"
-#include "internal.h"
+#include "core/clock.h"
 
 int main(int argc, char **argv)
 {

@@ -14,8 +14,9 @@
 #include <stdio.h>
 
 #include "bench.h"
-#include "ctrace/trace.h"
-#include "internal.h"
+#include "core/emit.h"
+#include "core/stack.h"
+#include "core/thread.h"
 
 #define DEPTH 10 /* calls below the variant's own, above the leaf */
 

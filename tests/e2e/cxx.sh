@@ -50,7 +50,7 @@ joins=$(stacks pthread_join)
 check "main waits in a join" test -n "$joins"
 # libstdc++ has no DWARF here: its symbol table's _ZNSt6thread4joinEv.
 # libstdc++ keeps no frame pointers either: main, below it, is found by
-# libunwind (tracer/stack.c), not skipped by the frame-pointer walk.
+# libunwind (tracer/core/stack.c), not skipped by the frame-pointer walk.
 check "... std::thread::join, demangled, then main" bash -c \
     "! grep -vq '^|std::thread::join|main|' <<<'$joins'"
 

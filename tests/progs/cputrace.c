@@ -13,9 +13,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "core/maps.h"
+#include "ctrace/trace.h"
 #include "ctrace_format.h"
-#include "maps.h"
-#include "record.h"
+#include "ctrace_record.h"
 
 /* ---------------------------------------------------------------------------
  * The code the samples are in: distinct bodies, so that no two fold into

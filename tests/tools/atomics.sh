@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# atomics.sh - every atomic operation in tracer/, flightrec/ and analyze/
+# atomics.sh - every atomic operation in format/, tracer/, flightrec/ and analyze/
 # states its memory order (STYLE.md, "The hot path and lock-free code"): no
 # call of the C11 functions without _explicit (their order is a silent
 # seq_cst) and no __sync builtin (a full barrier, whatever is needed). Each

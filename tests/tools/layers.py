@@ -11,10 +11,12 @@ analyze/, examples/) is resolved to the file it names, and two rules hold:
      tracer/ never includes flightrec/, the analyzer never includes the
      tracer's internals, and the public headers (tracer/include,
      flightrec/include) are open to all.
-  2. No include loop between modules (a module is NAME.c with NAME.h) of
-     the library and the analyzer (examples/ are programs of their own):
-     the strongly connected groups of the module graph have one member
-     each.
+  2. No include loop: among headers anywhere (a.h includes b.h includes
+     a.h), and in the analyzer, whose stages are a pipeline, none between
+     modules either (a module is NAME.c with NAME.h: a.c includes b.h and
+     b.c includes a.h is a loop). Between rooms rule 1 already forbids one.
+     The tracer's rooms still hold module loops inside a room (thread.c
+     and intern.c call each other, say); those are not checked.
 
 usage: layers.py ROOT        check the tree at ROOT; exit 0, or 1 with one
                              line per broken rule
@@ -66,12 +68,14 @@ SEARCH = {
     "tp": ["tp", "format", *PUBLIC],
     "analyze": ["analyze", "format", "tp", *PUBLIC],
     "examples": ["examples", *PUBLIC],
-    "format": ["format"],
+    "format": ["format", *PUBLIC, "tracer", "analyze"],
 }
 SOURCE = re.compile(r"\.(c|h|cpp)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # A component's folder itself is a room only for the tracer's face.
 ROOMLESS_OK = ()
+# Where a loop between modules (not only between headers) is refused.
+MODULE_LOOPS_CHECKED = ("analyze/", "format/")
 
 
 def room_of(path):
@@ -153,7 +157,7 @@ def strongly_connected(graph):
 
 def check(root):
     problems = []
-    graph = {}
+    modules, headers = {}, {}
     for path in sources(root):
         room = room_of(path)
         if room is None:
@@ -162,7 +166,6 @@ def check(root):
             continue
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
             text = f.read()
-        graph.setdefault(module(path), set())
         for target in INCLUDE.findall(text):
             found = resolve(root, path, target)
             if found is None:
@@ -173,9 +176,12 @@ def check(root):
             if to_room != room and to_room not in ROOMS[room]:
                 problems.append(f"{path}: includes \"{target}\" ({to_room}/), "
                                 f"which {room}/ may not include (layers.py, ROOMS)")
-            if module(found) != module(path) and not path.startswith("examples/"):
-                graph[module(path)].add(module(found))
-    for group in strongly_connected(graph):
+            if path.startswith(MODULE_LOOPS_CHECKED):
+                if module(found) != module(path):
+                    modules.setdefault(module(path), set()).add(module(found))
+            elif path.endswith(".h") and found.endswith(".h"):
+                headers.setdefault(path, set()).add(found)
+    for group in strongly_connected(modules) + strongly_connected(headers):
         problems.append("include loop between " + ", ".join(group))
     return problems
 
@@ -213,6 +219,22 @@ def self_test(root):
             f.write('#include "read/loop_a.h"\n')
         found = [p for p in check(tmp) if p.startswith("include loop") and "loop_a" in p]
         print(f"self-test: loop_a.h <-> loop_b.h: {'caught' if found else 'NOT caught'}")
+        ok &= bool(found)
+        # A loop between two modules of the analyzer, through their .c files.
+        with open(os.path.join(tmp, "analyze/read/gen.c"), "a", encoding="utf-8") as f:
+            f.write('#include "read/bufpool.h"\n')
+        with open(os.path.join(tmp, "analyze/read/bufpool.c"), "a", encoding="utf-8") as f:
+            f.write('#include "read/gen.h"\n')
+        found = [p for p in check(tmp) if "analyze/read/bufpool, analyze/read/gen" in p]
+        print(f"self-test: gen.c -> bufpool.h, bufpool.c -> gen.h: {'caught' if found else 'NOT caught'}")
+        ok &= bool(found)
+        # A loop between two of the tracer's headers.
+        with open(os.path.join(tmp, "tracer/core/clock.h"), "a", encoding="utf-8") as f:
+            f.write('#include "core/pool.h"\n')
+        with open(os.path.join(tmp, "tracer/core/pool.h"), "a", encoding="utf-8") as f:
+            f.write('#include "core/clock.h"\n')
+        found = [p for p in check(tmp) if "tracer/core/clock.h, tracer/core/pool.h" in p]
+        print(f"self-test: core/clock.h <-> core/pool.h: {'caught' if found else 'NOT caught'}")
         ok &= bool(found)
     return ok
 

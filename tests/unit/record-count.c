@@ -5,7 +5,7 @@
  * fields its line in CTR_RECORDS does not have, or uses a writer that does
  * not write the record's tail, and must fail on the writer's own
  * assertion. */
-#include "record.h"
+#include "ctrace_record.h"
 
 void write_records(struct ctr_outbuf *o);
 

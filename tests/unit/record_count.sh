@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# record_count.sh - the record writer's compile-time checks (tracer/record.h)
+# record_count.sh - the record writer's compile-time checks (format/ctrace_record.h)
 # cannot silently stop working: each case of record-count.c that passes a
 # record the wrong number of fields, or uses a writer that does not fit the
 # record's tail, must fail to compile, on the writer's own assertion (not on
@@ -14,7 +14,7 @@ src="$(dirname "${BASH_SOURCE[0]}")/record-count.c"
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/checks.sh"
 
 compile() { # CASE: compiles record-count.c, its messages in $tmp/CASE.log
-    "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tracer" -I"$tracer/format" \
+    "$cc" -std=c11 -Wall -Wextra -Werror -fsyntax-only -I"$tracer" -I"$tracer/../format" \
         -DCASE="$1" "$src" >"$tmp/$1.log" 2>&1
 }
 

@@ -28,8 +28,10 @@
 
 #include "testutil.h"
 
+#include "core/emit.h"
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
 #include "read/trace.h"
 
 static char path[64];

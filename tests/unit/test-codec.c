@@ -18,9 +18,12 @@
 #include <cmocka.h>
 #include <zstd.h>
 
-#include "internal.h"
+#include "collect/records.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
+#include "ctrace_record.h"
 #include "read/load.h"
-#include "record.h"
 
 /* ---------------------------------------------------------------------------
  * The tables' own invariants (Go's TestSpecs)

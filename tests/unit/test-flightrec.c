@@ -21,7 +21,10 @@
 #include "testutil.h"
 
 #include "ctrace/flightrec.h"
-#include "internal.h"
+#include "core/emit.h"
+#include "core/thread.h"
+#include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "read/state.h"
 
 #define MS (1000 * 1000ull)

@@ -18,9 +18,14 @@
 
 #include "testutil.h"
 
+#include "core/clock.h"
+#include "core/emit.h"
+#include "core/intern.h"
+#include "core/stack.h"
+#include "core/thread.h"
 #include "ctrace/trace.h"
+#include "ctrace_format.h"
 #include "ctrace_lttng.h"
-#include "internal.h"
 #include "read/trace.h"
 
 /* Go's TestSpecs, for our table: every event is timed first, names exist,

@@ -24,11 +24,13 @@
 #include <zstd.h>
 
 #include "ctrace/flightrec.h"
+#include "collect/face.h"
+#include "collect/records.h"
+#include "collect/sink.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
+#include "ctrace_record.h"
 #include "read/load.h"
-#include "record.h"
-#include "sink.h"
 #include "testutil.h"
 
 #define MS 1000000ull

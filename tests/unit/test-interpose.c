@@ -17,8 +17,7 @@
 
 #include "testutil.h"
 
-#include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
 #include "read/trace.h"
 
 static char path[64];

@@ -36,9 +36,11 @@
 #include "testutil.h"
 
 #include "ctrace/flightrec.h"
+#include "collect/face.h"
+#include "core/pool.h"
+#include "core/session.h"
 #include "ctrace/trace.h"
 #include "ctrace_options.h"
-#include "internal.h"
 #include "window.h"
 
 /* ---------------------------------------------------------------------------

@@ -32,7 +32,7 @@
 #include "testwait.h"
 
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
 #include "profile/profile.h"
 #include "read/trace.h"
 #include "read/state.h"

@@ -21,8 +21,9 @@
 
 #include "testutil.h"
 
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
 #include "profile/profile.h"
 #include "read/trace.h"
 

@@ -32,8 +32,9 @@
 
 #include "testutil.h"
 
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
 #include "read/trace.h"
 
 static const char long_message[] =

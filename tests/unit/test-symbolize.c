@@ -5,7 +5,7 @@
  * Expects to be built with -g (any -O): line numbers are checked against
  * __LINE__ markers written on the same line as the calls they describe.
  */
-#include "maps.h"
+#include "core/maps.h"
 #include "symbols/symbolize.h"
 #include "symbols/symname.h"
 

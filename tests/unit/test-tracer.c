@@ -28,8 +28,14 @@
 
 #include "testutil.h"
 
+#include "collect/collector.h"
+#include "core/clock.h"
+#include "core/emit.h"
+#include "core/pool.h"
+#include "core/session.h"
+#include "core/thread.h"
 #include "ctrace/trace.h"
-#include "internal.h"
+#include "ctrace_format.h"
 #include "read/load.h"
 
 static char *temp_path(void)

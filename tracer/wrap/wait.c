@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* wait.c - how a wrapper records a wait, a release or an I/O call: the events,
+ * each in a write section (core/emit.h), the stack of the code that called
+ * the wrapper, and the open call mark that lets the trace hear the end of a
+ * call that never returns normally.
+ *
+ * These functions live in the wrapper section (CTR_WRAPPER_TEXT) like their
+ * callers, so the stack walk skips them and everything above them up to the
+ * user's call site, whatever the compiler inlined or tail-called. Only the
+ * slow paths call them: a lock that must wait, an object that has waiters,
+ * an I/O call that lasted.
+ *
+ * The mark (call_kind, call_frame) is the owner's alone: set by the wrapper
+ * before the real call, cleared after it. A signal handler's own calls inside
+ * a marked call leave the mark alone (their waits are written, not marked).
+ * A call that does not return normally is ended by ctr__call_abandon, from
+ *   - the cleanup of the wrapper's CTR_CALL_GUARD, when a cancellation
+ *     unwinds through it (its landing pad runs in the wrapper's frame, so the
+ *     frame chain above is whole);
+ *   - the longjmp wrappers (interpose.c), before a jump out of the frame;
+ *   - the thread's end, for what is left (the frames are gone by then).
+ */
+#include "wrap/wait.h"
+
+#include "core/clock.h"
+#include "core/emit.h"
+#include "core/fdclass.h"
+#include "core/hooks.h"
+#include "core/intern.h"
+#include "core/session.h"
+#include "core/stack.h"
+#include "core/thread.h"
+#include "ctrace_format.h"
+
+#include <errno.h>
+
+/* Whether a call that began at `start` ticks lasted long enough to record. */
+static inline int long_enough(uint64_t start)
+{
+    /* relaxed: a threshold on its own (refined by write_clock, collector.c);
+     * an older value misjudges one call at most. */
+    return ctr__ticks() - start >=
+           atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
+}
+
+CTR_WRAPPER_TEXT int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
+                                     uintptr_t frame)
+{
+    if (!ctr__write_begin(t))
+        return CTR_WAIT_NONE;
+    uint64_t args[3] = {reason, (uintptr_t)obj, ctr__stack_here(t)};
+    ctr__emit(t, CTR_EV_BLOCK, args);
+    ctr__write_end(t);
+    if (t->call_kind != CTR_CALL_NONE)
+        return CTR_WAIT_NESTED; /* a handler's wait inside a marked call */
+    t->call_frame = frame;
+    t->call_kind = CTR_CALL_BLOCKED;
+    return CTR_WAIT_MARKED;
+}
+
+void ctr__wait_end(struct ctr_thread *t, int token)
+{
+    if (token == CTR_WAIT_NONE)
+        return;
+    if (token == CTR_WAIT_MARKED) {
+        if (t->call_kind != CTR_CALL_BLOCKED)
+            return; /* already ended (a longjmp wrapper that jumped nowhere far) */
+        t->call_kind = CTR_CALL_NONE;
+    }
+    ctr__emit_one(t, CTR_EV_UNBLOCK, NULL);
+}
+
+/* Block at `start` and Unblock now, in one section, with stack `stack`. */
+static void write_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
+                       uint64_t start, uint32_t stack)
+{
+    uint64_t args[3] = {reason, (uintptr_t)obj, stack};
+    ctr__emit_at(t, CTR_EV_BLOCK, start, args);
+    ctr__emit(t, CTR_EV_UNBLOCK, NULL);
+}
+
+CTR_WRAPPER_TEXT void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
+                                     uint64_t start)
+{
+    if (!ctr__write_begin_n(t, 2))
+        return;
+    write_span(t, reason, obj, start, ctr__stack_here(t));
+    ctr__write_end(t);
+}
+
+CTR_WRAPPER_TEXT void ctr__release(struct ctr_thread *t, const void *obj)
+{
+    if (!ctr__write_begin(t))
+        return;
+    uint64_t args[2] = {(uintptr_t)obj, ctr__stack_here(t)};
+    ctr__emit(t, CTR_EV_RELEASE, args);
+    ctr__write_end(t);
+}
+
+CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ctr_reason reason,
+                                   int rules, int fd, uintptr_t frame)
+{
+    if (t->call_kind != CTR_CALL_NONE)
+        return 0; /* a handler's call inside a marked one: the outer keeps it */
+    /* The fields are a seqlock's data, io_start its sequence (0: no call).
+     * release fence: the last call's clearing of io_start (ctr__io_end)
+     * before the stores of this call's fields, so a reader whose field load
+     * sees one of them also sees io_start changed when it reads it again
+     * (pairs with the acquire fence in records.c, pending_calls). No
+     * instruction on x86. The fields themselves are relaxed: see io_start
+     * in struct ctr_thread (core/thread.h). */
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&t->io_reason, (uint8_t)reason, memory_order_relaxed);
+    atomic_store_explicit(&t->io_rules, (uint8_t)rules, memory_order_relaxed);
+    atomic_store_explicit(&t->io_fd, fd, memory_order_relaxed);
+    atomic_store_explicit(&t->io_pc, ctr__caller_pc(), memory_order_relaxed);
+    t->call_obj = (uintptr_t)fd;
+    t->call_frame = frame;
+    t->call_kind = CTR_CALL_IO;
+    /* release: the fields before the start (pairs with the acquire load of
+     * io_start in records.c, pending_calls). */
+    atomic_store_explicit(&t->io_start, start, memory_order_release);
+    return 1;
+}
+
+/* The wait reason of t's marked I/O call: its NET_ variant on a socket. */
+static enum ctr_reason io_reason(struct ctr_thread *t)
+{
+    /* relaxed: the owner reads the fields it wrote itself. */
+    enum ctr_reason r = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
+    if ((atomic_load_explicit(&t->io_rules, memory_order_relaxed) & CTR_IO_BY_FD) &&
+        ctr__fd_is_socket((int)t->call_obj))
+        r = (enum ctr_reason)(r + 1);
+    return r;
+}
+
+/* Ends t's open call now; the call's frame chain is whole when `frame_ok`
+ * (else its stack is the call site alone). */
+static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
+{
+    enum ctr_call_kind kind = t->call_kind;
+    t->call_kind = CTR_CALL_NONE;
+    if (kind == CTR_CALL_BLOCKED) {
+        ctr__emit_one(t, CTR_EV_UNBLOCK, NULL);
+        return;
+    }
+    /* relaxed: the owner reads its own fields (here and io_pc below); the
+     * store of 0 is ordered as in ctr__io_end (wait.h). */
+    uint64_t start = atomic_load_explicit(&t->io_start, memory_order_relaxed);
+    atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
+    if (kind != CTR_CALL_IO || !start || !long_enough(start))
+        return;
+    int saved = errno;
+    /* relaxed: the owner's own field. */
+    int rules = atomic_load_explicit(&t->io_rules, memory_order_relaxed);
+    if (ctr__io_waited(rules, (int)t->call_obj, 0) && ctr__write_begin_n(t, 2)) {
+        uintptr_t pc = atomic_load_explicit(&t->io_pc, memory_order_relaxed);
+        uint32_t stack = frame_ok ? ctr__stack_at(t, t->call_frame)
+                         : pc     ? ctr__intern(&ctr__stacks, &pc, sizeof(pc))
+                                  : 0;
+        write_span(t, io_reason(t), (const void *)t->call_obj, start, stack);
+        ctr__write_end(t);
+    }
+    errno = saved;
+}
+
+CTR_WRAPPER_TEXT void ctr__call_jump(struct ctr_thread *t)
+{
+    call_end(t, 1);
+}
+
+CTR_WRAPPER_TEXT void ctr__call_abandon(struct ctr_thread *t)
+{
+    call_end(t, 0);
+}
+
+CTR_WRAPPER_TEXT void ctr__call_unwound_slow(struct ctr_call_guard *g)
+{
+    call_end(g->t, 1);
+}
