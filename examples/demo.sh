@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # examples/demo.sh - ctrace end to end on the cache example: installs what is
-# missing (Debian 12, tests/deps.sh), builds, traces `cache`, prints the trace's
+# missing (Debian 12, tests/tools/deps.sh), builds, traces `cache`, prints the trace's
 # summary and the sync (lock contention) profile, which points at the
 # pthread_mutex_lock() line in cache_get_slow() that holds the lock across a
 # slow fetch.
@@ -21,7 +21,7 @@ done
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-# shellcheck source=tests/deps.sh
+# shellcheck source=tests/tools/deps.sh
 source tests/tools/deps.sh
 
 out=/tmp/ctrace-demo

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ctrace_control.h - the control channel's protocol: what `ctrace ctl`
- * (analyze/ctl.c) and a traced process (tracer/control.c, served by its
+ * (analyze/cli/ctl.c) and a traced process (tracer/control.c, served by its
  * collector thread) say to each other. CONTROL.md beside this file is the
  * prose spec; this header holds its constants and the one table of
  * commands that both sides use. Like ctrace_format.h, only macros,

@@ -17,7 +17,7 @@
  *     tracepoints above) is the tracepoint `ctrace:<name>` with the
  *     record's fields in the table's order, then its tail as a sequence
  *     (STACK's return addresses, STRING's bytes as text, MAPPING's build-id).
- * A reader (analyze/ctf.c) turns the tracepoints back into records by these
+ * A reader (analyze/read/ctf.c) turns the tracepoints back into records by these
  * rules and the tables alone: it reads fields by position, so the provider
  * declares them in the tables' order, and a tracepoint with fewer fields
  * than its spec is damage.
@@ -123,7 +123,7 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
  *   TEXT    a text sequence (a string's or a message's bytes)
  *   HEX64   a sequence of uint64s in hexadecimal (a stack's addresses)
  *   HEX8    a sequence of bytes in hexadecimal (a build-id)
- * `name` is ctr_lttng_name()'s (tests/test-format.c checks the table against
+ * `name` is ctr_lttng_name()'s (tests/unit/test-format.c checks the table against
  * it and against the format's tables).
  * ------------------------------------------------------------------------- */
 

@@ -6,12 +6,12 @@
  * Three places read options, and each is generated from CTR_OPTIONS below:
  * tracer/api.c checks a struct trace_options and applies the defaults,
  * tracer/autostart.c reads the CTRACE_* variables (`ctrace run`, or
- * LD_PRELOAD by hand), and the `ctrace` CLI (analyze/run.c) parses, checks
+ * LD_PRELOAD by hand), and the `ctrace` CLI (analyze/cli/run.c) parses, checks
  * and lists `ctrace run`'s flags, which it passes on as those variables.
  * libctrace and the CLI link nothing in common: like ctrace_format.h beside
  * it, this header holds only macros, constants and static inline functions.
  *
- * The rules every option keeps (tests/test-options.c checks them):
+ * The rules every option keeps (tests/unit/test-options.c checks them):
  *   - 0 means the option's default everywhere: in the zero value of struct
  *     trace_options, as a variable's or a flag's value, and an unset
  *     variable or a flag not given is 0. Any other value lies in min..max,

@@ -96,7 +96,7 @@ static inline void ctr_rec_end(struct ctr_outbuf *o, size_t body)
  *   CTR_REC_OPEN(o, NAME, f...)                 tail BYTES or EVENTS, which the
  *                                               caller appends; evaluates to
  *                                               the body for ctr_rec_end()
- * Fields are converted to uint64_t. tests/record_count.sh proves that a
+ * Fields are converted to uint64_t. tests/unit/record_count.sh proves that a
  * wrong count does not compile.
  * ------------------------------------------------------------------------- */
 

@@ -14,7 +14,7 @@
  * of the same types as babeltrace2 reads from an LTTng session's CTF. The
  * payloads are what ctr_lttng_transcribe gives (a ticks field holds the raw
  * ticks), so a native trace converted to CTF reads back in ctrace
- * (analyze/ctf.c) as the trace itself. The reading, its time order and its
+ * (analyze/read/ctf.c) as the trace itself. The reading, its time order and its
  * damage are bt2read.c's.
  *
  * The query `babeltrace.support-info` claims a file that begins with the
@@ -243,7 +243,7 @@ static int make_trace(struct input_it *it)
     if (bt_trace_set_name(trace, base ? base + 1 : it->path) != BT_TRACE_SET_NAME_STATUS_OK ||
         bt_trace_set_environment_entry_string(trace, "tracer_name", "ctrace") !=
             BT_TRACE_SET_ENVIRONMENT_ENTRY_STATUS_OK ||
-        /* As LTTng's per-process traces say it (analyze/ctf.c reads it). */
+        /* As LTTng's per-process traces say it (analyze/read/ctf.c reads it). */
         (pid && pid <= INT64_MAX &&
          bt_trace_set_environment_entry_integer(trace, "vpid", (int64_t)pid) !=
              BT_TRACE_SET_ENVIRONMENT_ENTRY_STATUS_OK))

@@ -20,7 +20,7 @@
 #include "profile/profile.h"
 #include "symbols/symbolize.h"
 
-/* Field numbers of perfetto_trace.proto (tests/proto/perfetto.proto). */
+/* Field numbers of perfetto_trace.proto (tests/data/proto/perfetto.proto). */
 /* clang-format off */
 enum {
     TRACE_PACKET = 1,

@@ -4,7 +4,7 @@
  * tracks declared before their first event and names, categories,
  * argument names and stacks interned (InternedData, incremental state).
  * Field numbers are those of Perfetto's perfetto_trace.proto; the subset
- * written is tests/proto/perfetto.proto, which the tests decode every
+ * written is tests/data/proto/perfetto.proto, which the tests decode every
  * output with.
  *
  * Not thread-safe: one owner.

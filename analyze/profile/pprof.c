@@ -15,7 +15,7 @@
  *  - an insertion reserves its memory before linking anything in, so a failed
  *    ctr_pprof_add leaves a consistent builder (at worst with unused
  *    locations or functions).
- * The encoder writes only the fields that tests/proto/profile.proto lists.
+ * The encoder writes only the fields that tests/data/proto/profile.proto lists.
  */
 #define ZLIB_CONST
 #include "profile/pprof.h"
@@ -389,7 +389,7 @@ static void encode_vtype(struct ctr_pb *w, int field, struct vtype t)
     ctr_pb_close(w, m);
 }
 
-/* Field numbers are profile.proto's; see tests/proto/profile.proto. */
+/* Field numbers are profile.proto's; see tests/data/proto/profile.proto. */
 static void encode(const struct ctr_pprof *p, struct ctr_pb *w)
 {
     for (size_t i = 0; i < p->ntypes; i++)

@@ -2,7 +2,7 @@
 /* bench_cpu_burn.c - a fixed amount of CPU work on N threads, for
  * bench_cpu.sh (the overhead of CPU sampling).
  *
- * Unlike tests/prog-cpu.c, which burns a given amount of its threads' CPU
+ * Unlike tests/progs/prog-cpu.c, which burns a given amount of its threads' CPU
  * TIME (and so hides any slowdown), this does a fixed amount of WORK: each
  * thread runs ITERS rounds of integer hashing through a few noinline
  * functions (so that samples land in more than one frame of a real stack),

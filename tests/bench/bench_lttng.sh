@@ -8,7 +8,7 @@
 #      and on the CTF trace of the same run (the gateway example, traced into
 #      a file and LTTng at once), interleaved runs, median.
 # Prints tables; never passes or fails on timing. Starts lttng-sessiond if
-# none answers (tests/lttng_daemon.sh), and stops it.
+# none answers (tests/tools/lttng_daemon.sh), and stops it.
 # usage: tests/bench/bench_lttng.sh [BUILD_DIR (default build)] [ROUNDS (default 7)]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -58,7 +58,7 @@ fi
 
 # ------------------------------------------------------------------ set-up
 if [[ $install -eq 1 ]]; then
-    # shellcheck source=tests/deps.sh
+    # shellcheck source=tests/tools/deps.sh
     source "$root/tests/tools/deps.sh"
     ctrace_install_deps >&2 || { echo "$prog: installing packages failed" >&2; exit 1; }
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # cpu.sh - CPU samples through the CLI, on the synthetic sampled trace of
-# tests/cputrace.h (its answers are there): `ctrace stats` names the source,
+# tests/progs/cputrace.h (its answers are there): `ctrace stats` names the source,
 # rate and losses; -pprof=cpu is Go's CPU profile (read back by
 # `go tool pprof -raw` when go is there), its -task/-region/-latmin filters
 # keep the samples taken inside; `ctrace tasks` and `ctrace threads` show

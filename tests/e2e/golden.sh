@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # golden.sh - the analyzer gives the same answers as it did: for every trace
-# tests/golden/NAME.bin, the outputs that need no symbols (`ctrace stats`,
+# tests/data/golden/NAME.bin, the outputs that need no symbols (`ctrace stats`,
 # `ctrace tasks` with and without -tsv, -type and -latmin, each with its
 # stderr and exit status; golden-dump's profiles as code addresses, states
 # and leaks) must equal NAME.cli.expected and NAME.dump.expected, and every
@@ -10,13 +10,13 @@
 # and streamed as the CLI reads it, with -j 1 and with -j 4. The symbolized
 # outputs (profiles, -top, threads) are compared between -j 1 and -j 4
 # only: they depend on the binaries, named by the trace, of the machine
-# that reads it. Commands run in tests/golden/, on
+# that reads it. Commands run in tests/data/golden/, on
 # relative paths, so that no output names this checkout.
 # Prints the diff of every difference; exit status 0 when there is none.
 #
 # usage: golden.sh CTRACE GOLDEN_DUMP [GOLDEN_DIR]
 #        golden.sh --write CTRACE GOLDEN_DUMP [GOLDEN_DIR]   (re)makes the
-#        expected files from the analyzer at hand (tests/golden/make.sh)
+#        expected files from the analyzer at hand (tests/data/golden/make.sh)
 set -uo pipefail
 write=0
 [[ ${1:-} == --write ]] && { write=1; shift; }

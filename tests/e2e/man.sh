@@ -12,7 +12,7 @@
 #   CTRACE        the ctrace binary      LIBCTRACE_SO  libctrace.so
 #   GZ_DIR        where the build put ctrace.1.gz and libctrace.3.gz
 #   HEADER...     the public headers (ctrace/*.h)
-# Needs man-db and groff (tests/deps.sh), objcopy (binutils), perl.
+# Needs man-db and groff (tests/tools/deps.sh), objcopy (binutils), perl.
 set -uo pipefail
 # shellcheck source=checks.sh
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # perfetto_check_test.sh - tests of the Perfetto trace checker itself: traces
 # written by hand as protoc text, encoded with the project's schema
-# (tests/proto/perfetto.proto); perfetto_check.py must accept a good one,
+# (tests/data/proto/perfetto.proto); perfetto_check.py must accept a good one,
 # print its summary exactly, and reject each kind of mistake, one trace a
 # rule, naming it. Where trace_processor_shell is at hand, the good trace
 # also goes through Perfetto's importer (perfetto_tp.sh).

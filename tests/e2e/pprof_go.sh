@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # pprof_go.sh - checks that Go's pprof reads a profile ctrace wrote.
 #
-# Usage: tests/pprof_go.sh PROFILE [SAMPLE_INDEX]
+# Usage: tests/e2e/pprof_go.sh PROFILE [SAMPLE_INDEX]
 # Prints `go tool pprof -raw` (the whole profile as pprof parsed it) and
 # `-top` for every sample type (or only SAMPLE_INDEX), and exits non-zero
 # when go cannot read the profile. Needs `go` on PATH; exits 77 (the

@@ -24,7 +24,7 @@
 #     mutexes and condition variables, and liblzma exports its API, so the
 #     waits of the main thread are under lzma_code. The compressed bytes and
 #     the status of a failing run are compared with a run without ctrace.
-# Both are in tests/deps.sh; both take well under a second on a 2-core VM.
+# Both are in tests/tools/deps.sh; both take well under a second on a 2-core VM.
 #
 # In an AddressSanitizer build `ctrace run` also preloads ASan's runtime; the
 # traced programs' own leaks are not ours to report (detect_leaks=0 for them).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu-trace-gen.c - writes the synthetic CPU-sampled trace of cputrace.h
- * for the CLI's tests (tests/cpu.sh).
+ * for the CLI's tests (tests/e2e/cpu.sh).
  * usage: cpu-trace-gen OUT perf|timer|none [LOST]
  * Exit status: 0, 1 when the trace cannot be written, 2 on a usage error. */
 #include <errno.h>

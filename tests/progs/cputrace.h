@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cputrace.h - a synthetic CPU-sampled trace (format 1.3, FORMAT.md §4.1)
  * with known answers, for the tests of what the analyzer makes of CPU
- * samples (tests/test-cpu.c, tests/cpu.sh) while the tracer cannot take
+ * samples (tests/test-cpu.c, tests/e2e/cpu.sh) while the tracer cannot take
  * them yet, or not deterministically.
  *
  * The trace is written by the tracer's own record writer (record.h). Its

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* golden-dump.c - prints what the analyzer computes from a trace, with no
- * symbolization: the output contract of analyze/ that tests/golden.sh
- * compares with tests/golden/NAME.dump.expected, so that a rewrite of the
+ * symbolization: the output contract of analyze/ that tests/e2e/golden.sh
+ * compares with tests/data/golden/NAME.dump.expected, so that a rewrite of the
  * analyzer can be shown to compute the same (the CLI's outputs that need no
  * symbols are compared there too). Symbolized names depend on the binaries
  * of the machine that reads the trace; code addresses do not.

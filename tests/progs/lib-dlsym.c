@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* lib-dlsym.c - a library that creates threads as jemalloc does, through
- * the pthread_create it looks up itself (tests/dlsym.sh): loaded after
+ * the pthread_create it looks up itself (tests/e2e/dlsym.sh): loaded after
  * libctrace, its RTLD_NEXT lookup would find libc's, past the wrapper. */
 #include "lib-dlsym.h"
 

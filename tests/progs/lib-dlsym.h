@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* lib-dlsym.h - what lib-dlsym.c exports to prog-dlsym.c (tests/dlsym.sh). */
+/* lib-dlsym.h - what lib-dlsym.c exports to prog-dlsym.c (tests/e2e/dlsym.sh). */
 #ifndef CTR_LIB_DLSYM_H
 #define CTR_LIB_DLSYM_H
 

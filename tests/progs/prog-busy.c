@@ -2,7 +2,7 @@
 /* prog-busy.c - a traced program whose busiest thread is known: "spinner"
  * burns 150 ms of its own CPU time while three "napper" threads sleep and
  * the main thread joins them all. The Perfetto export must rank the
- * spinner first (tests/perfetto.sh).
+ * spinner first (tests/e2e/perfetto.sh).
  * usage: prog-busy TRACE */
 #include <pthread.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* prog-cpu.c - a program whose CPU time is known, for the CPU sampling tests
- * (tests/cpu.sh): thread "burner-a" spends MS_A ms of its own CPU time in
+ * (tests/e2e/cpu.sh): thread "burner-a" spends MS_A ms of its own CPU time in
  * burn_a, thread "burner-b" MS_B ms in burn_b, at the same time; then each
  * prints the CPU time it measured itself:
  *   burn_a 300.2 ms

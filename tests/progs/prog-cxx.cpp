@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-// prog-cxx.cpp - a C++ program for tests/cxx.sh, whose sync profile must name
+// prog-cxx.cpp - a C++ program for tests/e2e/cxx.sh, whose sync profile must name
 // its functions as C++ reads them: two classes with a lock() each (one called,
 // one inlined), a method of a class template that waits on a condition
 // variable, lambdas run by std::thread, and std::thread::join.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* prog-daemon.c - a daemon, for `ctrace run` (tests/daemon.sh): daemon(3)
+/* prog-daemon.c - a daemon, for `ctrace run` (tests/e2e/daemon.sh): daemon(3)
  * forks, the parent exits at once (_exit), and the child does the work:
  * two threads taking turns on a mutex that each holds for 30 ms, and one
  * blocked in read() on a pipe until the main thread writes 50 ms later.

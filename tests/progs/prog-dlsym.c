@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* prog-dlsym.c - threads created through dlsym'd pthread_create, by a
- * library (lib-dlsym.c), for `ctrace run` (tests/dlsym.sh): two through
+ * library (lib-dlsym.c), for `ctrace run` (tests/e2e/dlsym.sh): two through
  * dlsym(RTLD_NEXT, ...) and one through dlsym(RTLD_DEFAULT, ...), each
  * waiting 30 ms for a mutex the main thread holds. Prints what the
  * library's other lookups answered. */

@@ -15,7 +15,7 @@
  *   prog-epoll both WORKERS CONNS N   server and load in one process, N
  *                                     requests per connection; prints "ok"
  *
- * tests/epoll.sh traces it (no net wait for the server's non-blocking calls)
+ * tests/e2e/epoll.sh traces it (no net wait for the server's non-blocking calls)
  * and tests/bench/bench_epoll.sh measures tracing's cost on its throughput.
  */
 #include <arpa/inet.h>

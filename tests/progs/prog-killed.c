@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* prog-killed.c - a program that dies with a thread blocked in read(), for
- * `ctrace run` (tests/killed.sh): the thread "reader" waits on a pipe that
+ * `ctrace run` (tests/e2e/killed.sh): the thread "reader" waits on a pipe that
  * nobody writes; once it is asleep in its read and 300 ms have passed, the
  * main thread sends the process SIGINT or SIGTERM (the default action: the
  * process dies by it), or exits normally.

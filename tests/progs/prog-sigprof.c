@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* prog-sigprof.c - a program that profiles itself as gprof-like tools do: a
  * SIGPROF handler of its own and setitimer(ITIMER_PROF), then 200 ms of
- * CPU. Its signals are its own under any tracing (tests/cpu_sampling.sh):
+ * CPU. Its signals are its own under any tracing (tests/e2e/cpu_sampling.sh):
  * prints "sigprof: N signals" (N > 0, every one with the kernel's si_code,
  * none of the tracer's) and exits 0, or says what went wrong and exits 1.
  * With "signal", the handler is set with signal() instead (which hands the

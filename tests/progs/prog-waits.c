@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* prog-waits.c - a small workload with a wait of every sync kind, for the
- * golden traces (tests/golden/make.sh): four named workers go through
+ * golden traces (tests/data/golden/make.sh): four named workers go through
  * phases, each separated by a barrier, in which they make each other wait
  * on one kind of object, holding it across short sleeps so that the others
  * really block:

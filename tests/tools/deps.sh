@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# tests/deps.sh - the Debian 12 packages that ctrace's build, tests and demo need,
+# tests/tools/deps.sh - the Debian 12 packages that ctrace's build, tests and demo need,
 # and a function that installs whichever of them are missing.
 #
 # Sourced (not run) by tests/run.sh and examples/demo.sh, so the list lives here

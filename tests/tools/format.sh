@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/format.sh - checks that every C/C++ source of the tree is formatted as
+# tests/tools/format.sh - checks that every C/C++ source of the tree is formatted as
 # .clang-format (at the repository root) says: runs `clang-format --dry-run
 # --Werror` on each, lists the files that differ and how to fix them.
 #
-# Usage: tests/format.sh [ROOT]
+# Usage: tests/tools/format.sh [ROOT]
 #   ROOT  the repository's top directory (default: this script's parent's)
 # The files are those git tracks (*.c, *.h, *.cpp); outside a git checkout,
 # those find sees, less build*/ directories. The formatter is $CLANG_FORMAT,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# tests/lttng_daemon.sh - an LTTng session daemon for the tests: started when
+# tests/tools/lttng_daemon.sh - an LTTng session daemon for the tests: started when
 # none answers, stopped by whoever started it. Sourced (not run) by
 # tests/run.sh, which starts one for the whole run, and by the LTTng tests,
 # which start their own when run alone (ctest by hand).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* record-count.c - uses of the record writer (tracer/record.h), one per
- * CASE, for tests/record_count.sh, which only compiles them: case 0 is
+/* record-count.c - uses of the record writer (format/ctrace_record.h), one per
+ * CASE, for tests/unit/record_count.sh, which only compiles them: case 0 is
  * right and must compile; every other case passes a record a number of
  * fields its line in CTR_RECORDS does not have, or uses a writer that does
  * not write the record's tail, and must fail on the writer's own
@@ -22,7 +22,7 @@ void write_records(struct ctr_outbuf *o)
     CTR_REC_PUT(o, THREAD, 1, 2, 3, 4);
 #elif CASE == 2 /* a field too many */
     CTR_REC_PUT(o, THREAD, 1, 2, 3, 4, 5, 6);
-#elif CASE == 3 /* the enum's spelling, as tracer/collector.c writes END */
+#elif CASE == 3 /* the enum's spelling, as tracer/collect/collector.c writes END */
     CTR_REC(o, CTR_REC_END, 1, 2, 3);
 #elif CASE == 4 /* a record with bytes after its fields */
     CTR_REC_PUT_BYTES(o, MAPPING, "", 0, 1, 2, 3, 4, 5);

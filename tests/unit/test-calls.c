@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-calls.c - calls that do not return normally, and what the trace says
- * of them (the open call marks of tracer/wait.c):
+ * of them (the open call marks of tracer/wrap/wait.c):
  *   - a read() cancelled by pthread_cancel is a wait from its start to the
  *     cancellation, not running time;
  *   - a pthread_cond_wait() cancelled ends its wait at the cancellation;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* test-codec.c - the format's writers and decoders against each other and
  * against the bytes the format specifies: the table-driven record writer
- * (tracer/record.h), the event encoder and the record and event decoders
+ * (format/ctrace_record.h), the event encoder and the record and event decoders
  * (ctrace_format.h), and the reader's loading of every record kind.
  *
  * The tables drive the checks where they can: every record kind and event
  * type in them must be covered here, so one added to the format fails until
- * it is. The wrong-count compile checks are tests/record_count.sh's. */
+ * it is. The wrong-count compile checks are tests/unit/record_count.sh's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test-ctf-rebuild.c - the LTTng round trip without LTTng: each golden trace
- * (tests/golden, real traces of every kind: waits with context switches, a
+ * (tests/data/golden, real traces of every kind: waits with context switches, a
  * flight recorder's window, a killed program's, a damaged one) is
- * transcribed into tracepoints (ctr_lttng_transcribe, as tracer/lttng.c and
+ * transcribed into tracepoints (ctr_lttng_transcribe, as tracer/sinks/lttng.c and
  * the babeltrace2 plugin do), rebuilt into frames (analyze/read/ctf_rebuild.c, as
  * an LTTng trace is read back), and read again: the same threads, with the
  * same events at the same times, as the original. Also: one process of two

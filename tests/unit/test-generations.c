@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-generations.c - every generation stands alone (FORMAT.md §3.1), and
- * the sink seam (tracer/sink.h) lets an output start at any of them.
+ * the sink seam (tracer/collect/sink.h) lets an output start at any of them.
  *
  * A real trace (threads contending a mutex, one blocked for the whole run,
  * one renamed midway, tasks, regions and logs) and a flight recorder's dump

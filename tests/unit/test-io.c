@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test-io.c - the I/O wrappers (tracer/interpose_io.c): a call that waits is
+/* test-io.c - the I/O wrappers (tracer/wrap/interpose_io.c): a call that waits is
  * recorded with its true duration, the reason of its class (NET_ on a socket,
  * plain otherwise) and the caller's stack and line; a call shorter than the
  * threshold records nothing; errno and the real functions' semantics are

@@ -7,7 +7,7 @@
  *
  * The fake symbolizer below replaces symbolize.c: this test links pprof.c
  * only. Set CTR_PPROF_OUT=path to keep the delay profile, e.g. for
- * tests/pprof_go.sh.
+ * tests/e2e/pprof_go.sh.
  */
 #define _POSIX_C_SOURCE 200809L /* strndup, mkstemp */
 #define ZLIB_CONST

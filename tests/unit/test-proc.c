@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-proc.c - the wrappers of the waits for processes and signals
- * (tracer/interpose_proc.c): a wait for a child or a signal is recorded with
+ * (tracer/wrap/interpose_proc.c): a wait for a child or a signal is recorded with
  * the duration the test measured around it, its reason (syscall class), its
  * object (the child or the signal) and the caller's stack and line; a call
  * that cannot block (WNOHANG, a zero timeout) records nothing; errno and

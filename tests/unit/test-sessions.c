@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test-sessions.c - what stops, starts, thread ends and signal handlers may not
  * do to a trace or to the traced program (the write sections and the slot
- * hand-off of tracer/thread.c):
+ * hand-off of tracer/core/thread.c):
  *   - threads created and ending all the time, with a pool of 16 small chunks
  *     and 1 ms rounds: no crash (an ending thread once cleared the chunk
  *     pointer of its slot's next owner), an undamaged trace;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-stacks.c - stacks are true or absent, for code without frame pointers
- * (tracer/stack.c, tracer/frames.c):
+ * (tracer/core/stack.c, tracer/core/retaddr.c):
  *   - a chain of calls built with -fomit-frame-pointer (stacks_nofp.c) is
  *     recorded whole, caller after caller, in every wait it makes (the first
  *     learns the verdicts, the later ones use them);

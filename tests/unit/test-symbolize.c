@@ -36,7 +36,7 @@ struct maps {
     size_t n;
 };
 
-/* The mappings as the tracer records them (tracer/maps.c), so the test also
+/* The mappings as the tracer records them (tracer/core/maps.c), so the test also
  * checks that what the tracer writes is what the symbolizer needs. */
 static void add_mapping(void *arg, const struct ctr_map_info *mi)
 {
@@ -114,7 +114,7 @@ static NOINLINE void outer(void)
 
 /* C functions that carry C++ linkage names, as methods of two classes
  * with one name would: DWARF has both the linkage name and "lock". (An
- * inlined C function has no linkage name: tests/cxx.sh checks C++'s.) */
+ * inlined C function has no linkage name: tests/e2e/cxx.sh checks C++'s.) */
 NOINLINE void widget_lock(void) __asm__("_ZN7ctrtest6Widget4lockEv");
 NOINLINE void door_lock(void) __asm__("_ZNK7ctrtest4Door4lockEv");
 static int widget_line, door_line;

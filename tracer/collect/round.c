@@ -386,7 +386,7 @@ static void gen_close(int last)
         }
         /* Every generation has the switches up to its end, not only a
          * round's last: a reader that goes generation by generation
-         * (analyze/pipeline.c) needs a thread's switches no later than the
+         * (analyze/read/pipeline.c) needs a thread's switches no later than the
          * generation after its events. */
         if (ctr__session.sched || ctr__session.cpu_hz) {
             if (write_perf(t))
