@@ -186,6 +186,29 @@ def check(root):
     return problems
 
 
+# What the self-test plants, one case at a time in a clean copy: (what it
+# is, {file: line appended (the file is made if missing)}, the start or a
+# part of the problem that must be reported).
+PLANTS = [
+    ("core includes collect", {"tracer/core/clock.c": '#include "collect/sink.h"'},
+     "tracer/core/clock.c: includes"),
+    ("read includes cli", {"analyze/read/gen.c": '#include "cli/cli.h"'},
+     "analyze/read/gen.c: includes"),
+    ("format includes a public header", {"format/ctrace_format.h": '#include "ctrace/trace.h"'},
+     "format/ctrace_format.h: includes"),
+    ("a loop of new headers", {"analyze/read/loop_a.h": '#include "read/loop_b.h"',
+                               "analyze/read/loop_b.h": '#include "read/loop_a.h"'},
+     "analyze/read/loop_a, analyze/read/loop_b"),
+    ("a loop of analyzer modules through their .c files",
+     {"analyze/read/gen.c": '#include "read/bufpool.h"',
+      "analyze/read/bufpool.c": '#include "read/gen.h"'},
+     "analyze/read/bufpool, analyze/read/gen"),
+    ("a loop of the tracer's headers", {"tracer/core/clock.h": '#include "core/pool.h"',
+                                        "tracer/core/pool.h": '#include "core/clock.h"'},
+     "tracer/core/clock.h, tracer/core/pool.h"),
+]
+
+
 def self_test(root):
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,47 +218,22 @@ def self_test(root):
         if check(tmp):
             print("self-test: the clean copy fails:", *check(tmp), sep="\n  ")
             return False
-        plants = [
-            ("tracer/core/clock.c", '#include "collect/sink.h"\n', "tracer/core/clock.c: includes"),
-            ("analyze/read/gen.c", '#include "cli/cli.h"\n', "analyze/read/gen.c: includes"),
-            ("format/ctrace_format.h", '#include "ctrace/trace.h"\n', "format/ctrace_format.h: includes"),
-        ]
-        for path, line, expect in plants:
-            full = os.path.join(tmp, path)
-            with open(full, encoding="utf-8") as f:
-                saved = f.read()
-            with open(full, "a", encoding="utf-8") as f:
-                f.write(line)
-            found = [p for p in check(tmp) if p.startswith(expect)]
-            print(f"self-test: {path} += {line.strip()}: {'caught' if found else 'NOT caught'}")
+        for what, lines, expect in PLANTS:
+            saved = {}
+            for path, line in lines.items():
+                full = os.path.join(tmp, path)
+                saved[full] = open(full, encoding="utf-8").read() if os.path.exists(full) else None
+                with open(full, "a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+            found = [p for p in check(tmp) if expect in p]
+            print(f"self-test: {what}: {'caught' if found else 'NOT caught'}")
             ok &= bool(found)
-            with open(full, "w", encoding="utf-8") as f:
-                f.write(saved)
-        # A loop inside one room: gen.h including a header that includes gen.h.
-        loop_a = os.path.join(tmp, "analyze/read/loop_a.h")
-        with open(loop_a, "w", encoding="utf-8") as f:
-            f.write('#include "read/loop_b.h"\n')
-        with open(os.path.join(tmp, "analyze/read/loop_b.h"), "w", encoding="utf-8") as f:
-            f.write('#include "read/loop_a.h"\n')
-        found = [p for p in check(tmp) if p.startswith("include loop") and "loop_a" in p]
-        print(f"self-test: loop_a.h <-> loop_b.h: {'caught' if found else 'NOT caught'}")
-        ok &= bool(found)
-        # A loop between two modules of the analyzer, through their .c files.
-        with open(os.path.join(tmp, "analyze/read/gen.c"), "a", encoding="utf-8") as f:
-            f.write('#include "read/bufpool.h"\n')
-        with open(os.path.join(tmp, "analyze/read/bufpool.c"), "a", encoding="utf-8") as f:
-            f.write('#include "read/gen.h"\n')
-        found = [p for p in check(tmp) if "analyze/read/bufpool, analyze/read/gen" in p]
-        print(f"self-test: gen.c -> bufpool.h, bufpool.c -> gen.h: {'caught' if found else 'NOT caught'}")
-        ok &= bool(found)
-        # A loop between two of the tracer's headers.
-        with open(os.path.join(tmp, "tracer/core/clock.h"), "a", encoding="utf-8") as f:
-            f.write('#include "core/pool.h"\n')
-        with open(os.path.join(tmp, "tracer/core/pool.h"), "a", encoding="utf-8") as f:
-            f.write('#include "core/clock.h"\n')
-        found = [p for p in check(tmp) if "tracer/core/clock.h, tracer/core/pool.h" in p]
-        print(f"self-test: core/clock.h <-> core/pool.h: {'caught' if found else 'NOT caught'}")
-        ok &= bool(found)
+            for full, text in saved.items():
+                if text is None:
+                    os.unlink(full)
+                else:
+                    with open(full, "w", encoding="utf-8") as f:
+                        f.write(text)
     return ok
 
 
