@@ -15,8 +15,13 @@
 # ONCE: the tests whose subject does not change with the compiler or the
 # sanitizer, run in build/ alone: the source checks (atomics, layers, spdx),
 # the checker of Perfetto traces (perfetto-check: Python on hand-made
-# files), the benchmarks' smoke run (bench-run-smoke), and the package
-# (label package: install, deb, static-link, man-pages).
+# files), the benchmarks' smoke run (bench-run-smoke), the package (label
+# package: install, deb, static-link, man-pages); the CPU sampler's accuracy
+# against known CPU time (cpu-sampling: a measurement, which a sanitizer
+# only distorts; the sampler's code, both sources, runs under ASan and
+# TSan in test-flightrec, the samples' reading in cpu); and the
+# LTTng relay daemon's fleet (lttng-relay: libctrace's LTTng path runs
+# under ASan in lttng, the merge of processes in test-ctf-rebuild).
 # First of all it checks the sources' format (tests/tools/format.sh).
 #
 # --quick is the inner loop of a change: the format check, build/ alone and
@@ -145,7 +150,7 @@ run_tests() {
 }
 
 # The tests of the ONCE list (see the top): by name and by label.
-once_names='^(atomics|layers|layers-self-test|spdx|perfetto-check|bench-run-smoke)$'
+once_names='^(atomics|layers|layers-self-test|spdx|perfetto-check|bench-run-smoke|cpu-sampling|lttng-relay)$'
 once_label='package'
 
 # Each pass's time, for the last line.

@@ -44,7 +44,7 @@ static const char run_usage_head[] =
 
 static const char run_usage_tail[] =
     "Sizes take a k, M or G suffix; durations as 500ms, 2s, 1m. Each flag sets a\n"
-    "CTRACE_* variable (see README); children that exec or fork under -flight or\n"
+    "CTRACE_* variable (see ctrace(1)); children that exec or fork under -flight or\n"
     "-control have a recorder or a channel of their own.\n"
     "Variables already set and not overridden are kept. CTRACE_LIB names the\n"
     "libctrace.so to preload instead of the one installed with ctrace.\n"

@@ -4,7 +4,7 @@
  * `ctrace tasks` prints them (tasks_report.h); the profile filters keep
  * their windows (profile.h).
  *
- * Rules (README, "Tasks, regions and logs", says the same):
+ * Rules (docs/analyzer.md, "Tasks, regions and logs", says the same):
  *
  *  - A task's latency is its TASK_END time minus its TASK_BEGIN time,
  *    wherever each happened. A task never ended is open: its age is the end

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# run.sh - what leaving ctrace on costs: the one table the README quotes
+# run.sh - what leaving ctrace on costs: the one table docs/overhead.md quotes
 # (issue 16), in one command, on a fresh Debian machine (it installs what is
 # missing and builds, as tests/run.sh does).
 #

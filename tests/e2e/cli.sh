@@ -110,7 +110,7 @@ expect_exact "run: bad CTRACE_UNWIND warns once, the program runs" 4 \
 expect_exact "run: a pool of fewer than 4 chunks warns once, the program runs" 0 \
 "ctrace: not tracing: CTRACE_POOL_BYTES is less than 4 chunks (CTRACE_CHUNK_BYTES, 64k by default)
 ran" -- env CTRACE_POOL_BYTES=16k CTRACE_CHUNK_BYTES=8k "${run[@]}" sh -c 'echo ran'
-# Each flag sets the variable the README names (test-options checks each
+# Each flag sets the variable ctrace(1) names (test-options checks each
 # flag's and each variable's range against the options table).
 expect_exact "run: each flag sets its variable" 0 "7 8k 100000 3 5 1 1 16k dwarf" -- \
     "$ctrace" run -o "$tmp/flags.bin" -flush-ms 7 -chunk-bytes 8k -pool-bytes 100000 -level 3 \

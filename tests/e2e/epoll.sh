@@ -5,7 +5,7 @@
 # profile of prog-epoll (non-blocking sockets, epoll, sendmsg) holds its
 # readiness waits (epoll_wait in serve_loop) and its clients' blocking calls,
 # and nothing of the server's recv, sendmsg or accept4, which return at once
-# (README, "What counts as a wait").
+# (docs/internals.md, "What counts as a wait").
 # usage: epoll.sh CTRACE_BINARY PROG_EPOLL
 set -uo pipefail
 ctrace=$1

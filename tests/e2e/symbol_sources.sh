@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # symbol_sources.sh - the symbolizer finds names where distributions put them
-# (README, "Names and symbol sources"): one trace of prog-contend, read while
+# (docs/analyzer.md, "Function names and where they come from"): one trace of prog-contend, read while
 # the file at the traced path is, in turn (the same build-id each time),
 #   - the binary as built: DWARF gives worker its file:line;
 #   - stripped: worker has no name: its frame is the file and an address in

@@ -56,13 +56,19 @@ if ! err=$("$cf" --style=file --dump-config "${files[0]}" 2>&1 >/dev/null) || [[
     exit 1
 fi
 
-differ=()
-for f in "${files[@]}"; do
-    f=${f#./}
-    if ! "$cf" --style=file --dry-run --Werror "$f" >/dev/null 2>&1; then
-        differ+=("$f")
-    fi
-done
+# Forty files a process, two processes at a time (one per file took 20 s
+# of the full run): each finding is "FILE:LINE:COL: error: ...".
+report=$(mktemp)
+trap 'rm -f "$report"' EXIT
+status=0
+printf '%s\0' "${files[@]#./}" |
+    xargs -0 -n 40 -P 2 "$cf" --style=file --dry-run --Werror >/dev/null 2>"$report" || status=$?
+mapfile -t differ < <(sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: .*/\1/p' "$report" | sort -u)
+if [[ $status -ne 0 && ${#differ[@]} -eq 0 ]]; then
+    echo "$prog: FAILED: $cf failed without naming a file:"
+    cat "$report"
+    exit 1
+fi
 
 if [[ ${#differ[@]} -gt 0 ]]; then
     echo "$prog: ${#differ[@]} of ${#files[@]} files are not formatted as .clang-format says:"

@@ -174,7 +174,7 @@ static void test_table_rules(void **state)
 
 /* What ctrace/trace.h and ctrace/flightrec.h promise, written out again on
  * purpose: a change of the table that breaks a documented promise fails
- * here, and goes with a change of those headers (and of the README). */
+ * here, and goes with a change of those headers (and of the man pages). */
 struct promise {
     const char *field;
     uint64_t min, max, def;

@@ -122,7 +122,7 @@ struct ctr_real ctr__real = {
  * why ("in function `libctrace_cannot_be_linked_into_a_static_executable':
  * undefined reference to `_DYNAMIC'": the linker defines _DYNAMIC in every
  * dynamically linked executable and shared object, and in no static one).
- * README.md, "Static programs". */
+ * docs/building.md, "Static programs". */
 extern char _DYNAMIC[] __attribute__((visibility("hidden")));
 
 static __attribute__((noinline)) const void *

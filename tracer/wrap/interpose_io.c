@@ -111,7 +111,7 @@ io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum
  * is still a wait.
  *
  * A call that cannot block is no wait, however long the kernel works on it
- * (README, "What counts as a wait"): `instant` says so from the arguments
+ * (docs/internals.md, "What counts as a wait"): `instant` says so from the arguments
  * alone (MSG_DONTWAIT, a zero timeout), and such a call goes straight to the
  * real function; when nb_fd is 1, a call long enough to record, or in
  * progress when a trace ends, is first asked whether its descriptor is
