@@ -347,7 +347,10 @@ static void test_trace_cut_at_every_generation(void **state)
 static struct test_sink {
     struct ctr_sink sink;
     struct ctr_outbuf file; /* header, frames, trailer */
-    uint64_t gens_begun, gens_ended, batch_bytes, first_gen;
+    uint64_t gens_begun, batch_bytes, first_gen;
+    /* Counted by the collector, read by the test while it runs: release
+     * here pairs with the test's acquire in until_sink_saw(). */
+    _Atomic uint64_t gens_ended;
     int detached, trailer_rc;
 } S;
 
@@ -375,7 +378,15 @@ static void ts_gen_end(struct ctr_sink *s, const struct ctr_gen_summary *g)
 {
     (void)s;
     (void)g;
-    S.gens_ended++;
+    atomic_fetch_add_explicit(&S.gens_ended, 1, memory_order_release);
+}
+
+/* Waits until the sink has seen n generations end (a loaded machine may run
+ * the collector late: no nominal sleep is long enough), at most 30 s. */
+static void until_sink_saw(uint64_t n)
+{
+    for (int i = 0; i < 30000 && atomic_load_explicit(&S.gens_ended, memory_order_acquire) < n; i++)
+        usleep(1000);
 }
 
 static int ts_append(void *ctx, const void *frame, size_t n)
@@ -420,7 +431,7 @@ static void test_sink_attached_mid_trace(void **state)
     assert_int_equal(ctr__sink_attach(&S.sink, &o), 0);
     assert_int_equal(ctr__sink_attach(&S.sink, &o), -EBUSY);
     ctr__api_unlock();
-    usleep(100 * 1000);
+    until_sink_saw(3);
     ctr__api_lock();
     assert_int_equal(ctr__sink_detach(&S.sink), 0);
     assert_int_equal(ctr__sink_detach(&S.sink), -ENOENT);
@@ -432,12 +443,13 @@ static void test_sink_attached_mid_trace(void **state)
     assert_int_equal(trace_stop(), 0);
     workload_end(&w);
 
-    print_message(
-        "sink: generations %llu to %llu, %llu batch bytes\n", (unsigned long long)S.first_gen,
-        (unsigned long long)(S.first_gen + S.gens_ended - 1), (unsigned long long)S.batch_bytes);
+    uint64_t ended = atomic_load_explicit(&S.gens_ended, memory_order_acquire);
+    print_message("sink: generations %llu to %llu, %llu batch bytes\n",
+                  (unsigned long long)S.first_gen, (unsigned long long)(S.first_gen + ended - 1),
+                  (unsigned long long)S.batch_bytes);
     assert_true(S.first_gen > 0);
-    assert_int_equal(S.gens_begun, S.gens_ended);
-    assert_true(S.gens_ended >= 3);
+    assert_int_equal(S.gens_begun, ended);
+    assert_true(ended >= 3);
     assert_false(S.file.oom);
     /* What the sink got is a complete trace on its own, whose batches are
      * the ones its batch callback saw (and the trailer's, none here: no
@@ -448,7 +460,7 @@ static void test_sink_attached_mid_trace(void **state)
     assert_string_equal(t.damage, "");
     assert_string_equal(t.warning, "");
     assert_true(t.complete);
-    assert_int_equal(t.generations, S.gens_ended);
+    assert_int_equal(t.generations, ended);
     assert_int_equal(t.batch_bytes, S.batch_bytes);
     ctr_trace_free(&t);
     struct file f = {S.file.p, S.file.len};

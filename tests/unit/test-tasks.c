@@ -104,10 +104,15 @@ struct hold {
     _Atomic int held, go;
     _Atomic uint64_t unlock_at; /* when the holder began its unlock */
     pthread_t th;
+    _Atomic pid_t waiter_tid;
+    /* When the holder saw the waiter asleep in its lock; holding begins
+     * there, since a loaded machine may preempt the waiter between its call
+     * and its wait, which is no wait. */
+    _Atomic uint64_t seen_asleep_at;
     /* Measured by the waiter: when it called lock; the wait's sync time,
-     * which ends at the release: at least from the lock call to the unlock,
-     * at most the lock and join calls' whole time (a woken thread's wait
-     * for a CPU is runnable, not sync). */
+     * which ends at the release: at least from when the holder saw it
+     * asleep to the unlock, at most the lock and join calls' whole time (a
+     * woken thread's wait for a CPU is runnable, not sync). */
     uint64_t lock_called;
     struct sync_bounds {
         uint64_t lo, hi;
@@ -121,6 +126,8 @@ static void *holder_main(void *arg)
     atomic_store(&h->held, 1);
     while (!atomic_load(&h->go))
         sched_yield();
+    ctr_test_until_asleep(atomic_load(&h->waiter_tid));
+    atomic_store(&h->seen_asleep_at, ctr_test_now_ns());
     if (h->end_task) {
         sleep_ms(h->end_after_ms);
         trace_task_end(h->end_task);
@@ -147,6 +154,7 @@ static void hold_start(struct hold *h, int ms)
 /* Waits for the mutex that h holds (about h->ms), timing it into h. */
 static void hold_wait(struct hold *h)
 {
+    atomic_store(&h->waiter_tid, ctr_test_tid());
     atomic_store(&h->go, 1);
     h->lock_called = ctr_test_now_ns();
     pthread_mutex_lock(&mu);
@@ -154,7 +162,7 @@ static void hold_wait(struct hold *h)
     pthread_mutex_unlock(&mu);
     uint64_t unlocked = ctr_test_now_ns();
     pthread_join(h->th, NULL);
-    h->sync.lo = atomic_load(&h->unlock_at) - h->lock_called;
+    h->sync.lo = atomic_load(&h->unlock_at) - atomic_load(&h->seen_asleep_at);
     h->sync.hi = (locked - h->lock_called) + (ctr_test_now_ns() - unlocked);
 }
 
@@ -670,7 +678,9 @@ static void test_profile_filters(void **state)
     hold_wait(&h);
     struct sync_bounds clip_sync = h.sync;
     uint64_t clip_ns = atomic_load(&h.ended_at) - clip0;
-    uint64_t clip_part = atomic_load(&h.ended_at) - h.lock_called; /* its part of the wait */
+    /* its part of the wait, between these bounds */
+    struct sync_bounds clip_part = {atomic_load(&h.ended_at) - atomic_load(&h.seen_asleep_at),
+                                    atomic_load(&h.ended_at) - h.lock_called};
 
     struct ctr_trace tr;
     ctr_test_stop_and_read(path, &tr);
@@ -703,7 +713,7 @@ static void test_profile_filters(void **state)
     f = (struct ctr_profile_filter){.task = "clip"};
     s = sync_profile(&tr, &f);
     assert_int_equal(s.count, 1);
-    assert_near((uint64_t)s.delay, clip_part);
+    assert_sync((uint64_t)s.delay, clip_part);
 
     f = (struct ctr_profile_filter){.region = "nope"};
     assert_int_equal(sync_profile(&tr, &f).count, 0);
