@@ -36,6 +36,8 @@ static inline int ctr_grow_zeroed(void *arrp, size_t *cap, size_t need, size_t e
     size_t old = *cap;
     if (ctr_grow(arrp, cap, need, elem) != 0)
         return -ENOMEM;
+    if (*cap == old) /* nothing added; the array may still be NULL */
+        return 0;
     memset((char *)*(void **)arrp + old * elem, 0, (*cap - old) * elem);
     return 0;
 }
