@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrace_options.h"
 #include "profile/text.h"
+#include "read/decoders.h"
 
 int ctr_cli_flag(int argc, char **argv, int *i, const char *name, const char **value)
 {
@@ -81,6 +83,22 @@ int ctr_cli_jobs(const char *verb, const char *v, int *jobs)
         return 0;
     }
     *jobs = (int)n;
+    return 1;
+}
+
+int ctr_cli_mem(const char *verb, const char *v, size_t *mem)
+{
+    const struct ctr_option opt = {
+        .kind = CTR_OPT_SIZE, .min = CTR_DECODERS_MEM_MIN, .max = (uint64_t)1 << 40};
+    uint64_t n = 0;
+    if (ctr_option_parse(&opt, v, &n) != 0 || n == 0) {
+        fprintf(stderr,
+                "ctrace: %s%s-mem wants a size from %zuM to 1024G such as 256M, not '%s' "
+                "(ctrace %s%s-h for help)\n",
+                verb, verb[0] ? ": " : "", CTR_DECODERS_MEM_MIN >> 20, v, verb, verb[0] ? " " : "");
+        return 0;
+    }
+    *mem = (size_t)n;
     return 1;
 }
 

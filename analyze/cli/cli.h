@@ -5,6 +5,7 @@
 #ifndef CTR_CLI_H
 #define CTR_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The exit status of a usage error (the others are main.c's and run.c's). */
@@ -37,6 +38,11 @@ int ctr_cli_usage_error(const char *verb, const char *fmt, ...)
  * *jobs. @return 1, or 0 after printing a usage error (verb "" for the
  * profile flags). */
 int ctr_cli_jobs(const char *verb, const char *v, int *jobs);
+
+/* ctr_cli_mem() : -mem's value v, a size (k, M, G) from
+ * CTR_DECODERS_MEM_MIN up, into *mem. @return 1, or 0 after printing a
+ * usage error (verb "" for the profile flags). */
+int ctr_cli_mem(const char *verb, const char *v, size_t *mem);
 
 /* ctr_cli_duration() : the value v of flag -name, a Go-style duration
  * (200ns, 500us, 30ms, 1.5s, 1m30s), into *ns. @return 1, or 0 after

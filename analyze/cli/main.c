@@ -44,6 +44,8 @@
     "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
     "                    decode ahead of it (default: the cores available); the\n"   \
     "                    output is the same for any N\n"                             \
+    "  -mem SIZE         the memory decompression may take (default 256M; a frame\n" \
+    "                    may need a quarter of it)\n"                                \
     "  -pid PID|all      of an LTTng trace of several processes, the one to read,\n" \
     "                    or all of them merged\n"                                    \
     "TRACE - reads a trace from standard input; a directory, the LTTng traces in it.\n"
@@ -78,7 +80,8 @@ static const char usage_text[] =
     "DURATION as in Go: 200ns, 500us, 30ms, 1.5s, 1m30s.\n"
     "\n"
     "Every verb reading a TRACE takes -j N: threads that read it, the analysis and\n"
-    "N-1 decoding ahead (default: the cores available; the same output for any N).\n"
+    "N-1 decoding ahead (default: the cores available; the same output for any N),\n"
+    "and -mem SIZE: the memory decompression may take (default 256M).\n"
     "TRACE - reads a trace from standard input. A directory is read as the LTTng\n"
     "(CTF) traces in it, of the `ctrace` tracepoints (ctrace run -lttng); -pid PID\n"
     "picks one of its processes, -pid all merges them. A long analysis shows its\n"
@@ -90,14 +93,17 @@ static const char usage_text[] =
     "ctrace run exits with CMD's own status; ctrace ctl with 130 or 143 when SIGINT\n"
     "or SIGTERM interrupts it.\n";
 
-/* -j N or -pid PID among a verb's flags, into o: 1 when argv[*i] is one
- * (taken), 0 when it is not, -1 after a usage error said. */
+/* -j N, -mem SIZE or -pid PID among a verb's flags, into o: 1 when
+ * argv[*i] is one (taken), 0 when it is not, -1 after a usage error said. */
 static int reading_arg(int argc, char **argv, int *i, const char *verb, struct ctr_pipeline_opts *o)
 {
     const char *v;
-    int r = ctr_cli_flag(argc, argv, i, "j", &v), pid = 0;
-    if (r == 0)
-        pid = r = ctr_cli_flag(argc, argv, i, "pid", &v);
+    char which = 'j';
+    int r = ctr_cli_flag(argc, argv, i, "j", &v);
+    if (r == 0 && (r = ctr_cli_flag(argc, argv, i, "pid", &v)) != 0)
+        which = 'p';
+    else if (r == 0 && (r = ctr_cli_flag(argc, argv, i, "mem", &v)) != 0)
+        which = 'm';
     if (r < 0) {
         fprintf(stderr, "ctrace: %s: flag %s needs a value (ctrace %s -h for help)\n", verb,
                 argv[*i], verb);
@@ -105,7 +111,10 @@ static int reading_arg(int argc, char **argv, int *i, const char *verb, struct c
     }
     if (r == 0)
         return 0;
-    return (pid ? ctr_cli_pid(verb, v, &o->pid) : ctr_cli_jobs(verb, v, &o->jobs)) ? 1 : -1;
+    int ok = which == 'p'   ? ctr_cli_pid(verb, v, &o->pid)
+             : which == 'm' ? ctr_cli_mem(verb, v, &o->mem)
+                            : ctr_cli_jobs(verb, v, &o->jobs);
+    return ok ? 1 : -1;
 }
 
 /* The pipeline's options, before the flags: -j 0 (the cores available);
@@ -458,7 +467,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "-perfetto") == 0 || strcmp(argv[i], "--perfetto") == 0)
             return ctr_cmd_perfetto(argc, argv);
 
-    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL, *j = NULL;
+    const char *type = NULL, *out = NULL, *path = NULL, *n = NULL, *latmin = NULL, *j = NULL,
+               *mem = NULL;
     struct ctr_profile_filter filter = {0};
     int top = 0;
     struct ctr_pipeline_opts ro = pipeline_opts();
@@ -480,6 +490,7 @@ int main(int argc, char **argv)
             (r = ctr_cli_flag(argc, argv, &i, "region", &filter.region)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "mem", &mem)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "pid", &pid)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "flag %s needs a value", argv[i]);
@@ -498,7 +509,8 @@ int main(int argc, char **argv)
         return ctr_cli_usage_error(NULL, "no trace file given");
     if (latmin && !ctr_cli_duration("", "latmin", latmin, &filter.latmin_ns))
         return CTR_EXIT_USAGE;
-    if ((j && !ctr_cli_jobs("", j, &ro.jobs)) || (pid && !ctr_cli_pid("", pid, &ro.pid)))
+    if ((j && !ctr_cli_jobs("", j, &ro.jobs)) || (pid && !ctr_cli_pid("", pid, &ro.pid)) ||
+        (mem && !ctr_cli_mem("", mem, &ro.mem)))
         return CTR_EXIT_USAGE;
     if ((filter.task && !*filter.task) || (filter.region && !*filter.region))
         return ctr_cli_usage_error(NULL, "-%s needs a name",

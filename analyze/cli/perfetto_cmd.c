@@ -37,6 +37,7 @@ static const char usage[] =
     "                   only the time threads worked for such tasks (as the profiles'\n"
     "                   filters), and those tasks\n"
     "  -j N             threads that read the trace (default: the cores available)\n"
+    "  -mem SIZE        the memory decompression may take (default 256M)\n"
     "  -pid PID|all     of an LTTng trace of several processes, the one to show, or all\n"
     "  -http            then serve it on 127.0.0.1 and print the link that opens it\n"
     "                   in the Perfetto UI, until Ctrl-C (without -o, in a temporary\n"
@@ -57,6 +58,7 @@ struct opts {
     int has_to, jobs, http, port;
     uint64_t pid; /* -pid: ctr_pipeline_opts.pid */
     size_t buffer;
+    size_t mem; /* -mem: ctr_pipeline_opts.mem */
 };
 
 /* -buffer's value: bytes, with an optional K, M or G. @return 0 or -1. */
@@ -133,7 +135,7 @@ static int tasks_shown(const struct ctr_tasks *ts, const struct ctr_profile_filt
 static int parse(int argc, char **argv, struct opts *o)
 {
     const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL, *buffer = NULL,
-               *pid = NULL;
+               *pid = NULL, *mem = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -154,6 +156,7 @@ static int parse(int argc, char **argv, struct opts *o)
             (r = ctr_cli_flag(argc, argv, &i, "latmin", &latmin)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "j", &j)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "pid", &pid)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "mem", &mem)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "port", &port)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "buffer", &buffer)) != 0) {
             if (r < 0)
@@ -172,7 +175,8 @@ static int parse(int argc, char **argv, struct opts *o)
         (from && !ctr_cli_duration("-perfetto", "from", from, &o->from_ns)) ||
         (to && !ctr_cli_duration("-perfetto", "to", to, &o->to_ns)) ||
         (j && !ctr_cli_jobs("-perfetto", j, &o->jobs)) ||
-        (pid && !ctr_cli_pid("-perfetto", pid, &o->pid)))
+        (pid && !ctr_cli_pid("-perfetto", pid, &o->pid)) ||
+        (mem && !ctr_cli_mem("-perfetto", mem, &o->mem)))
         return CTR_EXIT_USAGE;
     o->has_to = to != NULL;
     if (buffer && parse_size(buffer, &o->buffer) != 0)
@@ -246,7 +250,7 @@ int ctr_cmd_perfetto(int argc, char **argv)
         return rc;
     struct ctr_reading rd;
     struct ctr_pipeline_opts popts = {
-        .jobs = o.jobs, .progress = isatty(2) ? stderr : NULL, .pid = o.pid};
+        .jobs = o.jobs, .progress = isatty(2) ? stderr : NULL, .pid = o.pid, .mem = o.mem};
     struct busy busy = {0};
     struct ctr_consumer bc = {.ctx = &busy, .interval = busy_interval};
     struct ctr_windows keep = {0};

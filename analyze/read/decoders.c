@@ -23,7 +23,9 @@
 #define MEM_BUDGET ((size_t)32 << 20)
 #define MAX_JOBS 64
 
-enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_DECODING, SLOT_DONE };
+/* SLOT_DEFERRED: decoding it ahead would have overrun the budget; the
+ * caller decodes it when it is the oldest (the compressed bytes kept). */
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_DECODING, SLOT_DONE, SLOT_DEFERRED };
 
 struct slot {
     enum slot_state state;
@@ -31,6 +33,9 @@ struct slot {
     struct ctr_frame frame;
     struct ctr_gen gen;
     int rc;
+    struct ctr_decoders *d;
+    struct ctr_gen_budget budget; /* account: slot_account(this slot) */
+    size_t ahead_held;            /* of d->ahead_held, under d->lock */
 };
 
 struct ctr_decoders {
@@ -43,6 +48,9 @@ struct ctr_decoders {
     uint64_t next_read, next_take; /* the caller's, under the lock */
     uint64_t next_decode;          /* the lowest seq not yet taken by a worker */
     size_t done_mem;
+    /* The memory budget (decoders.h): what the frames decoded ahead of the
+     * oldest hold of their share, ahead_max. */
+    size_t ahead_held, ahead_max;
     int stop, at_end, read_rc;
     struct ctr_frame tail;       /* what the source said at its end */
     struct ctr_bufpool *buffers; /* shared by the decoders and the caller */
@@ -51,12 +59,71 @@ struct ctr_decoders {
     int nthreads;
 };
 
+/* A frame's request to the budget (ctr_gen_budget.account). The oldest
+ * frame not yet taken, the one the caller waits for, always has its share
+ * (gen.c keeps it within frame_max); the frames decoded ahead of it share
+ * ahead_max, and one that does not fit is given up (-EAGAIN), to be decoded
+ * again when it is the oldest. So no frame waits for another's memory, and
+ * the caller's frames, the oldest, those ahead and the pool's free buffers
+ * stay within the budget (ctr_decoders_new). */
+static int slot_account(void *arg, ptrdiff_t bytes)
+{
+    struct slot *s = arg;
+    struct ctr_decoders *d = s->d;
+    int rc = 0;
+    pthread_mutex_lock(&d->lock);
+    if (bytes < 0) {
+        size_t back = (size_t)-bytes < s->ahead_held ? (size_t)-bytes : s->ahead_held;
+        s->ahead_held -= back;
+        d->ahead_held -= back;
+    } else if (s->seq != d->next_take) {
+        if (d->ahead_held + (size_t)bytes > d->ahead_max) {
+            rc = -EAGAIN;
+        } else {
+            s->ahead_held += (size_t)bytes;
+            d->ahead_held += (size_t)bytes;
+        }
+    }
+    pthread_mutex_unlock(&d->lock);
+    return rc;
+}
+
+/* The slot the caller takes next is the oldest: what it holds leaves the
+ * share of those ahead. Called with the lock held. */
+static void promote_oldest(struct ctr_decoders *d)
+{
+    struct slot *s = &d->slots[d->next_take % d->nslots];
+    if (s->state != SLOT_FREE && s->seq == d->next_take) {
+        d->ahead_held -= s->ahead_held;
+        s->ahead_held = 0;
+    }
+}
+
+/* Decodes s outside the lock. Given up for the budget (-EAGAIN), the slot
+ * keeps its compressed bytes and frees the rest. */
 static void decode_slot(struct slot *s, ZSTD_DCtx *dctx, struct ctr_bufpool *buffers)
 {
     s->rc = ctr_gen_decode(&s->gen, s->frame.data, s->frame.len, s->frame.file_off, s->frame.cut,
-                           dctx, buffers);
+                           dctx, buffers, &s->budget);
+    if (s->rc == -EAGAIN) {
+        ctr_gen_free(&s->gen, buffers);
+        return;
+    }
     free(s->frame.data);
     s->frame.data = NULL;
+}
+
+/* The state of a slot s decode_slot() has decoded, under the lock. */
+static void decoded(struct ctr_decoders *d, struct slot *s)
+{
+    if (s->rc == -EAGAIN) {
+        d->ahead_held -= s->ahead_held;
+        s->ahead_held = 0;
+        s->state = SLOT_DEFERRED;
+        return;
+    }
+    s->state = SLOT_DONE;
+    d->done_mem += s->gen.mem;
 }
 
 static void *worker(void *arg)
@@ -77,8 +144,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&d->lock);
         decode_slot(s, dctx, d->buffers);
         pthread_mutex_lock(&d->lock);
-        s->state = SLOT_DONE;
-        d->done_mem += s->gen.mem;
+        decoded(d, s);
         pthread_cond_broadcast(&d->done);
         pthread_cond_broadcast(&d->work); /* the next slot may be queued already */
     }
@@ -87,7 +153,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-struct ctr_decoders *ctr_decoders_new(struct ctr_source *src, int jobs)
+struct ctr_decoders *ctr_decoders_new(struct ctr_source *src, int jobs, size_t mem)
 {
     if (jobs < 1)
         jobs = 1;
@@ -99,9 +165,18 @@ struct ctr_decoders *ctr_decoders_new(struct ctr_source *src, int jobs)
     d->src = src;
     d->nslots = (size_t)jobs;
     d->slots = calloc(d->nslots, sizeof(*d->slots));
-    /* Freed frames' buffers are kept for the next ones: about a frame or
-     * two a job's worth. */
-    d->buffers = ctr_bufpool_new((size_t)(jobs + 1) * MEM_BUDGET / 2);
+    /* The budget's shares: the caller's two frames (the one it holds, the
+     * one it takes in: pipeline.c) and the oldest, a quarter each at most;
+     * the frames ahead an eighth; the free buffers kept for the next
+     * frames (about a frame or two a job's worth) an eighth. */
+    if (mem < CTR_DECODERS_MEM_MIN)
+        mem = CTR_DECODERS_MEM_MIN;
+    d->ahead_max = mem / 8;
+    for (size_t i = 0; d->slots && i < d->nslots; i++)
+        d->slots[i] = (struct slot){
+            .d = d, .budget = {.frame_max = mem / 4, .account = slot_account, .arg = &d->slots[i]}};
+    size_t keep = (size_t)(jobs + 1) * MEM_BUDGET / 2;
+    d->buffers = ctr_bufpool_new(keep < mem / 8 ? keep : mem / 8);
     d->own_dctx = ZSTD_createDCtx();
     pthread_mutex_init(&d->lock, NULL);
     pthread_cond_init(&d->work, NULL);
@@ -155,19 +230,25 @@ int ctr_decoders_next(struct ctr_decoders *d, struct ctr_decoded *out)
         return d->read_rc;
     }
     struct slot *s = &d->slots[d->next_take % d->nslots];
-    if (d->nthreads == 0 && s->state == SLOT_QUEUED) {
-        s->state = SLOT_DECODING;
-        d->next_decode++;
-        pthread_mutex_unlock(&d->lock);
-        decode_slot(s, d->own_dctx, d->buffers);
-        pthread_mutex_lock(&d->lock);
-        s->state = SLOT_DONE;
-        d->done_mem += s->gen.mem;
-    }
-    while (s->state != SLOT_DONE)
+    for (;;) {
+        /* No workers, or the frame was given up ahead of its turn: the
+         * caller decodes it, as the oldest (its share is always there). */
+        if ((d->nthreads == 0 && s->state == SLOT_QUEUED) || s->state == SLOT_DEFERRED) {
+            if (s->state == SLOT_QUEUED)
+                d->next_decode++;
+            s->state = SLOT_DECODING;
+            pthread_mutex_unlock(&d->lock);
+            decode_slot(s, d->own_dctx, d->buffers);
+            pthread_mutex_lock(&d->lock);
+            decoded(d, s);
+        }
+        if (s->state == SLOT_DONE)
+            break;
         pthread_cond_wait(&d->done, &d->lock);
+    }
     d->done_mem -= s->gen.mem;
     d->next_take++;
+    promote_oldest(d);
     /* The frame goes to the caller, and the slot is free again. */
     s->state = SLOT_FREE;
     out->gen = s->gen;

@@ -7,6 +7,14 @@
  * ones already hold a memory budget, so memory stays that of the frames in
  * flight whatever the trace's length.
  *
+ * The memory budget `mem` (the analyzer's -mem) bounds what decompression
+ * takes, whatever `jobs`: a quarter for the frame the caller waits for, an
+ * eighth shared by the frames decoded ahead of it (one that does not fit
+ * is decoded later, in its turn), an eighth of free buffers kept, and the
+ * rest for the two frames the caller holds (pipeline.c). So a frame needs
+ * at most mem / 4 to decompress (its stream and zstd's window), or it is
+ * damage; the events decoded from the streams come on top.
+ *
  * Not thread-safe: one caller, which owns the threads it starts.
  */
 #ifndef CTR_DECODERS_H
@@ -28,9 +36,15 @@ struct ctr_decoded {
     uint64_t skipped_off, file_off;
 };
 
+/* The budget when none is given, and the least one: a frame of the writer
+ * (4 MiB of records and a window of about 1 MiB) fits a quarter of it. */
+#define CTR_DECODERS_MEM_DEFAULT ((size_t)256 << 20)
+#define CTR_DECODERS_MEM_MIN ((size_t)32 << 20)
+
 /* ctr_decoders_new() : decoding of src's frames with `jobs` threads in all
- * (the caller's among them). @return NULL if out of memory. */
-struct ctr_decoders *ctr_decoders_new(struct ctr_source *src, int jobs);
+ * (the caller's among them), within mem bytes (less than
+ * CTR_DECODERS_MEM_MIN: that). @return NULL if out of memory. */
+struct ctr_decoders *ctr_decoders_new(struct ctr_source *src, int jobs, size_t mem);
 
 /* ctr_decoders_next() : the next frame in file order into *out.
  * @return 1 with a frame; 0 at the end (out->skipped may say that trailing

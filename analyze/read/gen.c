@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_estimateDStreamSize_fromFrame */
 #include <zstd.h>
 
 #include "read/bufpool.h"
@@ -63,48 +64,72 @@ __attribute__((format(printf, 3, 4))) static void damage(struct ctr_gen *g, size
  * 1. Decompression
  * ------------------------------------------------------------------------- */
 
-static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cut, ZSTD_DCtx *reuse,
-                      struct ctr_bufpool *pool)
+/* Asks the budget for bytes (> 0) or gives them back (< 0): 0 or -EAGAIN. */
+static int account(const struct ctr_gen_budget *b, ptrdiff_t bytes)
 {
-    ZSTD_DCtx *d = reuse ? reuse : ZSTD_createDCtx();
-    if (!d)
-        return -ENOMEM;
-    ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+    return b && b->account ? b->account(b->arg, bytes) : 0;
+}
+
+static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cut, ZSTD_DCtx *reuse,
+                      struct ctr_bufpool *pool, const struct ctr_gen_budget *budget)
+{
+    size_t max =
+        budget && budget->frame_max < CTR_GEN_MAX_STREAM ? budget->frame_max : CTR_GEN_MAX_STREAM;
+    /* What zstd holds while it decodes, its window mostly, as the frame
+     * header says (a header too damaged to say is zstd's to report). A
+     * frame of zeros may say it needs 256 MiB: checked before any of it
+     * is taken. */
+    size_t ctx_bytes = ZSTD_estimateDStreamSize_fromFrame(data, len);
+    if (ZSTD_isError(ctx_bytes))
+        ctx_bytes = 0;
+    if (ctx_bytes >= max) {
+        damage(g, 0, "needs %zu MiB to decompress, more than the %zu MiB a frame may take (-mem)",
+               ctx_bytes >> 20, max >> 20);
+        return 0;
+    }
+    if (account(budget, (ptrdiff_t)ctx_bytes) != 0)
+        return -EAGAIN;
+    /* The stream's bytes, and the window while it decodes. */
+    max -= ctx_bytes;
+    int own = !reuse || ctx_bytes > CTR_GEN_SHARED_WINDOW;
+    ZSTD_DCtx *d = own ? ZSTD_createDCtx() : reuse;
+    int rc = d ? 0 : -ENOMEM;
+    if (d)
+        ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
     /* The frame header may say how big the content is; trust it only as a
      * first guess within the bound. */
     unsigned long long said = ZSTD_getFrameContentSize(data, len);
-    size_t cap = said <= CTR_GEN_MAX_STREAM && said > 0 ? (size_t)said + 1 : len * 4 + 4096;
-    if (cap > CTR_GEN_MAX_STREAM)
-        cap = CTR_GEN_MAX_STREAM;
-    g->stream = ctr_bufpool_take(pool, cap, &cap);
-    g->stream_cap = cap;
-    if (!g->stream) {
-        if (!reuse)
-            ZSTD_freeDCtx(d);
-        return -ENOMEM;
+    size_t cap = said < max && said > 0 ? (size_t)said + 1 : len * 4 + 4096;
+    if (cap > max)
+        cap = max;
+    if (rc == 0) {
+        g->stream = ctr_bufpool_take(pool, cap, &cap);
+        g->stream_cap = cap;
+        rc = !g->stream ? -ENOMEM : account(budget, (ptrdiff_t)cap);
     }
     ZSTD_inBuffer in = {data, len, 0};
-    size_t ret = 1;
-    for (;;) {
+    while (rc == 0) {
         if (g->stream_len == cap) {
-            if (cap >= CTR_GEN_MAX_STREAM) {
-                damage(g, g->stream_len, "decompresses to more than %zu MiB",
-                       CTR_GEN_MAX_STREAM >> 20);
+            if (cap >= max) {
+                damage(g, g->stream_len,
+                       "decompresses to more than %zu MiB, the most a frame may take (-mem)",
+                       (max + ctx_bytes) >> 20);
                 break;
             }
-            size_t ncap = cap * 2 > CTR_GEN_MAX_STREAM ? CTR_GEN_MAX_STREAM : cap * 2;
+            size_t ncap = cap * 2 > max ? max : cap * 2;
+            if ((rc = account(budget, (ptrdiff_t)(ncap - cap))) != 0)
+                break;
             uint8_t *p = realloc(g->stream, ncap);
             if (!p) {
-                if (!reuse)
-                    ZSTD_freeDCtx(d);
-                return -ENOMEM;
+                rc = -ENOMEM;
+                break;
             }
             g->stream = p;
             cap = ncap;
             g->stream_cap = cap;
         }
         ZSTD_outBuffer out = {g->stream, cap, g->stream_len};
-        ret = ZSTD_decompressStream(d, &out, &in);
+        size_t ret = ZSTD_decompressStream(d, &out, &in);
         g->stream_len = out.pos;
         if (ZSTD_isError(ret)) {
             damage(g, g->stream_len, "corrupt compressed data: %s", ZSTD_getErrorName(ret));
@@ -120,11 +145,12 @@ static int decompress(struct ctr_gen *g, const uint8_t *data, size_t len, int cu
             break;
         }
     }
-    if (!reuse)
+    if (own)
         ZSTD_freeDCtx(d);
-    g->stream_cap = cap;
-    g->mem += cap;
-    return 0;
+    if (rc == 0)
+        account(budget, -(ptrdiff_t)ctx_bytes); /* the window is gone or small */
+    g->mem += g->stream_cap;
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------
@@ -459,13 +485,15 @@ static void convert_stream(const struct ctr_gen *g, struct ctr_gen_stream *s,
 }
 
 int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut,
-                   ZSTD_DCtx *dctx, struct ctr_bufpool *pool)
+                   ZSTD_DCtx *dctx, struct ctr_bufpool *pool, const struct ctr_gen_budget *budget)
 {
     memset(g, 0, sizeof(*g));
     g->file_off = file_off;
     g->file_len = len;
     struct dec r = {.g = g};
-    int rc = decompress(g, data, len, cut, dctx, pool);
+    int rc = decompress(g, data, len, cut, dctx, pool, budget);
+    if (rc == -EAGAIN)
+        return rc;
     if (rc == 0)
         rc = read_records(&r);
     /* A frame the file ends in is no damage if the file stops where the

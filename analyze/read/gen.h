@@ -118,17 +118,39 @@ struct ctr_gen {
     int unfinished;
 };
 
+/* What one frame may take of the reader's memory: decoders.c keeps the
+ * account across its threads, so that a hostile file (72 KB of zstd frames
+ * that say "256 MiB of zeros") costs the budget at most, whatever -j. */
+struct ctr_gen_budget {
+    /* Most bytes a frame may need to decompress: its stream, and the zstd
+     * window while it decodes. More is taken for damage. */
+    size_t frame_max;
+    /* account(arg, bytes) : the frame takes `bytes` more (> 0) or gives
+     * them back (< 0). @return 0 granted (always when giving back), or
+     * -EAGAIN: not now; the decoding stops with -EAGAIN and the caller
+     * decodes the frame again later. NULL: every request granted. */
+    int (*account)(void *arg, ptrdiff_t bytes);
+    void *arg;
+};
+
 /* ctr_gen_decode() : decodes the frame data[0..len-1], found at file offset
  * file_off, into *g (zeroed first), with the decompression context dctx (a
- * thread's own, reused from frame to frame: its window buffer is a frame's
- * size; NULL: one made for the call). `cut`: the file ends inside this
- * frame (the bytes are all there is). Its big buffers come from pool
- * (bufpool.h; NULL: malloc). Damage is reported in g->damage.
- * @return 0, or -ENOMEM (then g holds what it decoded, and damage says so). */
+ * thread's own, reused from frame to frame; a frame with a window over
+ * CTR_GEN_SHARED_WINDOW gets a context of its own, freed with its
+ * decoding, so that a thread's context stays small; NULL: one made for the
+ * call). `cut`: the file ends inside this frame (the bytes are all there
+ * is). Its big buffers come from pool (bufpool.h; NULL: malloc), within
+ * budget (NULL: CTR_GEN_MAX_STREAM a frame, granted): what it keeps of it
+ * when it returns is its stream buffer's size (g->stream_cap). Damage is
+ * reported in g->damage.
+ * @return 0, -ENOMEM (then g holds what it decoded, and damage says so), or
+ *         -EAGAIN when budget->account() said so (g is to be freed with
+ *         ctr_gen_free(), and holds g->stream_cap of the budget). */
 struct ZSTD_DCtx_s;
 struct ctr_bufpool;
 int ctr_gen_decode(struct ctr_gen *g, const uint8_t *data, size_t len, uint64_t file_off, int cut,
-                   struct ZSTD_DCtx_s *dctx, struct ctr_bufpool *pool);
+                   struct ZSTD_DCtx_s *dctx, struct ctr_bufpool *pool,
+                   const struct ctr_gen_budget *budget);
 
 /* ctr_gen_free() : frees g, its big buffers back to pool (bufpool.h; NULL:
  * freed). */
@@ -137,5 +159,10 @@ void ctr_gen_free(struct ctr_gen *g, struct ctr_bufpool *pool);
 /* Most bytes a frame may decompress to: the writer cuts a frame at a few
  * MiB (a round's output); more is not a ctrace frame. */
 #define CTR_GEN_MAX_STREAM CTR_FRAME_MAX_CONTENT
+
+/* A decompression window up to this size is decoded in the thread's own
+ * context, which keeps it for the next frame (the writer's frames need
+ * about 1 MiB); a bigger one in a context of its own. */
+#define CTR_GEN_SHARED_WINDOW ((size_t)4 << 20)
 
 #endif

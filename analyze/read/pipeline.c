@@ -531,7 +531,8 @@ int ctr_analyze(struct ctr_source *src, struct ctr_trace *t, const struct ctr_co
         .t = t, .src = src, .progress = opts ? opts->progress : NULL, .pending_from = UINT64_MAX};
     clock_gettime(CLOCK_MONOTONIC, &r.t0);
     r.eng = ctr_engine_new(t, c, n);
-    struct ctr_decoders *d = ctr_decoders_new(src, jobs);
+    size_t mem = opts && opts->mem ? opts->mem : CTR_DECODERS_MEM_DEFAULT;
+    struct ctr_decoders *d = ctr_decoders_new(src, jobs, mem);
     int rc = r.eng && d ? 0 : -ENOMEM, got = 0;
     r.buffers = d ? ctr_decoders_buffers(d) : NULL;
     uint64_t gens_before = 0;

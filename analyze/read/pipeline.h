@@ -39,6 +39,9 @@ struct ctr_pipeline_opts {
     /* An LTTng trace's process to read (ctr_source_open_pid): 0 the only
      * one, CTR_CTF_ALL all of them merged. */
     uint64_t pid;
+    /* The decompression's memory budget in bytes (-mem; decoders.h):
+     * 0 CTR_DECODERS_MEM_DEFAULT. */
+    size_t mem;
 };
 
 /* ctr_analyze() : reads src from its current place to its end into the

@@ -103,4 +103,49 @@ check "no progress when stderr is no terminal" test ! -s "$tmp/notty.err"
 # -j: a bad value is a usage error.
 expect "-j 0 refused" 2 "-j wants a number of threads" -- "$ctrace" stats -j 0 "$gens"
 expect "-j x refused" 2 "-j wants a number of threads" -- "$ctrace" -pprof=sync -j x -top "$gens"
+
+# The memory decompression takes stays within -mem whatever -j. Frames of
+# zeros, 9 KB each on disk, that decompress to 255 MiB each: each is damage
+# (more than a quarter of the budget), found holding no more than the
+# budget (before: 529 MB at -j 1, 1.94 GB at -j 8). Frames decoded ahead
+# that do not fit the share of those ahead are decoded in their turn.
+# peak_kb CMD...: CMD's peak resident memory in KiB (its output dropped);
+# ASan's quarantine, which keeps freed memory, kept small.
+peak_kb() {
+    ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=1" python3 -c '
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+}
+head -c 268000000 /dev/zero | zstd -q -1 --no-content-size -c >"$tmp/zeros.zst"
+{ head -c 16 "$gens"; for _ in 1 2 3 4 5 6 7 8; do cat "$tmp/zeros.zst"; done; } >"$tmp/bomb.bin"
+base=$(peak_kb "$ctrace" stats -j 8 "$gens")
+for mem in 32 256; do
+    flag=(-mem ${mem}M)
+    [ $mem = 256 ] && flag=() # the default
+    peak=$(peak_kb "$ctrace" stats -j 8 "${flag[@]}" "$tmp/bomb.bin")
+    check "8 frames of 255 MiB of zeros at -j 8: within ${mem} MiB (${peak} KiB, ${base} for a small trace)" \
+        test $((peak - base)) -le $((mem << 10))
+done
+expect "zero frames: damage, a frame's most named" 3 \
+    "decompresses to more than 8 MiB, the most a frame may take \(-mem\)" -- \
+    "$ctrace" stats -j 8 -mem 32M "$tmp/bomb.bin"
+"$ctrace" stats -j 1 -mem 32M "$tmp/bomb.bin" >"$tmp/bomb.j1" 2>&1
+"$ctrace" stats -j 4 -mem 32M "$tmp/bomb.bin" >"$tmp/bomb.j4" 2>&1
+check "zero frames: the same report at -j 1 and -j 4 (frames decoded in their turn)" \
+    cmp -s "$tmp/bomb.j1" "$tmp/bomb.j4"
+# A frame whose window alone is over the budget is refused before any of it
+# is taken (zstd --long=28: a 256 MiB window).
+head -c $((64 << 20)) /dev/zero | zstd -q -1 --long=28 -c >"$tmp/long.zst"
+{ head -c 16 "$gens"; cat "$tmp/long.zst" "$tmp/long.zst"; } >"$tmp/long.bin"
+expect "a 256 MiB window: refused up front" 3 "needs 256 MiB to decompress, more than the 64 MiB" -- \
+    "$ctrace" stats -j 2 "$tmp/long.bin"
+peak=$(peak_kb "$ctrace" stats -j 2 "$tmp/long.bin")
+check "a 256 MiB window: not taken (${peak} KiB, ${base} for a small trace)" \
+    test $((peak - base)) -le $((16 << 10))
+"$ctrace" -pprof=sync -top -j 1 "$gens" >"$tmp/gens.j1" 2>&1
+"$ctrace" -pprof=sync -top -j 4 -mem 32M "$gens" >"$tmp/gens.j4" 2>&1
+check "a trace read within the least budget: as at -j 1" cmp -s "$tmp/gens.j1" "$tmp/gens.j4"
+expect "-mem 1M refused" 2 "-mem wants a size from 32M" -- "$ctrace" stats -mem 1M "$gens"
+expect "-mem x refused" 2 "-mem wants a size from 32M" -- "$ctrace" -pprof=sync -mem x -top "$gens"
 finish
