@@ -14,9 +14,13 @@
 #     program gets the same numbers and nobody reads or writes its sockets;
 #   - dup2 onto the tracer's own descriptor: the program gets the number, the
 #     trace moves elsewhere and stays whole;
-#   - a trace lost anyway (descriptors closed by raw syscalls, which no
-#     wrapper sees): the program's status is its own, and ctrace run says on
-#     stderr that the trace is not whole.
+#   - descriptors closed or dup'd over by raw syscalls, which no wrapper
+#     sees (a loop of close, close_range, dup3): the tracer opens its file
+#     again by its path, and the trace is whole, with the waits that came
+#     before and after;
+#   - a trace lost anyway (closed by raw syscalls, and its file unlinked):
+#     the program's status is its own, and ctrace run says on stderr that
+#     the trace is not whole.
 # usage: harm.sh CTRACE_BINARY PROG_HARM
 set -uo pipefail
 ctrace=$1
@@ -69,10 +73,19 @@ compare dup2top dup2top
 check "dup2top: the trace still has the program's waits" \
     sh -c "'$ctrace' stats '$tmp/dup2top.bin' | grep -Eq 'BLOCK +[1-9]'"
 
+# Closed behind the tracer's back: its file found again, nothing lost (the
+# waits before the close and after it).
+for mode in rawclose rawrange rawdup; do
+    compare $mode $mode
+    # Two threads contend before the close, two after: with main, five.
+    threads=$("$ctrace" stats "$tmp/$mode.bin" | sed -n 's/^threads: *\([0-9]*\).*/\1/p')
+    check "$mode: the threads before and after the close ($threads)" test "${threads:-0}" -ge 5
+done
 # A trace lost behind the tracer's back is said, not silent.
-(cd "$tmp" && traced "$tmp/raw.bin" "$prog" rawclose >"$tmp/raw.out" 2>&1; echo $? >"$tmp/raw.status")
-check "rawclose: status 0" grep -qx 0 "$tmp/raw.status"
-check "rawclose: ctrace run says the trace is not whole" \
+(cd "$tmp" && traced "$tmp/raw.bin" "$prog" rawlost "$tmp/raw.bin" >"$tmp/raw.out" 2>&1
+ echo $? >"$tmp/raw.status")
+check "rawlost: status 0" grep -qx 0 "$tmp/raw.status"
+check "rawlost: ctrace run says the trace is not whole" \
     grep -q "the trace could not be written whole" "$tmp/raw.out"
 
 # A shell's own descriptor 3.

@@ -15,8 +15,15 @@
  *               contend for a lock, then pass a message over each pair
  *   dup2top     dup2 a file onto the highest descriptor open at start (the
  *               tracer's, if any), write FILE through it, contend for a lock
- *   rawclose    close every fd >= 3 with raw syscalls (which no wrapper sees:
- *               the trace is lost, and ctrace run must say so), contend
+ *   rawclose    contend, then close every fd >= 3 with raw syscalls (which no
+ *               wrapper sees), then write FILE while threads contend: the
+ *               tracer finds its file again by its path
+ *   rawrange    the same with a raw close_range(3, ~0U)
+ *   rawdup      contend, open FILE, make every other fd >= 3 a copy of it
+ *               with raw dup3 (the tracer's among them), then write FILE
+ *               while threads contend
+ *   rawlost     close every fd >= 3 with raw syscalls and unlink TRACE (the
+ *               tracer cannot find its file again: ctrace run says so)
  * Prints what it saw; exits 0 when everything went as it would untraced.
  */
 #include <dirent.h>
@@ -163,6 +170,16 @@ static int mode_dup2top(const char *path)
     return write_data(target);
 }
 
+static int mode_rawdup(const char *path)
+{
+    contention();
+    int fd = open_data(path), top = highest_fd();
+    for (int k = 3; fd >= 0 && k <= top; k++)
+        if (k != fd && fcntl(k, F_GETFD) >= 0)
+            syscall(SYS_dup3, fd, k, 0);
+    return write_data(fd);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -186,14 +203,28 @@ int main(int argc, char **argv)
         return mode_fdreuse();
     if (!strcmp(mode, "dup2top"))
         return mode_dup2top(file);
-    if (!strcmp(mode, "rawclose")) {
+    if (!strcmp(mode, "rawclose") || !strcmp(mode, "rawlost")) {
+        contention(); /* the tracer's descriptors exist by now, if traced */
+        int lost = !strcmp(mode, "rawlost");
+        if (lost)
+            unlink(file);
         for (long fd = 3; fd < 65536; fd++)
             syscall(SYS_close, fd);
-        contention();
-        return 0;
+        if (lost) {
+            contention();
+            return 0;
+        }
+        return write_data(open_data(file));
     }
-    fprintf(
-        stderr,
-        "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose [FILE]\n");
+    if (!strcmp(mode, "rawrange")) {
+        contention();
+        syscall(SYS_close_range, 3, ~0u, 0);
+        return write_data(open_data(file));
+    }
+    if (!strcmp(mode, "rawdup"))
+        return mode_rawdup(file);
+    fprintf(stderr,
+            "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose|"
+            "rawrange|rawdup|rawlost [FILE]\n");
     return 2;
 }

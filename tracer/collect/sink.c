@@ -26,7 +26,11 @@
 #include "ctrace_record.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -236,6 +240,30 @@ int ctr__write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
+/* Notes where o's file is, to find it again (ctr_owned_fd): its path, as
+ * the kernel names it, if it is a regular file, and its offset. */
+static void note_path(struct ctr_owned_fd *o, int fd)
+{
+    o->path[0] = 0;
+    o->next_off = -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    char link[32];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, o->path, sizeof(o->path));
+    off_t off = lseek(fd, 0, SEEK_CUR);
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof(deleted) - 1;
+    if (n <= 0 || (size_t)n >= sizeof(o->path) || o->path[0] != '/' || off < 0 ||
+        ((size_t)n >= dl && memcmp(o->path + n - dl, deleted, dl) == 0)) {
+        o->path[0] = 0;
+        return;
+    }
+    o->path[n] = 0;
+    o->next_off = off;
+}
+
 int ctr__owned_adopt(struct ctr_owned_fd *o, int fd)
 {
     if (fd < 0)
@@ -243,13 +271,18 @@ int ctr__owned_adopt(struct ctr_owned_fd *o, int fd)
     int own = ctr__fd_adopt(fd, &o->fd);
     if (own < 0)
         return own;
+    int saved = errno;
     int rc = ctr__fd_identify(own, &o->id);
     if (rc != 0)
         ctr__fd_close(own);
+    else
+        note_path(o, own);
+    errno = saved;
     return rc;
 }
 
-int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
+/* One try at writing buf whole into o's file by its number. */
+static int owned_write_once(struct ctr_owned_fd *o, const void *buf, size_t len)
 {
     /* The number may move (the program dup2'd onto it): not while this
      * write uses it. */
@@ -262,11 +295,53 @@ int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
     return rc;
 }
 
+/* o's number no longer refers to its file: the file opened again by its
+ * path, if that is still the same file, and adopted in its place, at the
+ * offset where the writing stopped. The old number is no longer the
+ * tracer's (the program may hold it now). Called without a use held (the
+ * adoption takes the registry's lock, which a move holds while it waits
+ * for uses to end). @return 0 or -EBADF. */
+static int owned_reopen(struct ctr_owned_fd *o)
+{
+    if (!o->path[0] || o->next_off < 0)
+        return -EBADF;
+    int fd = ctr__real.open(o->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+    struct ctr_fd_id id;
+    if (fd >= 0 && (ctr__fd_identify(fd, &id) != 0 || id.dev != o->id.dev || id.ino != o->id.ino ||
+                    lseek(fd, (off_t)o->next_off, SEEK_SET) < 0)) {
+        ctr__real.close(fd);
+        fd = -1;
+    }
+    if (fd < 0)
+        return -EBADF;
+    /* relaxed: the writer's own number (see owned_write_once). */
+    ctr__fd_lost(atomic_load_explicit(&o->fd, memory_order_relaxed));
+    return ctr__fd_adopt(fd, &o->fd) >= 0 ? 0 : -EBADF;
+}
+
+int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
+{
+    int saved = errno;
+    int rc = owned_write_once(o, buf, len);
+    if (rc == -EBADF && owned_reopen(o) == 0)
+        rc = owned_write_once(o, buf, len);
+    if (rc == 0 && o->next_off >= 0)
+        o->next_off += (int64_t)len;
+    errno = saved;
+    return rc;
+}
+
 int ctr__owned_close(struct ctr_owned_fd *o)
 {
     /* relaxed: the value a move stored under the registry's lock, or ours;
      * the owner is done writing (no use is held, none will be). */
-    return ctr__fd_close(atomic_load_explicit(&o->fd, memory_order_relaxed));
+    int fd = atomic_load_explicit(&o->fd, memory_order_relaxed);
+    if (fd >= 0 && !ctr__fd_is(fd, &o->id)) {
+        /* Closed behind our back, and maybe the program's number now. */
+        ctr__fd_lost(fd);
+        return -EBADF;
+    }
+    return ctr__fd_close(fd);
 }
 
 int ctr__zstream_put(struct ctr_zstream *zs, const void *p, size_t n, int end_frame, const void **z,

@@ -182,16 +182,28 @@ int ctr__write_all(int fd, const void *buf, size_t len);
 /* A file the tracer writes into by its own descriptor (the trace file it
  * opened, a dump's file, one a `ctrace ctl` client passed): adopted, and
  * checked before each write to be the file it was, so that a number the
- * program took over (a raw close, then an open) never gets trace bytes. */
+ * program took over (a raw close, then an open) never gets trace bytes.
+ * A regular file is found again by its path when the program closed the
+ * number behind the tracer's back (a raw close_range: the glibc wrappers
+ * pass over the tracer's numbers), and the writing goes on where it
+ * stopped: the trace loses nothing. */
+#define CTR_OWNED_PATH_MAX 512
 struct ctr_owned_fd {
     _Atomic int fd; /* the holder (fdguard.c): a move updates it */
     struct ctr_fd_id id;
+    /* The file's absolute path when adopted ("": none, or longer than
+     * this, or not a regular file), and the offset the next byte goes to;
+     * both the writer's alone. */
+    char path[CTR_OWNED_PATH_MAX];
+    int64_t next_off;
 };
 /* Adopts fd (ctr__fd_adopt) into o and notes what it refers to. Keeps
  * errno. @return 0, or -errno (fd closed; for fd < 0, errno's). */
 int ctr__owned_adopt(struct ctr_owned_fd *o, int fd);
-/* Writes buf whole into o's file (under a use, as fdguard.c asks).
- * @return 0; -EBADF when its number no longer refers to it; -errno. */
+/* Writes buf whole into o's file (under a use, as fdguard.c asks), opening
+ * the file again by its path if its number was closed behind the tracer's
+ * back. Keeps errno. @return 0; -EBADF when its number no longer refers
+ * to it and the file cannot be found again; -errno. */
 int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len);
 /* Closes o's descriptor. @return 0 or -errno. */
 int ctr__owned_close(struct ctr_owned_fd *o);

@@ -40,7 +40,10 @@
  * a raw syscall is noticed when the tracer gets its number again (its holder
  * then reads -1), and before every write of the trace or a dump
  * (ctr__fd_is: the number must still refer to the file it did), so the
- * trace fails loudly instead of going into the program's file.
+ * trace never goes into the program's file: the writer then opens its file
+ * again by its path (sink.c) after ctr__fd_lost() has given up every number
+ * found closed, so that the new descriptor cannot land on a number that
+ * libunwind or another holder still uses.
  */
 #include "core/fdguard.h"
 
@@ -212,6 +215,41 @@ int ctr__fd_close(int fd)
         forget(o);
     ctr_lock_release(&R.lock);
     return ctr__real.close(fd) == 0 ? 0 : -errno;
+}
+
+/* Forgets o, whose number the tracer no longer holds (not closed here):
+ * its holder reads -1; libunwind's pipe is given up whole, its other end
+ * closed if it is still open. Called with the lock held; o's slot is then
+ * another entry's. */
+static void give_up(struct owned *o)
+{
+    if (o->holder)
+        /* relaxed: the value is the whole message (as in add). */
+        atomic_store_explicit(o->holder, -1, memory_order_relaxed);
+    int partner = o->holder ? -1 : o->partner;
+    forget(o);
+    struct owned *p = partner >= 0 ? find(partner) : NULL;
+    if (p) {
+        forget(p);
+        ctr__real.close(partner);
+    }
+}
+
+void ctr__fd_lost(int fd)
+{
+    int saved = errno;
+    ctr_lock_acquire(&R.lock);
+    struct owned *o = find(fd);
+    if (o)
+        give_up(o);
+    for (size_t i = 0; i < R.n;) {
+        if (fcntl(R.v[i].fd, F_GETFD) < 0 && errno == EBADF)
+            give_up(&R.v[i]); /* another entry moved into slot i */
+        else
+            i++;
+    }
+    ctr_lock_release(&R.lock);
+    errno = saved;
 }
 
 int ctr__fd_identify(int fd, struct ctr_fd_id *id)

@@ -30,6 +30,14 @@ int ctr__fd_adopt(int fd, _Atomic int *holder);
 int ctr__fd_adopt_pipe(int fds[2]);
 /* Closes a descriptor of the tracer's. @return 0 or -errno. */
 int ctr__fd_close(int fd);
+/* fd no longer refers to what the tracer opened: the program closed it
+ * behind the tracer's back (a raw close or close_range), and the number may
+ * be the program's now. Forgets fd without closing it, and every number of
+ * the tracer's that is no longer open (closed with it, most likely): their
+ * holders read -1 (their I/O fails, and is reported), libunwind's pipes are
+ * given up (it re-makes them). So that no new descriptor of the tracer's
+ * lands on a number someone still holds. Keeps errno. */
+void ctr__fd_lost(int fd);
 /* Whether fd is the tracer's (a relaxed load). */
 int ctr__fd_is_tracers(int fd);
 /* @return 0 (*id set) or -errno from fstat. Keeps errno. */

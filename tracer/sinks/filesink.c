@@ -151,6 +151,10 @@ int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
         atomic_store_explicit(&f->own.fd, atomic_load_explicit(&given->fd, memory_order_relaxed),
                               memory_order_relaxed);
         f->own.id = given->id;
+        /* Not found again by its path: the number is its giver's, who
+         * closes it (and who would close the wrong one after a reopen). */
+        f->own.path[0] = 0;
+        f->own.next_off = -1;
     } else if (o->path) {
         /* The trace holds the program's log messages and paths: only its
          * owner reads it. A symlink planted at the path is not followed. */
