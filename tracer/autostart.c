@@ -26,6 +26,7 @@
  * print: they speak for the user's `ctrace run`, not for the API.
  */
 #include "collect/face.h"
+#include "core/fdguard.h"
 #include "ctrace/trace.h"
 #include "ctrace_control.h"
 #include "ctrace_lttng.h"
@@ -239,6 +240,11 @@ __attribute__((constructor)) static void trace_autostart(void)
     } else if (rc == -ELIBACC) {
         fprintf(stderr, "ctrace: not tracing: the LTTng provider (%s) could not be loaded\n",
                 CTR_LTTNG_LIBRARY);
+    } else if (rc == -EMFILE && to_file && ctr__fd_top() < CTR_FD_TOP_MIN) {
+        fprintf(stderr,
+                "ctrace: not tracing: %s: the descriptor limit (ulimit -n %d) leaves none to "
+                "spare; the tracer takes one from a limit of %d\n",
+                path, ctr__fd_top(), CTR_FD_TOP_MIN);
     } else if (rc != 0) {
         fprintf(stderr, "ctrace: not tracing: %s: %s\n", to_file ? path : "LTTng", strerror(-rc));
     }

@@ -18,6 +18,9 @@
 #     sees (a loop of close, close_range, dup3): the tracer opens its file
 #     again by its path, and the trace is whole, with the waits that came
 #     before and after;
+#   - under a descriptor limit (ulimit -n 32, 64, 256), the tracer takes
+#     one descriptor (no libunwind, whose pipe takes two); under 16, none,
+#     and no file is left, nor an existing one truncated;
 #   - a trace lost anyway (closed by raw syscalls, and its file unlinked):
 #     the program's status is its own, and ctrace run says on stderr that
 #     the trace is not whole.
@@ -87,6 +90,34 @@ done
 check "rawlost: status 0" grep -qx 0 "$tmp/raw.status"
 check "rawlost: ctrace run says the trace is not whole" \
     grep -q "the trace could not be written whole" "$tmp/raw.out"
+
+# Descriptor limits: the program opens /dev/null until it fails (where
+# LeakSanitizer cannot work: it needs descriptors of its own at exit).
+# limited N CMD...: CMD under ulimit -n N, in $tmp.
+limited() {
+    local n=$1
+    shift
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+        bash -c 'ulimit -n "$0" && cd "$1" && shift && exec "$@"' "$n" "$tmp" "$@"
+}
+for n in 32 64 256; do
+    ref=$(limited $n "$prog" fdcount | sed -n 's/^opened //p')
+    run=$(limited $n "$ctrace" run -o fd$n.bin -- "$prog" fdcount | sed -n 's/^opened //p')
+    check "ulimit -n $n: the tracer takes one descriptor ($run of $ref)" \
+        test "${run:-0}" -ge $((ref - 1))
+    check "ulimit -n $n: the trace is whole" whole "$tmp/fd$n.bin"
+done
+echo "an earlier file" >"$tmp/fd12.bin"
+limited 12 "$ctrace" run -o fd12.bin -- "$prog" fdcount >"$tmp/fd12.out" 2>&1
+limited 12 "$prog" fdcount >"$tmp/fd12.ref" 2>&1
+check "ulimit -n 12: not traced, said" grep -q "not tracing: .*descriptor limit (ulimit -n 12)" \
+    "$tmp/fd12.out"
+check "ulimit -n 12: the program's descriptors all its own" \
+    sh -c "grep -v '^ctrace: ' '$tmp/fd12.out' | cmp -s - '$tmp/fd12.ref'"
+check "ulimit -n 12: an earlier file left as it was" grep -qx "an earlier file" "$tmp/fd12.bin"
+rm -f "$tmp/fd12.bin"
+limited 12 "$ctrace" run -o fd12.bin -- "$prog" fdcount >/dev/null 2>&1
+check "ulimit -n 12: no file left behind" test ! -e "$tmp/fd12.bin"
 
 # A shell's own descriptor 3.
 (cd "$tmp" && bash -c 'exec 3>ref3.txt; echo hi >&3; sleep 0.2; echo bye >&3')

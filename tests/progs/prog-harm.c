@@ -24,6 +24,8 @@
  *               while threads contend
  *   rawlost     close every fd >= 3 with raw syscalls and unlink TRACE (the
  *               tracer cannot find its file again: ctrace run says so)
+ *   fdcount     contend, then open /dev/null until it fails, print how many
+ *               (under a descriptor limit, the tracer's share shows)
  * Prints what it saw; exits 0 when everything went as it would untraced.
  */
 #include <dirent.h>
@@ -223,8 +225,16 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "rawdup"))
         return mode_rawdup(file);
+    if (!strcmp(mode, "fdcount")) {
+        contention();
+        int n = 0;
+        while (open("/dev/null", O_RDONLY) >= 0)
+            n++;
+        printf("opened %d\n", n);
+        return 0;
+    }
     fprintf(stderr,
             "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose|"
-            "rawrange|rawdup|rawlost [FILE]\n");
+            "rawrange|rawdup|rawlost|fdcount [FILE]\n");
     return 2;
 }

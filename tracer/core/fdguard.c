@@ -130,19 +130,28 @@ static void forget(struct owned *o)
     *o = R.v[--R.n];
 }
 
+int ctr__fd_top(void)
+{
+    struct rlimit rl;
+    int top = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)top)
+        top = (int)rl.rlim_cur;
+    return top;
+}
+
 /* A copy of fd at the top of the descriptor range, close-on-exec. */
 static int dup_high(int fd)
 {
-    struct rlimit rl;
-    long top = 65536;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur < (rlim_t)top)
-        top = (long)rl.rlim_cur;
+    long top = ctr__fd_top();
+    if (top < CTR_FD_TOP_MIN)
+        return -EMFILE; /* every number is the program's */
     /* F_DUPFD takes the lowest free number from `from` up: start just below
-     * the numbers already ours, step down past any the program holds, and
-     * never below the upper half of the range. */
-    long from = top - 1 - (long)R.n;
-    for (long floor = top / 2; from >= floor && from >= 64; from -= 64) {
+     * the numbers already ours, step down past any the program holds (by
+     * 64, or less under a small limit), and never below the upper half of
+     * the range. */
+    long from = top - 1 - (long)R.n, step = top >= 1024 ? 64 : top / 16;
+    for (long floor = top / 2; from >= floor; from -= step) {
         int nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)from);
         if (nfd >= 0)
             return nfd;

@@ -28,6 +28,16 @@ int ctr__fd_adopt(int fd, _Atomic int *holder);
  * together if the program takes one's number). @return 0 (fds updated) or
  * -errno (both closed). */
 int ctr__fd_adopt_pipe(int fds[2]);
+/* The descriptor limit (RLIMIT_NOFILE's soft one, at most 65536): the
+ * tracer's descriptors go just under it. */
+int ctr__fd_top(void);
+/* Under this limit the tracer takes no descriptor: a program allowed so
+ * few needs every one (adoption fails with -EMFILE). From it up, the tracer
+ * keeps to the upper half, and under CTR_FD_TOP_FEW to one descriptor (the
+ * trace file; no libunwind, whose pipe takes two: stack.c). */
+#define CTR_FD_TOP_MIN 16
+#define CTR_FD_TOP_FEW 512
+
 /* Closes a descriptor of the tracer's. @return 0 or -errno. */
 int ctr__fd_close(int fd);
 /* fd no longer refers to what the tracer opened: the program closed it

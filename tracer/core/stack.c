@@ -416,6 +416,10 @@ void ctr__stack_init(void)
     unsigned want = how == CTR_UNWIND_FP      ? UNWIND_FP
                     : how == CTR_UNWIND_DWARF ? UNWIND_DWARF
                                               : UNWIND_FP | UNWIND_DWARF; /* auto */
+    /* Under a small descriptor limit, auto leaves libunwind out: its pipe
+     * would take two of the program's few descriptors (fdguard.h). */
+    if (how == CTR_UNWIND_AUTO && ctr__fd_top() < CTR_FD_TOP_FEW)
+        want = UNWIND_FP;
     if ((want & UNWIND_DWARF) && (unwinder_unsafe || !dwarf_load()))
         want = UNWIND_FP;   /* no libunwind here: frame pointers it is */
     ctr__frames_refresh(0); /* the code ranges the walk checks against */

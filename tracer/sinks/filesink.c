@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One frame of the file holds at most FILE_FRAME_BYTES of records (a
  * reader holds a frame whole in memory, and frames are what it decodes in
@@ -141,6 +142,31 @@ static const struct ctr_sink_ops file_ops = {
     .status = on_status,
 };
 
+/* Opens and adopts the trace file at path into f->own, empty. The trace
+ * holds the program's log messages and paths: only its owner reads it. A
+ * symlink planted at the path is not followed. When it cannot be adopted
+ * (no descriptor left under the program's limit), no file is left behind:
+ * one made here is removed, one that was there is not truncated. */
+static int open_trace(struct ctr_file_sink *f, const char *path)
+{
+    const int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
+    int fd = ctr__real.open(path, flags | O_CREAT | O_EXCL, 0600), made = fd >= 0;
+    if (fd < 0 && errno == EEXIST)
+        fd = ctr__real.open(path, flags);
+    int rc = ctr__owned_adopt(&f->own, fd);
+    if (rc != 0) {
+        if (made)
+            unlink(path);
+        return rc;
+    }
+    /* relaxed: this thread's own number, not yet published. */
+    if (!made && ftruncate(atomic_load_explicit(&f->own.fd, memory_order_relaxed), 0) != 0) {
+        rc = -errno;
+        ctr__owned_close(&f->own);
+    }
+    return rc;
+}
+
 int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
                          const struct ctr_owned_fd *given)
 {
@@ -156,11 +182,7 @@ int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
         f->own.path[0] = 0;
         f->own.next_off = -1;
     } else if (o->path) {
-        /* The trace holds the program's log messages and paths: only its
-         * owner reads it. A symlink planted at the path is not followed. */
-        int rc = ctr__owned_adopt(
-            &f->own,
-            ctr__real.open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+        int rc = open_trace(f, o->path);
         if (rc != 0)
             return rc;
         f->owned = 1;
