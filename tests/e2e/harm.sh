@@ -24,10 +24,15 @@
 #   - a trace lost anyway (closed by raw syscalls, and its file unlinked):
 #     the program's status is its own, and ctrace run says on stderr that
 #     the trace is not whole.
-# usage: harm.sh CTRACE_BINARY PROG_HARM
+#   - a storm of signals (SIGALRM every 20 us) whose handler does I/O the
+#     tracer records: the program ends within twice its untraced time, and
+#     the handler's stacks go through the signal frame to the code it
+#     interrupted.
+# usage: harm.sh CTRACE_BINARY PROG_HARM PROG_SIGSTORM
 set -uo pipefail
 ctrace=$1
 prog=$2
+storm=$3
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
 traced() {
@@ -118,6 +123,25 @@ check "ulimit -n 12: an earlier file left as it was" grep -qx "an earlier file" 
 rm -f "$tmp/fd12.bin"
 limited 12 "$ctrace" run -o fd12.bin -- "$prog" fdcount >/dev/null 2>&1
 check "ulimit -n 12: no file left behind" test ! -e "$tmp/fd12.bin"
+
+# A storm of signals: each handler's stacks must cost microseconds (no
+# libunwind, no system call), or the handlers take all the time.
+secs() { date +%s.%N; }
+t0=$(secs)
+"$storm" 1 20 >"$tmp/storm.ref" 2>&1
+t1=$(secs)
+CTRACE_IO_MIN_NS=1 timeout 60 "$ctrace" run -o "$tmp/storm.bin" -- "$storm" 1 20 \
+    >"$tmp/storm.out" 2>&1
+t2=$(secs)
+untraced=$(awk "BEGIN { print $t1 - $t0 }") traced=$(awk "BEGIN { print $t2 - $t1 }")
+check "signal storm: the program ends within twice its untraced time ($traced s, $untraced s)" \
+    awk "BEGIN { exit !($traced <= 2 * $untraced) }"
+check "signal storm: its handlers ran" grep -Eq "storm: [1-9][0-9]* signals handled" \
+    "$tmp/storm.out"
+"$ctrace" -pprof=syscall -top "$tmp/storm.bin" >"$tmp/storm.top" 2>&1
+check "signal storm: the handler's I/O, through the signal frame to the code it interrupted" \
+    sh -c "grep -A4 '^ *[0-9.]*[mun]*s  *[0-9]* .*  write$' '$tmp/storm.top' |
+           grep -A3 'on_alarm' | grep -Eq 'spin|now'"
 
 # A shell's own descriptor 3.
 (cd "$tmp" && bash -c 'exec 3>ref3.txt; echo hi >&3; sleep 0.2; echo bye >&3')

@@ -178,15 +178,48 @@ struct fp_walk {
     int bad;    /* it stopped at a BAD PC: the rest must come from libunwind */
 };
 
+/* How a walk goes on past a signal frame (see walk). */
+enum past_signal { PAST_SIGNAL_STOP, PAST_SIGNAL_FOLLOW };
+
+/* Whether the return address ret is the C library's signal restorer, into
+ * which a handler returns: `mov $15, %rax; syscall` (glibc's __restore_rt)
+ * or `mov $15, %eax; syscall` (musl's), the bytes libunwind and gdb know a
+ * signal frame by. ret must be in code (ctr__in_code), and so the bytes
+ * readable. */
+static inline CTR_STACK_READER int is_sigreturn(uintptr_t ret)
+{
+    static const uint8_t glibc[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    static const uint8_t musl[] = {0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    const uint8_t *code = (const uint8_t *)ret;
+    if (!ctr__in_code(ret + sizeof(glibc) - 1))
+        return 0;
+    int g = 1, m = 1;
+    for (size_t i = 0; i < sizeof(glibc); i++)
+        g &= code[i] == glibc[i];
+    for (size_t i = 0; i < sizeof(musl); i++)
+        m &= code[i] == musl[i];
+    return g || m;
+}
+
 /* Walks the frame-pointer chain from frame address fp, into pcs[0..max).
  * Each frame pointer must lie above the previous one (stacks grow down),
  * inside [the first frame, top of the thread's stack), and be 8-byte
  * aligned; each return address must be in code (retaddr.h), unless a verdict
  * already vouches for it; the verdicts end the walk (END, BAD) where it can
  * no longer be trusted. Leading frames that return into the wrapper layer are
- * the tracer's and are skipped. */
+ * the tracer's and are skipped.
+ *
+ * A signal handler's frame returns into the restorer, above which the
+ * kernel saved the interrupted context (x86-64's rt_sigframe: the return
+ * address, then the ucontext). The walk takes the interrupted PC from it,
+ * exactly, with no system call and no libunwind (whose signal-frame path
+ * costs a handler tens of microseconds: a storm of signals would livelock
+ * the program). Past it, the interrupted function may be in its prologue
+ * or have no frame: `past` says whether to follow its frame pointer anyway
+ * (the fp method's plausibility checks) or to stop there (true, shorter). */
 static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, uintptr_t fp,
-                                                   uintptr_t *pcs, unsigned max, struct fp_walk *w)
+                                                   uintptr_t *pcs, unsigned max,
+                                                   enum past_signal past, struct fp_walk *w)
 {
     uintptr_t lo = fp, hi = t->stack_hi;
     int leading = 1;
@@ -204,6 +237,23 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, u
         if (!(leading && in_tracer(ret))) {
             leading = 0;
             enum ctr_fp_verdict v = ctr__fp_verdict(ret);
+            if (v != CTR_FP_GOOD && ctr__in_code(ret) && is_sigreturn(ret)) {
+                const ucontext_t *uc = (const ucontext_t *)(fp + 2 * sizeof(uintptr_t));
+                if ((uintptr_t)uc > hi - sizeof(*uc))
+                    break; /* not on this stack (an alternate signal stack) */
+                pcs[w->n++] = ret;
+                uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+                if (w->n == max || pc < CTR_MIN_CODE_ADDR)
+                    break;
+                /* Plus one: every PC of a stack is read as a return
+                 * address (FORMAT.md §4.1), as in ctr__stack_signal. */
+                pcs[w->n++] = pc + 1;
+                if (past == PAST_SIGNAL_STOP)
+                    break;
+                lo = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+                fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+                continue;
+            }
             if (v == CTR_FP_UNKNOWN) {
                 w->verify = 1;
                 if (!ctr__in_code(ret))
@@ -317,7 +367,7 @@ uint32_t ctr__stack_signal(struct ctr_thread *t, const void *ucontext)
         uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
         struct fp_walk w = {0, 0, 0};
         if (fp >= sp && fp < t->stack_hi)
-            walk(t, fp, pcs + 1, max - 1, &w);
+            walk(t, fp, pcs + 1, max - 1, PAST_SIGNAL_FOLLOW, &w);
         n = 1 + w.n;
     }
     return intern_pcs(pcs, n);
@@ -337,7 +387,10 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
     }
     /* One PC more than kept, so that the last kept one can be judged. */
     struct fp_walk w;
-    walk(t, (uintptr_t)__builtin_frame_address(0), pcs, max + 1, &w);
+    /* Past a signal frame, only the fp method follows frame pointers that
+     * no verdict vouches for (see walk). */
+    walk(t, (uintptr_t)__builtin_frame_address(0), pcs, max + 1,
+         how & UNWIND_DWARF ? PAST_SIGNAL_STOP : PAST_SIGNAL_FOLLOW, &w);
     unsigned n = w.n;
     if (CTR_UNLIKELY(w.bad || w.verify) && (how & UNWIND_DWARF)) {
         int nd = stack_dwarf(t, dw, max + 1);
@@ -361,7 +414,7 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_at(struct ctr_thread *t, uintptr_t frame)
         return 0; /* not a frame above ours on this stack */
     /* No libunwind from another frame: the walk stops where the verdicts do
      * (a BAD PC is itself true; only the step beyond it is not). */
-    walk(t, frame, pcs, ctr__session.stack_depth, &w);
+    walk(t, frame, pcs, ctr__session.stack_depth, PAST_SIGNAL_STOP, &w);
     return intern_pcs(pcs, w.n);
 }
 
