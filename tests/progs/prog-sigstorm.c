@@ -17,6 +17,7 @@
 
 static int pipe_fds[2];
 static volatile sig_atomic_t handled;
+static volatile unsigned long work; /* what the loop computes, kept */
 
 static void on_alarm(int sig)
 {
@@ -36,7 +37,6 @@ static double now(void)
 /* The code the signals interrupt: a loop with frames of its own. */
 static __attribute__((noinline)) void spin(double seconds)
 {
-    volatile unsigned long work = 0;
     for (double end = now() + seconds; now() < end;)
         for (int i = 0; i < 1000; i++)
             work += (unsigned long)i;

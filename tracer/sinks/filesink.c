@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* One frame of the file holds at most FILE_FRAME_BYTES of records (a
@@ -159,8 +160,11 @@ static int open_trace(struct ctr_file_sink *f, const char *path)
             unlink(path);
         return rc;
     }
-    /* relaxed: this thread's own number, not yet published. */
-    if (!made && ftruncate(atomic_load_explicit(&f->own.fd, memory_order_relaxed), 0) != 0) {
+    /* What O_TRUNC did: a regular file only (a device, /dev/full, has no
+     * length to cut). relaxed: this thread's own number, not yet published. */
+    int fd_now = atomic_load_explicit(&f->own.fd, memory_order_relaxed);
+    struct stat st;
+    if (!made && fstat(fd_now, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd_now, 0) != 0) {
         rc = -errno;
         ctr__owned_close(&f->own);
     }
