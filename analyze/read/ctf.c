@@ -6,6 +6,10 @@
  * tracepoint's fields and process and hands them to the rebuilding
  * (ctf_rebuild.h), which makes the frames. ctr_ctf_next runs the graph until
  * a frame is ready, then hands it out as source.c hands out a file's.
+ * babeltrace2 2.0 is not trusted with damage (issue 29): the damage it
+ * spins or aborts on is looked for first (ctf_check.h), the error it leaves
+ * is taken after each call (take_bt_error), and each call is bounded by a
+ * watchdog (watchdog.h) that ends the process, said, when one never returns.
  */
 #include "read/ctf.h"
 
@@ -18,7 +22,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "read/ctf_check.h"
 #include "read/ctf_rebuild.h"
+#include "read/watchdog.h"
 #include "ctrace_format.h"
 #include "read/idmap.h"
 #include "read/pbwrite.h"
@@ -41,6 +47,8 @@ struct ctr_ctf {
     const void *env_trace;
     uint64_t env_pid;
     struct ctr_pb seq; /* the sequence of the tracepoint being read */
+    /* Bounds each call into babeltrace2 (NULL: CTRACE_CTF_TIMEOUT=0). */
+    struct ctr_watchdog *dog;
 };
 
 __attribute__((format(printf, 2, 3))) static void fail(struct ctr_ctf *c, const char *fmt, ...)
@@ -51,6 +59,25 @@ __attribute__((format(printf, 2, 3))) static void fail(struct ctr_ctf *c, const 
         vsnprintf(c->error, sizeof(c->error), fmt, ap);
         va_end(ap);
     }
+}
+
+/* Takes the error babeltrace2 left on this thread, if any, and says it in
+ * buf after prefix ("PREFIX: CAUSE"; buf is left alone when there is none).
+ * babeltrace2 aborts the process when one of its functions is called while
+ * the thread has an error, and its ctf plugin (2.0) can leave one behind a
+ * call that returned OK (a damaged packet, issue 29): so each call is
+ * followed by this, whatever it returned. @return 1 if there was an error. */
+static int take_bt_error(char *buf, size_t len, const char *prefix)
+{
+    const bt_error *e = bt_current_thread_take_error();
+    if (!e)
+        return 0;
+    snprintf(buf, len, "%s: %s", prefix,
+             bt_error_get_cause_count(e)
+                 ? bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0))
+                 : "failed");
+    bt_error_release(e);
+    return 1;
 }
 
 /* ---------------------------------------------------------------------------
@@ -206,8 +233,15 @@ static bt_graph_simple_sink_component_consume_func_status sink_consume(bt_messag
     return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
 }
 
-/* The directories under root that hold a CTF trace (a `metadata` file). */
-static bt_value *found_traces;
+/* What the search of a directory finds (nftw passes no argument through):
+ * the directories that hold a CTF trace (a `metadata` file), or the first
+ * damage ctf_check.h finds, in err. */
+static struct {
+    bt_value *traces;
+    char *err;
+    size_t errlen;
+    int rc;
+} found;
 
 /* How deep a session's traces lie: ust/uid/UID/64-bit, or a relay daemon's
  * HOST/SESSION/ust/pid/NAME-PID-DATE/64-bit. Deeper is not searched (a
@@ -220,10 +254,21 @@ static int find_trace(const char *path, const struct stat *st, int type, struct 
     if (type == FTW_D && ftw->level >= TRACE_DEPTH_MAX)
         return FTW_SKIP_SUBTREE;
     const char *base = strrchr(path, '/');
-    if (type == FTW_F && base && strcmp(base + 1, "metadata") == 0) {
+    if (type != FTW_F || !base)
+        return FTW_CONTINUE;
+    size_t len = strlen(base + 1);
+    if (strcmp(base + 1, "metadata") == 0) {
         char dir[4096];
         snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
-        if (bt_value_array_append_string_element(found_traces, dir) != 0)
+        if ((found.rc = ctr_ctf_check_metadata(path, found.err, found.errlen)) != 0)
+            return FTW_STOP;
+        if (bt_value_array_append_string_element(found.traces, dir) != 0) {
+            snprintf(found.err, found.errlen, "%s: out of memory", path);
+            found.rc = -ENOMEM;
+            return FTW_STOP;
+        }
+    } else if (len > 4 && strcmp(base + 1 + len - 4, ".idx") == 0) {
+        if ((found.rc = ctr_ctf_check_index(path, found.err, found.errlen)) != 0)
             return FTW_STOP;
     }
     return FTW_CONTINUE;
@@ -234,16 +279,21 @@ static int graph_make(struct ctr_ctf *c, char *err, size_t errlen)
 {
     const bt_plugin *ctf = NULL, *utils = NULL;
     bt_value *params = bt_value_map_create();
-    found_traces = bt_value_array_create();
+    found.traces = bt_value_array_create();
+    found.err = err;
+    found.errlen = errlen;
+    found.rc = 0;
     int rc = -ENOMEM;
-    if (!params || !found_traces)
+    if (!params || !found.traces)
         goto out;
     if (nftw(c->dir, find_trace, 16, FTW_PHYS | FTW_ACTIONRETVAL) != 0) {
-        snprintf(err, errlen, "%s: cannot search it for CTF traces", c->dir);
-        rc = -EIO;
+        if (!(rc = found.rc)) {
+            snprintf(err, errlen, "%s: cannot search it for CTF traces", c->dir);
+            rc = -EIO;
+        }
         goto out;
     }
-    if (bt_value_array_get_length(found_traces) == 0) {
+    if (bt_value_array_get_length(found.traces) == 0) {
         snprintf(err, errlen, "%s: a directory with no CTF trace in it (no `metadata` file)",
                  c->dir);
         rc = -ENOENT;
@@ -269,16 +319,19 @@ static int graph_make(struct ctr_ctf *c, char *err, size_t errlen)
     const bt_component_sink *sink;
     c->graph = bt_graph_create(0);
     if (!fs || !mux || !c->graph ||
-        bt_value_map_insert_entry(params, "inputs", found_traces) !=
+        bt_value_map_insert_entry(params, "inputs", found.traces) !=
             BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK)
         goto out;
-    if (bt_graph_add_source_component(c->graph, fs, "ctf", params, BT_LOGGING_LEVEL_NONE, &src) !=
-        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        const bt_error *e = bt_current_thread_take_error();
-        snprintf(err, errlen, "%s: babeltrace2 cannot read it as CTF%s%s", c->dir, e ? ": " : "",
-                 e ? bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0)) : "");
-        if (e)
-            bt_error_release(e);
+    ctr_watchdog_arm(c->dog);
+    bt_graph_add_component_status st =
+        bt_graph_add_source_component(c->graph, fs, "ctf", params, BT_LOGGING_LEVEL_NONE, &src);
+    ctr_watchdog_disarm(c->dog);
+    char what[256];
+    snprintf(what, sizeof(what), "%s: babeltrace2 cannot read it as CTF", c->dir);
+    int said = take_bt_error(err, errlen, what);
+    if (said || st != BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        if (!said)
+            snprintf(err, errlen, "%s", what);
         rc = -EINVAL;
         goto out;
     }
@@ -304,17 +357,19 @@ static int graph_make(struct ctr_ctf *c, char *err, size_t errlen)
         goto out;
     rc = 0;
 out:
+    /* Our message says what failed; an error babeltrace2 left must go
+     * before its next call (take_bt_error). */
+    bt_current_thread_clear_error();
     if (rc == -ENOMEM)
         snprintf(err, errlen, "%s: setting up babeltrace2 failed", c->dir);
     bt_value_put_ref(params);
-    bt_value_put_ref(found_traces);
-    found_traces = NULL;
+    bt_value_put_ref(found.traces);
+    found.traces = NULL;
     bt_plugin_put_ref(ctf);
     bt_plugin_put_ref(utils);
     return rc;
 }
 
-/* Forgets what was read: the state of a new reading. */
 /* Forgets what was read: the state of a new reading. */
 static void reading_reset(struct ctr_ctf *c)
 {
@@ -341,6 +396,37 @@ static int reading_start(struct ctr_ctf *c, char *err, size_t errlen)
     return graph_make(c, err, errlen);
 }
 
+/* How long one call into babeltrace2 may take (CTRACE_CTF_TIMEOUT, in
+ * seconds; 0: no bound). A call reads a batch of events, or (the first) the
+ * metadata and the first packet of each stream: well under a second on any
+ * trace seen; the bound only ends the loops babeltrace2 falls into on
+ * damage ctf_check.h does not know (a sequence length flipped to billions:
+ * it allocates the elements one by one). */
+#define CTF_TIMEOUT_DEFAULT 10.0
+
+/* Starts c's watchdog, unless CTRACE_CTF_TIMEOUT is 0. */
+static int watchdog_start(struct ctr_ctf *c, char *err, size_t errlen)
+{
+    const char *v = getenv("CTRACE_CTF_TIMEOUT");
+    char *end;
+    double s = v && *v ? strtod(v, &end) : CTF_TIMEOUT_DEFAULT;
+    if (v && *v && (*end || !(s >= 0 && s < 1e6))) {
+        snprintf(err, errlen, "CTRACE_CTF_TIMEOUT=%s: not a number of seconds", v);
+        return -EINVAL;
+    }
+    if (s == 0)
+        return 0;
+    char msg[256];
+    snprintf(msg, sizeof(msg),
+             "ctrace: %s: babeltrace2 read nothing for %g s (a damaged trace it loops on?); "
+             "stopped (CTRACE_CTF_TIMEOUT sets the bound)",
+             c->dir, s);
+    int rc = ctr_watchdog_start(&c->dog, s, msg);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: cannot start the watchdog: %s", c->dir, strerror(-rc));
+    return rc;
+}
+
 int ctr_ctf_open(const char *dir, uint64_t pid, struct ctr_ctf **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -351,7 +437,9 @@ int ctr_ctf_open(const char *dir, uint64_t pid, struct ctr_ctf **out, char *err,
         return -ENOMEM;
     }
     c->want_pid = pid;
-    int rc = reading_start(c, err, errlen);
+    int rc = watchdog_start(c, err, errlen);
+    if (rc == 0)
+        rc = reading_start(c, err, errlen);
     if (rc != 0) {
         ctr_ctf_close(c);
         return rc;
@@ -375,18 +463,15 @@ int ctr_ctf_next(struct ctr_ctf *c, struct ctr_frame *f)
         }
         if (!c->rb || ctr_rebuild_done(c->rb))
             return 0;
+        ctr_watchdog_arm(c->dog);
         bt_graph_run_once_status st = bt_graph_run_once(c->graph);
-        if (st == BT_GRAPH_RUN_ONCE_STATUS_END) {
+        ctr_watchdog_disarm(c->dog);
+        if (take_bt_error(c->error, sizeof(c->error), "babeltrace2"))
+            continue; /* said at the top of the loop; the graph is not run again */
+        if (st == BT_GRAPH_RUN_ONCE_STATUS_END)
             ctr_rebuild_finish(c->rb, c->nevents);
-        } else if (st != BT_GRAPH_RUN_ONCE_STATUS_OK && st != BT_GRAPH_RUN_ONCE_STATUS_AGAIN) {
-            const bt_error *e = bt_current_thread_take_error();
-            fail(c, "babeltrace2: %s",
-                 e && bt_error_get_cause_count(e)
-                     ? bt_error_cause_get_message(bt_error_borrow_cause_by_index(e, 0))
-                     : "reading failed");
-            if (e)
-                bt_error_release(e);
-        }
+        else if (st != BT_GRAPH_RUN_ONCE_STATUS_OK && st != BT_GRAPH_RUN_ONCE_STATUS_AGAIN)
+            fail(c, "babeltrace2: reading failed");
     }
 }
 
@@ -412,6 +497,7 @@ void ctr_ctf_close(struct ctr_ctf *c)
     if (!c)
         return;
     reading_reset(c);
+    ctr_watchdog_stop(c->dog);
     free(c->seq.b);
     free(c->dir);
     free(c);

@@ -37,8 +37,12 @@ struct ctr_frame;
 
 /* ctr_ctf_open() : reads the CTF traces under directory dir, the events of
  * process pid (0: the only one there is; CTR_CTF_ALL: all, merged). @return 0, or a negative errno
- * with a one-line reason in err: no CTF trace there, babeltrace2 cannot
- * read it or its plugins are missing. */
+ * with a one-line reason in err: no CTF trace there, damage babeltrace2
+ * must not be given (ctf_check.h), babeltrace2 cannot read it or its
+ * plugins are missing, CTRACE_CTF_TIMEOUT is not a number. A call into
+ * babeltrace2, here or in ctr_ctf_next(), that lasts longer than
+ * CTRACE_CTF_TIMEOUT seconds (default 10; 0: no bound) ends the process
+ * with status 1 and a line on stderr (watchdog.h). */
 int ctr_ctf_open(const char *dir, uint64_t pid, struct ctr_ctf **out, char *err, size_t errlen);
 /* ctr_ctf_next() : the next generation as a frame, as ctr_source_next().
  * @return 1 with a frame, 0 at the end, a negative errno with the reason in
