@@ -145,21 +145,33 @@ int ctr_ctf_check_index(const char *path, char *err, size_t errlen)
     uint64_t len = be_at(h + 12, 4);
     if (len < INDEX_ENTRY_MIN)
         goto out;
-    uint8_t e[16];
-    uint64_t n = (uint64_t)(size - INDEX_HEADER_LEN) / len;
+    /* babeltrace2 uses the index only if it passes its own checks
+     * (data-stream-file.c, build_index_from_idx_file): sizes in whole
+     * bytes, offsets rising, times in order, and the sizes summing to the
+     * stream file's; else it indexes the stream itself (a stream cut short
+     * is read up to the cut). It does not check that each packet lies in
+     * the file. */
+    if ((size - INDEX_HEADER_LEN) % len)
+        goto out;
+    uint64_t n = (uint64_t)(size - INDEX_HEADER_LEN) / len, total = 0, prev = 0, bad = n;
     for (uint64_t i = 0; i < n; i++) {
+        uint8_t e[40]; /* offset, packet_size, content_size, timestamp_begin, _end */
         if (read_at(fd, e, sizeof(e), INDEX_HEADER_LEN + (off_t)(i * len)) != 0)
-            break;
-        uint64_t at = be_at(e, 8), bytes = be_at(e + 8, 8) / 8;
-        if (at >= (uint64_t)st.st_size || bytes > (uint64_t)st.st_size - at) {
-            snprintf(err, errlen,
-                     "%s: a damaged index: its packet %llu lies past the end of %s (%lld "
-                     "bytes); without the index directory the trace is read from the "
-                     "stream files alone",
-                     path, (unsigned long long)i, stream, (long long)st.st_size);
-            rc = -EINVAL;
-            break;
-        }
+            goto out;
+        uint64_t at = be_at(e, 8), bits = be_at(e + 8, 8);
+        if (bits % 8 || (i && at < prev) || be_at(e + 32, 8) < be_at(e + 24, 8))
+            goto out;
+        if (bad == n && (at >= (uint64_t)st.st_size || bits / 8 > (uint64_t)st.st_size - at))
+            bad = i;
+        prev = at;
+        total += bits / 8;
+    }
+    if (bad < n && total == (uint64_t)st.st_size) {
+        snprintf(err, errlen,
+                 "%s: a damaged index: its packet %llu lies past the end of %s (%lld bytes); "
+                 "remove the index directory to read the trace without it",
+                 path, (unsigned long long)bad, stream, (long long)st.st_size);
+        rc = -EINVAL;
     }
 out:
     close(fd);

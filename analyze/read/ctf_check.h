@@ -25,7 +25,8 @@ int ctr_ctf_check_metadata(const char *path, char *err, size_t errlen);
 
 /* ctr_ctf_check_index() : checks the LTTng index at path (DIR/index/NAME.idx)
  * against its stream file (DIR/NAME). An index babeltrace2 would not use
- * (not one, another version, its stream file missing) passes.
+ * (not one, another version, its stream file missing, its packets' sizes
+ * not summing to the stream's: a stream cut short) passes.
  * @return 0, or -EINVAL with a one-line reason naming the file in err. */
 int ctr_ctf_check_index(const char *path, char *err, size_t errlen);
 
