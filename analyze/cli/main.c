@@ -44,7 +44,7 @@
     "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
     "                    decode ahead of it (default: the cores available); the\n"   \
     "                    output is the same for any N\n"                             \
-    "  -mem SIZE         the memory decompression may take (default 256M; a frame\n" \
+    "  -mem SIZE         the memory decompression may take (default 512M; a frame\n" \
     "                    may need a quarter of it)\n"                                \
     "  -pid PID|all      of an LTTng trace of several processes, the one to read,\n" \
     "                    or all of them merged\n"                                    \
@@ -81,7 +81,7 @@ static const char usage_text[] =
     "\n"
     "Every verb reading a TRACE takes -j N: threads that read it, the analysis and\n"
     "N-1 decoding ahead (default: the cores available; the same output for any N),\n"
-    "and -mem SIZE: the memory decompression may take (default 256M).\n"
+    "and -mem SIZE: the memory decompression may take (default 512M).\n"
     "TRACE - reads a trace from standard input. A directory is read as the LTTng\n"
     "(CTF) traces in it, of the `ctrace` tracepoints (ctrace run -lttng); -pid PID\n"
     "picks one of its processes, -pid all merges them. A long analysis shows its\n"

@@ -37,7 +37,7 @@ static const char usage[] =
     "                   only the time threads worked for such tasks (as the profiles'\n"
     "                   filters), and those tasks\n"
     "  -j N             threads that read the trace (default: the cores available)\n"
-    "  -mem SIZE        the memory decompression may take (default 256M)\n"
+    "  -mem SIZE        the memory decompression may take (default 512M)\n"
     "  -pid PID|all     of an LTTng trace of several processes, the one to show, or all\n"
     "  -http            then serve it on 127.0.0.1 and print the link that opens it\n"
     "                   in the Perfetto UI, until Ctrl-C (without -o, in a temporary\n"

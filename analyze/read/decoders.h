@@ -37,8 +37,10 @@ struct ctr_decoded {
 };
 
 /* The budget when none is given, and the least one: a frame of the writer
- * (4 MiB of records and a window of about 1 MiB) fits a quarter of it. */
-#define CTR_DECODERS_MEM_DEFAULT ((size_t)256 << 20)
+ * (4 MiB of records and a window of about 1 MiB) fits a quarter of it. The
+ * default keeps as many free buffers as jobs + 1 frames' worth up to -j 5
+ * (fewer made it slower to settle: 20 MB more at -j 2 on 8 M events). */
+#define CTR_DECODERS_MEM_DEFAULT ((size_t)512 << 20)
 #define CTR_DECODERS_MEM_MIN ((size_t)32 << 20)
 
 /* ctr_decoders_new() : decoding of src's frames with `jobs` threads in all

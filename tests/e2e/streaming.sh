@@ -120,9 +120,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
 head -c 268000000 /dev/zero | zstd -q -1 --no-content-size -c >"$tmp/zeros.zst"
 { head -c 16 "$gens"; for _ in 1 2 3 4 5 6 7 8; do cat "$tmp/zeros.zst"; done; } >"$tmp/bomb.bin"
 base=$(peak_kb "$ctrace" stats -j 8 "$gens")
-for mem in 32 256; do
+for mem in 32 512; do
     flag=(-mem ${mem}M)
-    [ $mem = 256 ] && flag=() # the default
+    [ $mem = 512 ] && flag=() # the default
     peak=$(peak_kb "$ctrace" stats -j 8 "${flag[@]}" "$tmp/bomb.bin")
     check "8 frames of 255 MiB of zeros at -j 8: within ${mem} MiB (${peak} KiB, ${base} for a small trace)" \
         test $((peak - base)) -le $((mem << 10))
@@ -138,7 +138,7 @@ check "zero frames: the same report at -j 1 and -j 4 (frames decoded in their tu
 # is taken (zstd --long=28: a 256 MiB window).
 head -c $((64 << 20)) /dev/zero | zstd -q -1 --long=28 -c >"$tmp/long.zst"
 { head -c 16 "$gens"; cat "$tmp/long.zst" "$tmp/long.zst"; } >"$tmp/long.bin"
-expect "a 256 MiB window: refused up front" 3 "needs 256 MiB to decompress, more than the 64 MiB" -- \
+expect "a 256 MiB window: refused up front" 3 "needs 256 MiB to decompress, more than the 128 MiB" -- \
     "$ctrace" stats -j 2 "$tmp/long.bin"
 peak=$(peak_kb "$ctrace" stats -j 2 "$tmp/long.bin")
 check "a 256 MiB window: not taken (${peak} KiB, ${base} for a small trace)" \
