@@ -14,10 +14,9 @@
 #     program gets the same numbers and nobody reads or writes its sockets;
 #   - dup2 onto the tracer's own descriptor: the program gets the number, the
 #     trace moves elsewhere and stays whole;
-#   - descriptors closed or dup'd over by raw syscalls, which no wrapper
-#     sees (a loop of close, close_range, dup3): the tracer opens its file
-#     again by its path, and the trace is whole, with the waits that came
-#     before and after;
+#   - descriptors closed by raw syscalls, which no wrapper sees (a loop of
+#     close, close_range): the tracer opens its file again by its path, and
+#     the trace is whole, with the waits that came before and after;
 #   - under a descriptor limit (ulimit -n 32, 64, 256), the tracer takes
 #     one descriptor (no libunwind, whose pipe takes two); under 16, none,
 #     and no file is left, nor an existing one truncated;
@@ -83,7 +82,7 @@ check "dup2top: the trace still has the program's waits" \
 
 # Closed behind the tracer's back: its file found again, nothing lost (the
 # waits before the close and after it).
-for mode in rawclose rawrange rawdup; do
+for mode in rawclose rawrange; do
     compare $mode $mode
     # Two threads contend before the close, two after: with main, five.
     threads=$("$ctrace" stats "$tmp/$mode.bin" | sed -n 's/^threads: *\([0-9]*\).*/\1/p')

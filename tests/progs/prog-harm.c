@@ -19,9 +19,6 @@
  *               wrapper sees), then write FILE while threads contend: the
  *               tracer finds its file again by its path
  *   rawrange    the same with a raw close_range(3, ~0U)
- *   rawdup      contend, open FILE, make every other fd >= 3 a copy of it
- *               with raw dup3 (the tracer's among them), then write FILE
- *               while threads contend
  *   rawlost     close every fd >= 3 with raw syscalls and unlink TRACE (the
  *               tracer cannot find its file again: ctrace run says so)
  *   fdcount     contend, then open /dev/null until it fails, print how many
@@ -172,16 +169,6 @@ static int mode_dup2top(const char *path)
     return write_data(target);
 }
 
-static int mode_rawdup(const char *path)
-{
-    contention();
-    int fd = open_data(path), top = highest_fd();
-    for (int k = 3; fd >= 0 && k <= top; k++)
-        if (k != fd && fcntl(k, F_GETFD) >= 0)
-            syscall(SYS_dup3, fd, k, 0);
-    return write_data(fd);
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -223,8 +210,6 @@ int main(int argc, char **argv)
         syscall(SYS_close_range, 3, ~0u, 0);
         return write_data(open_data(file));
     }
-    if (!strcmp(mode, "rawdup"))
-        return mode_rawdup(file);
     if (!strcmp(mode, "fdcount")) {
         contention();
         int n = 0;
@@ -235,6 +220,6 @@ int main(int argc, char **argv)
     }
     fprintf(stderr,
             "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose|"
-            "rawrange|rawdup|rawlost|fdcount [FILE]\n");
+            "rawrange|rawlost|fdcount [FILE]\n");
     return 2;
 }

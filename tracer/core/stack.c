@@ -186,12 +186,13 @@ enum past_signal { PAST_SIGNAL_STOP, PAST_SIGNAL_FOLLOW };
  * or `mov $15, %eax; syscall` (musl's), the bytes libunwind and gdb know a
  * signal frame by. ret must be in code (ctr__in_code), and so the bytes
  * readable. */
-static inline CTR_STACK_READER int is_sigreturn(uintptr_t ret)
+static CTR_STACK_READER int is_sigreturn(uintptr_t ret)
 {
     static const uint8_t glibc[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     static const uint8_t musl[] = {0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     const uint8_t *code = (const uint8_t *)ret;
-    if (!ctr__in_code(ret + sizeof(glibc) - 1))
+    /* The first byte rules out nearly every return address, cheaply. */
+    if ((code[0] != glibc[0] && code[0] != musl[0]) || !ctr__in_code(ret + sizeof(glibc) - 1))
         return 0;
     int g = 1, m = 1;
     for (size_t i = 0; i < sizeof(glibc); i++)
@@ -199,6 +200,69 @@ static inline CTR_STACK_READER int is_sigreturn(uintptr_t ret)
     for (size_t i = 0; i < sizeof(musl); i++)
         m &= code[i] == musl[i];
     return g || m;
+}
+
+/* The restorers found so far (a process has one, two with musl's and
+ * glibc's both loaded): known by address, with no look at the code. */
+#define MAX_RESTORERS 4
+static _Atomic uintptr_t restorers[MAX_RESTORERS];
+
+/* Whether ret, with verdict v, is a signal restorer (is_sigreturn). A
+ * known one is found by its address; an unknown return address in code
+ * (`code`) is looked at once, and kept if it is one. A BAD verdict is not
+ * looked at again: the restorer is known by the time judge() learns it
+ * BAD (libunwind sees the interrupted frame after it, which a plain walk
+ * skips). Inlined into the walk: one or two compares on most frames. */
+static inline CTR_STACK_READER int is_restorer(uintptr_t ret, enum ctr_fp_verdict v, int code)
+{
+    if (v == CTR_FP_GOOD || v == CTR_FP_END)
+        return 0;
+    for (int i = 0; i < MAX_RESTORERS; i++) {
+        /* relaxed: an address is the whole message. */
+        uintptr_t r = atomic_load_explicit(&restorers[i], memory_order_relaxed);
+        if (r == ret)
+            return 1;
+        if (r == 0)
+            break;
+    }
+    if (v != CTR_FP_UNKNOWN || !code || !is_sigreturn(ret))
+        return 0;
+    for (int i = 0; i < MAX_RESTORERS; i++) {
+        uintptr_t none = 0;
+        /* relaxed: as above; a lost race keeps the other's, or both. */
+        if (atomic_compare_exchange_strong_explicit(&restorers[i], &none, ret, memory_order_relaxed,
+                                                    memory_order_relaxed) ||
+            none == ret)
+            break;
+    }
+    return 1;
+}
+
+/* The walk's step through a signal frame: fp is the handler's frame, which
+ * returns into the restorer; the interrupted context lies above it (see
+ * walk). Adds the restorer and the interrupted PC to pcs. @return 1 with
+ * *fp and *lo set to go on from the interrupted frame, 0 to stop. Out of
+ * line: most walks never take it. */
+static __attribute__((noinline)) CTR_WRAPPER_TEXT CTR_STACK_READER int
+signal_step(uintptr_t *fp, uintptr_t *lo, uintptr_t hi, uintptr_t *pcs, unsigned max,
+            enum past_signal past, struct fp_walk *w)
+{
+    const uintptr_t *frame = (const uintptr_t *)*fp;
+    const ucontext_t *uc = (const ucontext_t *)(frame + 2);
+    if ((uintptr_t)uc > hi - sizeof(*uc))
+        return 0; /* not on this stack (an alternate signal stack) */
+    pcs[w->n++] = frame[1];
+    uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (w->n == max || pc < CTR_MIN_CODE_ADDR)
+        return 0;
+    /* Plus one: every PC of a stack is read as a return address
+     * (FORMAT.md §4.1), as in ctr__stack_signal. */
+    pcs[w->n++] = pc + 1;
+    if (past == PAST_SIGNAL_STOP)
+        return 0;
+    *lo = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    *fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+    return 1;
 }
 
 /* Walks the frame-pointer chain from frame address fp, into pcs[0..max).
@@ -237,26 +301,15 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, u
         if (!(leading && in_tracer(ret))) {
             leading = 0;
             enum ctr_fp_verdict v = ctr__fp_verdict(ret);
-            if (v != CTR_FP_GOOD && ctr__in_code(ret) && is_sigreturn(ret)) {
-                const ucontext_t *uc = (const ucontext_t *)(fp + 2 * sizeof(uintptr_t));
-                if ((uintptr_t)uc > hi - sizeof(*uc))
-                    break; /* not on this stack (an alternate signal stack) */
-                pcs[w->n++] = ret;
-                uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-                if (w->n == max || pc < CTR_MIN_CODE_ADDR)
+            int code = v == CTR_FP_UNKNOWN ? ctr__in_code(ret) : 1;
+            if (CTR_UNLIKELY(is_restorer(ret, v, code))) {
+                if (!signal_step(&fp, &lo, hi, pcs, max, past, w))
                     break;
-                /* Plus one: every PC of a stack is read as a return
-                 * address (FORMAT.md §4.1), as in ctr__stack_signal. */
-                pcs[w->n++] = pc + 1;
-                if (past == PAST_SIGNAL_STOP)
-                    break;
-                lo = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-                fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
                 continue;
             }
             if (v == CTR_FP_UNKNOWN) {
                 w->verify = 1;
-                if (!ctr__in_code(ret))
+                if (!code)
                     break; /* the step that led here was false */
             }
             pcs[w->n++] = ret;
