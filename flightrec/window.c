@@ -30,6 +30,7 @@
 #include "window.h"
 
 #include "collect/records.h"
+#include "core/clock.h"
 #include "core/lock.h"
 
 #include <errno.h>
@@ -43,7 +44,8 @@ struct gen {
     struct gen *grave; /* the graveyard's list */
     uint64_t number;
     struct ctr_clock_sample start;
-    uint64_t end_mono; /* 0 while it is being written */
+    uint64_t end_mono;   /* 0 while it is being written */
+    uint64_t frame_mono; /* when its last frame came (0: none yet) */
     struct frame *frames, *last;
     size_t bytes; /* all of the above that counts against max_bytes */
 };
@@ -76,8 +78,12 @@ static void publish_stats(void)
     atomic_store_explicit(&st_gens, gens, memory_order_relaxed);
     uint64_t span = 0;
     if (W.oldest && W.newest) {
-        /* The generation being written counts up to its start. */
-        uint64_t end = W.newest->end_mono ? W.newest->end_mono : W.newest->start.mono;
+        /* The generation being written counts up to its last frame's
+         * arrival (its data is older), or its start: a long generation
+         * holds much of the window before it ends. */
+        uint64_t end = W.newest->end_mono     ? W.newest->end_mono
+                       : W.newest->frame_mono ? W.newest->frame_mono
+                                              : W.newest->start.mono;
         span = end > W.oldest->start.mono ? end - W.oldest->start.mono : 0;
     }
     atomic_store_explicit(&st_span, span, memory_order_relaxed);
@@ -213,6 +219,7 @@ void ctr__fr_frame(const void *z, size_t n)
     f->len = n;
     memcpy(f->data, z, n);
     size_t fb = malloc_usable_size(f);
+    uint64_t mono_now = ctr__clock_ns(CLOCK_MONOTONIC); /* ctr_clock_sample.mono's clock */
     ctr_lock_acquire(&W.lock);
     struct gen *g = W.newest;
     if (!g || g->end_mono) {
@@ -231,6 +238,7 @@ void ctr__fr_frame(const void *z, size_t n)
         g->last = f;
         g->bytes += fb;
         W.bytes += fb;
+        g->frame_mono = mono_now;
     }
     publish_stats();
     ctr_lock_release(&W.lock);

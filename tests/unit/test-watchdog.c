@@ -75,7 +75,9 @@ static void test_stuck_call(void **state)
     assert_int_equal(WEXITSTATUS(status), 1);
     assert_string_equal(buf, "stuck in the library\n");
     assert_true(took >= BOUND);
-    assert_true(took < 1.25 * BOUND + 1.0);
+    /* It ends, rather than spins: the bound's quarter ticks, and room for
+     * a loaded machine (the fork and start under TSan took over 1 s). */
+    assert_true(took < 1.25 * BOUND + 20.0);
 }
 
 int main(void)

@@ -128,7 +128,7 @@ CTRACE_EXPORT int flightrec_latency(uint64_t latency_ns);
 
 struct flightrec_stats {
     uint64_t window_bytes;     /* memory the window holds now */
-    uint64_t window_span_ns;   /* time it covers */
+    uint64_t window_span_ns;   /* time it covers, to its newest frame */
     uint64_t generations;      /* generations in it */
     uint64_t dumps_written;    /* by the trigger, the dump signal, `ctrace ctl` */
     uint64_t dumps_failed;     /* by the same */
