@@ -112,10 +112,10 @@ same() {
     fi
 }
 
-fail=0 n=0
+fail=0 n=0 checks=0
 for f in *.bin; do
     name=${f%.bin}
-    n=$((n + 1))
+    n=$((n + 1)) checks=$((checks + 4))
     cli "$name" >"$tmp/$name.cli"
     golden_dump "$name" 1 >"$tmp/$name.dump"
     golden_dump "$name" 4 >"$tmp/$name.dump-j4"
@@ -124,14 +124,21 @@ for f in *.bin; do
         cp "$tmp/$name.dump" "$name.dump.expected"
         continue
     fi
-    jobs_run "$name" 1 | sed 's/ -j 1 / /' >"$tmp/$name.j1"
     jobs_run "$name" 4 | sed 's/ -j 4 / /' >"$tmp/$name.j4"
-    same "$name: profiles, top, threads of -j 1 and -j 4" "$tmp/$name.j1" "$tmp/$name.j4"
+    if [[ ${CTRACE_SANITIZE:-OFF} == ON ]]; then
+        # Under the sanitizers, the decoding threads (-j 4) are what they
+        # must see; the plain builds compare the outputs with -j 1's. Half
+        # of this test's time there (69 s under ASan).
+        checks=$((checks - 1))
+    else
+        jobs_run "$name" 1 | sed 's/ -j 1 / /' >"$tmp/$name.j1"
+        same "$name: profiles, top, threads of -j 1 and -j 4" "$tmp/$name.j1" "$tmp/$name.j4"
+    fi
     same "$name.cli" "$name.cli.expected" "$tmp/$name.cli"
     same "$name.dump" "$name.dump.expected" "$tmp/$name.dump"
     same "$name.dump -j 4" "$name.dump.expected" "$tmp/$name.dump-j4"
 done
 [[ $n -gt 0 ]] || { echo "$0: no trace in $dir" >&2; exit 1; }
 [[ $write -eq 1 ]] && { echo "wrote the expected files of $n traces in $dir"; exit 0; }
-echo "$((4 * n - fail)) passed, $fail failed"
+echo "$((checks - fail)) passed, $fail failed"
 [[ $fail -eq 0 ]]
