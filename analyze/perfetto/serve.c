@@ -2,14 +2,22 @@
 /* serve.c - ctr_serve_file() (see serve.h): a minimal HTTP/1.1 server of
  * one file, for the Perfetto UI to fetch.
  *
- * One connection at a time: read the request head (at most HEAD_MAX bytes,
- * the request line checked as it arrives), answer, close. Every wait is a
- * poll() on the connection and on the self-pipe that the SIGINT/SIGTERM
- * handler writes to: a signal ends the call at once, whatever it waits for
- * (the pipe, never drained, stays readable, so every later wait sees it too),
- * and a client that stalls costs at most CTR_SERVE_TIMEOUT_MS. The socket
- * is written with send(MSG_NOSIGNAL): a client gone mid-file is EPIPE for
- * its connection, never SIGPIPE for the process.
+ * Each connection on a thread of its own, up to MAX_CONNS at once (more
+ * are answered 503 at once): a client that holds a connection idle, sends
+ * a byte a second or reads slowly delays only itself, never the UI's
+ * fetch. Per connection: read the request head (at most HEAD_MAX bytes, the
+ * request line checked as it arrives, whole within HEAD_TIMEOUT_MS), answer,
+ * close. Every wait is a poll() on the connection and on the self-pipe that
+ * the SIGINT/SIGTERM handler writes to: a signal ends every wait at once
+ * (the pipe, never drained, stays readable, so every later wait sees it
+ * too), and a client that stalls mid-answer costs its thread at most
+ * CTR_SERVE_TIMEOUT_MS. The socket is written with send(MSG_NOSIGNAL): a
+ * client gone mid-file is EPIPE for its connection, never SIGPIPE.
+ *
+ * The file is for this machine's browser alone: the URL holds a random
+ * token (a page cannot guess it), and a request whose Host is not the
+ * loopback's name and port is refused (a page that rebinds its own name to
+ * 127.0.0.1 sends its own name: DNS rebinding).
  */
 #include "perfetto/serve.h"
 
@@ -19,11 +27,14 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,15 +45,20 @@
 #define CTR_SERVE_TIMEOUT_MS 10000
 #endif
 #define HEAD_MAX (16 * 1024) /* request line and headers (cookies of 127.0.0.1 included) */
+#define HEAD_TIMEOUT_MS 5000 /* a request head comes whole within it */
+#define MAX_CONNS 64         /* connections served at once */
+#define TOKEN_BYTES 16       /* the URL's random part: 128 bits, in hex */
 #define BUF_SIZE (64 * 1024) /* > HEAD_MAX: holds the head, then the file's chunks */
 #define LINGER_MS 1000       /* reading what a client still sends after its answer */
 #define STOPPED 2            /* wait_fd(): a stop signal came */
 
 struct srv {
-    int file;       /* the file served */
-    char name[256]; /* its URL path, without the '/' */
-    int wake;       /* the self-pipe's read end */
-    char *buf;      /* BUF_SIZE bytes */
+    int file;                         /* the file served */
+    char name[256];                   /* its name in the URL */
+    char path[2 * TOKEN_BYTES + 258]; /* its URL path: /TOKEN/NAME */
+    int port;                         /* the port served, for the Host check */
+    int wake;                         /* the self-pipe's read end */
+    atomic_int conns;                 /* connections being served */
 };
 
 /* The self-pipe's write end, for the handler (one call at a time: serve.h). */
@@ -144,15 +160,16 @@ static int send_error(const struct srv *s, int c, const char *status, const char
     return send_all(s, c, body, (size_t)n);
 }
 
-/* Sends the file's first size bytes. @return 0 or -1 (client gone, file shrunk). */
-static int send_file(const struct srv *s, int c, off_t size)
+/* Sends the file's first size bytes through buf (BUF_SIZE bytes).
+ * @return 0 or -1 (client gone, file shrunk). */
+static int send_file(const struct srv *s, int c, char *buf, off_t size)
 {
     for (off_t off = 0; off < size;) {
         size_t want = size - off < BUF_SIZE ? (size_t)(size - off) : BUF_SIZE;
-        ssize_t n = pread(s->file, s->buf, want, off);
+        ssize_t n = pread(s->file, buf, want, off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0 || send_all(s, c, s->buf, (size_t)n) != 0)
+        if (n <= 0 || send_all(s, c, buf, (size_t)n) != 0)
             return -1; /* the client sees a body shorter than Content-Length */
         off += n;
     }
@@ -178,11 +195,13 @@ static int line_plausible(const char *p, size_t len)
     return 1;
 }
 
-/* Parses the head (NUL-terminated, ending in an empty line): sets *method
- * and *target, NUL-terminated in place. @return 0, or -1 if malformed
- * (RFC 9112: request line, header field syntax, Host once in HTTP/1.1). */
-static int parse_head(char *p, char **method, char **target)
+/* Parses the head (NUL-terminated, ending in an empty line): sets *method,
+ * *target and *host (NULL: no Host field), NUL-terminated in place.
+ * @return 0, or -1 if malformed (RFC 9112: request line, header field
+ * syntax, Host once in HTTP/1.1). */
+static int parse_head(char *p, char **method, char **target, char **host)
 {
+    *host = NULL;
     while (*p == '\r' || *p == '\n') /* empty lines before the request line */
         p++;
     int nhost = 0, line = 0, http11 = 0;
@@ -213,16 +232,54 @@ static int parse_head(char *p, char **method, char **target)
         for (char *q = colon + 1; *q; q++)
             if (((unsigned char)*q < 0x20 && *q != '\t') || *q == 0x7f)
                 return -1;
-        nhost += colon - p == 4 && strncasecmp(p, "host", 4) == 0;
+        if (colon - p == 4 && strncasecmp(p, "host", 4) == 0) {
+            nhost++;
+            char *v = colon + 1, *e = v + strlen(v);
+            while (*v == ' ' || *v == '\t')
+                v++;
+            while (e > v && (e[-1] == ' ' || e[-1] == '\t'))
+                *--e = '\0';
+            *host = v;
+        }
     }
     return -1; /* no empty line: cannot happen, the caller found it */
 }
 
-/* Answers one parsed request. */
-static void answer(const struct srv *s, int c, const char *method, char *target)
+/* Whether a request's Host names the loopback as served: 127.0.0.1,
+ * localhost or [::1], with the port served or none. */
+static int host_ok(const struct srv *s, const char *host)
+{
+    static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; host && i < sizeof(names) / sizeof(names[0]); i++) {
+        size_t n = strlen(names[i]);
+        if (strncasecmp(host, names[i], n) != 0)
+            continue;
+        if (host[n] == '\0')
+            return 1;
+        char *end;
+        errno = 0;
+        long port = host[n] == ':' && host[n + 1] >= '0' && host[n + 1] <= '9'
+                        ? strtol(host + n + 1, &end, 10)
+                        : -1;
+        return port == s->port && *end == '\0' && errno == 0;
+    }
+    return 0;
+}
+
+/* Answers one parsed request; buf (BUF_SIZE bytes) carries the file. */
+static void answer(const struct srv *s, int c, char *buf, const char *method, char *target,
+                   const char *host)
 {
     int get = strcmp(method, "GET") == 0, head = strcmp(method, "HEAD") == 0;
     int options = strcmp(method, "OPTIONS") == 0;
+    if (!host) {
+        send_error(s, c, "400 Bad Request", "");
+        return;
+    }
+    if (!host_ok(s, host)) {
+        send_error(s, c, "403 Forbidden", "");
+        return;
+    }
     if (!get && !head && !options) {
         send_error(s, c, "405 Method Not Allowed", "Allow: GET, HEAD, OPTIONS\r\n");
         return;
@@ -231,7 +288,7 @@ static void answer(const struct srv *s, int c, const char *method, char *target)
     const char *path = target;
     if (strncasecmp(path, "http://", 7) == 0) /* absolute-form: its path */
         path = strchr(path + 7, '/') ? strchr(path + 7, '/') : "/";
-    int ours = path[0] == '/' && strcmp(path + 1, s->name) == 0;
+    int ours = strcmp(path, s->path) == 0;
     if (options && (ours || strcmp(path, "*") == 0)) {
         /* The CORS preflight; Private-Network for Chrome's checks of a
          * public page (the UI) reaching the loopback. */
@@ -254,7 +311,7 @@ static void answer(const struct srv *s, int c, const char *method, char *target)
                  "Content-Length: %" PRIdMAX "\r\nCache-Control: no-cache\r\n",
                  (intmax_t)st.st_size);
         if (send_head(s, c, "200 OK", hdrs) == 0 && get)
-            send_file(s, c, st.st_size);
+            send_file(s, c, buf, st.st_size);
     }
 }
 
@@ -277,21 +334,21 @@ static size_t head_len(const char *p, size_t len)
     return 0;
 }
 
-/* Serves connection c and closes it. */
-static void serve_conn(const struct srv *s, int c)
+/* Serves connection c with buf (BUF_SIZE bytes) and closes it. */
+static void serve_conn(const struct srv *s, int c, char *buf)
 {
-    int64_t deadline = now_ms() + CTR_SERVE_TIMEOUT_MS;
+    int64_t deadline = now_ms() + HEAD_TIMEOUT_MS;
     size_t len = 0, head;
-    char *method = NULL, *target = NULL;
+    char *method = NULL, *target = NULL, *host = NULL;
     for (;;) {
-        if (memchr(s->buf, '\0', len) || !line_plausible(s->buf, len)) {
+        if (memchr(buf, '\0', len) || !line_plausible(buf, len)) {
             send_error(s, c, "400 Bad Request", "");
             break;
         }
-        if ((head = head_len(s->buf, len)) > 0) {
-            s->buf[head] = '\0'; /* what follows (a body) is left unread */
-            if (parse_head(s->buf, &method, &target) == 0)
-                answer(s, c, method, target);
+        if ((head = head_len(buf, len)) > 0) {
+            buf[head] = '\0'; /* what follows (a body) is left unread */
+            if (parse_head(buf, &method, &target, &host) == 0)
+                answer(s, c, buf, method, target, host);
             else
                 send_error(s, c, "400 Bad Request", "");
             break;
@@ -304,7 +361,7 @@ static void serve_conn(const struct srv *s, int c)
             close(c); /* silent too long, or stopping */
             return;
         }
-        ssize_t n = recv(c, s->buf + len, HEAD_MAX - len, 0);
+        ssize_t n = recv(c, buf + len, HEAD_MAX - len, 0);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n <= 0) {
@@ -318,11 +375,101 @@ static void serve_conn(const struct srv *s, int c)
     shutdown(c, SHUT_WR);
     int64_t linger = now_ms() + LINGER_MS;
     while (wait_fd(s, c, POLLIN, linger) == 1) {
-        ssize_t n = recv(c, s->buf, BUF_SIZE, 0);
+        ssize_t n = recv(c, buf, BUF_SIZE, 0);
         if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
             break;
     }
     close(c);
+}
+
+/* A connection's thread. */
+struct conn {
+    struct srv *s;
+    int c;
+};
+
+static void *conn_thread(void *arg)
+{
+    struct conn *k = arg;
+    char *buf = malloc(BUF_SIZE);
+    if (buf)
+        serve_conn(k->s, k->c, buf);
+    else
+        close(k->c);
+    free(buf);
+    /* release: this thread's last use of s before the server, which
+     * waits for the count to drop (acquire), frees it. */
+    atomic_fetch_sub_explicit(&k->s->conns, 1, memory_order_release);
+    free(k);
+    return NULL;
+}
+
+/* Serves c on a thread of its own, or answers 503 when MAX_CONNS are
+ * served already (or no thread can be had), and closes it. */
+static void serve_conn_async(struct srv *s, int c)
+{
+    /* relaxed: a count; the thread's end is ordered by its release. */
+    struct conn *k = atomic_load_explicit(&s->conns, memory_order_relaxed) < MAX_CONNS
+                         ? malloc(sizeof(*k))
+                         : NULL;
+    pthread_attr_t attr;
+    pthread_t t;
+    int started = 0;
+    if (k && pthread_attr_init(&attr) == 0) {
+        *k = (struct conn){s, c};
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add_explicit(&s->conns, 1, memory_order_relaxed);
+        /* The stop signals go to the caller's threads, as before: the
+         * connections' threads block them. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        started = pthread_create(&t, &attr, conn_thread, k) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pthread_attr_destroy(&attr);
+        if (!started)
+            atomic_fetch_sub_explicit(&s->conns, 1, memory_order_relaxed);
+    }
+    if (!started) {
+        free(k);
+        send_error(s, c, "503 Service Unavailable", "Retry-After: 1\r\n");
+        close(c);
+    }
+}
+
+/* Waits for the connections' threads to end: each sees the stop at its
+ * next wait (the self-pipe is readable for good). */
+static void wait_conns(struct srv *s)
+{
+    /* acquire: pairs with conn_thread's release, before s goes. */
+    while (atomic_load_explicit(&s->conns, memory_order_acquire) > 0) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+/* Sets s->path to /TOKEN/NAME, TOKEN random. @return 0 or a negative errno. */
+static int set_path(struct srv *s, char *err, size_t errlen)
+{
+    unsigned char r[TOKEN_BYTES];
+    size_t got = 0;
+    while (got < sizeof(r)) {
+        ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : EIO;
+            snprintf(err, errlen, "serving: getrandom: %s", strerror(e));
+            return -e;
+        }
+        got += (size_t)n;
+    }
+    char *p = s->path;
+    *p++ = '/';
+    for (size_t i = 0; i < sizeof(r); i++, p += 2)
+        snprintf(p, 3, "%02x", r[i]);
+    snprintf(p, sizeof(s->path) - (size_t)(p - s->path), "/%s", s->name);
+    return 0;
 }
 
 /* Sets s->name from name, or from path's base name. @return 0 or -EINVAL. */
@@ -376,6 +523,8 @@ static int open_and_listen(struct srv *s, const char *path, const char *name, in
         return -EINVAL;
     }
     int rc = set_name(s, path, name, err, errlen);
+    if (rc == 0)
+        rc = set_path(s, err, errlen);
     if (rc != 0)
         return rc;
     /* 127.0.0.1 only: the file is for this machine's browser, not the network. */
@@ -392,7 +541,7 @@ static int open_and_listen(struct srv *s, const char *path, const char *name, in
                          : getsockname(l, (struct sockaddr *)&a, &alen) != 0 ? "getsockname"
                                                                              : NULL;
     if (!failed) {
-        *port = ntohs(a.sin_port);
+        *port = s->port = ntohs(a.sin_port);
         return l;
     }
     rc = -errno;
@@ -442,10 +591,6 @@ int ctr_serve_file(const char *path, const char *name, int port, FILE *out, char
         rc = l;
         goto done;
     }
-    if (!(s.buf = malloc(BUF_SIZE))) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
     if (pipe2(pipefd, O_NONBLOCK | O_CLOEXEC) != 0) {
         rc = -errno;
         snprintf(err, errlen, "serving: pipe: %s", strerror(errno));
@@ -457,9 +602,9 @@ int ctr_serve_file(const char *path, const char *name, int port, FILE *out, char
     sigemptyset(&stop.sa_mask);
     sigaction(SIGINT, &stop, &old_int);
     sigaction(SIGTERM, &stop, &old_term);
-    fprintf(out, "Serving %s on http://127.0.0.1:%d/%s; Ctrl-C to stop\n", path, port, s.name);
-    fprintf(out, "Open in the Perfetto UI: " CTR_SERVE_ORIGIN "/#!/?url=http://127.0.0.1:%d/%s\n",
-            port, s.name);
+    fprintf(out, "Serving %s on http://127.0.0.1:%d%s; Ctrl-C to stop\n", path, port, s.path);
+    fprintf(out, "Open in the Perfetto UI: " CTR_SERVE_ORIGIN "/#!/?url=http://127.0.0.1:%d%s\n",
+            port, s.path);
     fflush(out);
     for (;;) {
         rc = wait_fd(&s, l, POLLIN, -1);
@@ -473,13 +618,18 @@ int ctr_serve_file(const char *path, const char *name, int port, FILE *out, char
         }
         int c = accept4(l, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (c >= 0)
-            serve_conn(&s, c);
+            serve_conn_async(&s, c);
         else if (!accept_again(errno)) {
             rc = -errno;
             snprintf(err, errlen, "serving: accept: %s", strerror(-rc));
             break;
         }
     }
+    /* Every connection's next wait ends (after an error the signal did
+     * not write the pipe). */
+    ssize_t woke = write(pipefd[1], "", 1);
+    (void)woke;
+    wait_conns(&s);
     if (rc == 0) {
         fprintf(out, "ctrace: stopped serving\n");
         fflush(out);
@@ -494,6 +644,5 @@ done:
         close(l);
     if (s.file >= 0)
         close(s.file);
-    free(s.buf);
     return rc;
 }

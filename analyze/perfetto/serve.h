@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* serve.h - serves one file (a trace converted for Perfetto) over HTTP on
  * the loopback, so that the Perfetto UI opens it by URL, as Perfetto's own
- * tools/open_trace_in_ui does: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:PORT/NAME
+ * tools/open_trace_in_ui does: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:PORT/TOKEN/NAME
  * The UI fetches the URL from the browser, which needs the server's CORS
  * headers for the UI's origin.
  */
@@ -21,19 +21,25 @@
 
 /* ctr_serve_file() : serves the file at `path` over HTTP/1.1 on
  * 127.0.0.1:port (port 0: a free port the system picks) under the URL path
- * "/NAME", and prints to `out` (flushed) the line
- *   Serving PATH on http://127.0.0.1:PORT/NAME; Ctrl-C to stop
+ * "/TOKEN/NAME", TOKEN 32 random hex digits (getrandom), and prints to
+ * `out` (flushed) the line
+ *   Serving PATH on http://127.0.0.1:PORT/TOKEN/NAME; Ctrl-C to stop
  * and then the link that opens it in the Perfetto UI:
- *   Open in the Perfetto UI: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:PORT/NAME
+ *   Open in the Perfetto UI: https://ui.perfetto.dev/#!/?url=http://127.0.0.1:PORT/TOKEN/NAME
  * Both are printed once the port is listening. `name` must be made of
  * URL-safe characters (letters, digits, '.', '-', '_', '~'; not "." or
  * ".."); NULL takes the base name of path, other characters replaced by '_'.
  *
- * GET and HEAD of /NAME answer 200 with the file's bytes (its size when the
+ * A request whose Host is not 127.0.0.1, localhost or [::1] (with the
+ * port served, or none) is answered 403, one without Host 400. GET and
+ * HEAD of /TOKEN/NAME answer 200 with the file's bytes (its size when the
  * request comes), OPTIONS answers CORS preflights, other paths 404, other
- * methods 405, malformed or oversized requests 400. One connection at a
- * time, closed after each response; a client silent for 10 s is dropped,
- * one that goes away mid-file only ends its own connection (no SIGPIPE).
+ * methods 405, malformed or oversized requests 400. Each connection on a
+ * thread of its own, up to 64 at once (more are answered 503), closed
+ * after its response: a request head must come whole within 5 s, a client
+ * that stalls mid-answer is dropped after 10 s, one that goes away
+ * mid-file only ends its own connection (no SIGPIPE). Stopping waits for
+ * the connections' threads (each ends at its next wait).
  *
  * Serves until SIGINT or SIGTERM, for which it installs handlers for the
  * duration of the call (the previous ones are restored before it returns;

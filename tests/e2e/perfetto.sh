@@ -216,6 +216,66 @@ with urllib.request.urlopen(req, timeout=20) as r:
 EOF
 check "-http: served with the UI's origin allowed" grep -qx "https://ui.perfetto.dev" "$tmp/headers"
 check "-http: the same bytes as -o" cmp -s "$tmp/j1.pftrace" "$tmp/got.pftrace"
+# Clients that hold connections (five idle, one sending a byte every 0.4
+# s) delay only themselves: the UI's GET is answered while they wait,
+# long before the server's 5 s head deadline lets them go (one at a time,
+# it waited 10 s behind each). A page of another origin that rebinds its
+# own name to 127.0.0.1 sends its own Host: refused. The path needs the
+# link's random part.
+python3 - "$url" >"$tmp/hold.out" 2>&1 <<'EOF'
+import socket, sys, threading, time, urllib.parse
+url = urllib.parse.urlsplit(sys.argv[1])
+port, path = url.port, url.path
+def conn():
+    return socket.create_connection(("127.0.0.1", port), timeout=20)
+def get(path, host):
+    s = conn()
+    s.sendall(b"GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path.encode(), host.encode()))
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    s.close()
+    return out
+idle = [conn() for _ in range(5)]
+loris = conn()
+loris.sendall(b"GET /")
+stop = False
+def drip():
+    while not stop:
+        time.sleep(0.4)
+        try:
+            loris.send(b"a")
+        except OSError:
+            return
+t = threading.Thread(target=drip)
+t.start()
+time.sleep(0.5)
+t0 = time.time()
+r = get(path, "127.0.0.1:%d" % port)
+took = time.time() - t0
+print("held: %s in %.2f s, %d bytes" % (r.split(b"\r\n")[0].decode(), took, len(r)))
+print("held-fast" if r.startswith(b"HTTP/1.1 200") and took < 3 else "held-slow")
+stop = True
+t.join()
+r = get(path, "evil.example:%d" % port)
+print("foreign: " + r.split(b"\r\n")[0].decode())
+print("foreign-bytes %d" % len(r))
+r = get("/" + path.rsplit("/", 1)[1], "127.0.0.1:%d" % port)
+print("untokened: " + r.split(b"\r\n")[0].decode())
+r = get(path, "localhost:%d" % port)
+print("localhost: " + r.split(b"\r\n")[0].decode())
+EOF
+check "-http: answered at once beside held connections ($(sed -n 's/^held: //p' "$tmp/hold.out"))" \
+    grep -qx "held-fast" "$tmp/hold.out"
+check "-http: a foreign Host refused, no trace bytes" \
+    sh -c "grep -qx 'foreign: HTTP/1.1 403 Forbidden' '$tmp/hold.out' &&
+           test \$(sed -n 's/^foreign-bytes //p' '$tmp/hold.out') -lt 1000"
+check "-http: the file's name without the link's random part: 404" \
+    grep -qx "untokened: HTTP/1.1 404 Not Found" "$tmp/hold.out"
+check "-http: Host localhost with the port served" grep -qx "localhost: HTTP/1.1 200 OK" "$tmp/hold.out"
 kill -INT "$server"
 wait "$server"
 check "-http: SIGINT stops it, exit 0" test $? -eq 0

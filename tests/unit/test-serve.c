@@ -108,8 +108,9 @@ struct server {
     size_t len;
     int port;
     char path[64];
-    char name[64];       /* its URL path, without the '/' */
-    char url[128];       /* http://127.0.0.1:PORT/NAME */
+    char name[64];       /* its name in the URL */
+    char upath[128];     /* its URL path: /TOKEN/NAME */
+    char url[192];       /* http://127.0.0.1:PORT/TOKEN/NAME */
     unsigned char *data; /* the file's bytes */
     size_t size;
 };
@@ -194,7 +195,15 @@ static void start_server(struct server *sv, const char *stem, const char *name, 
     assert_non_null(at);
     sv->port = atoi(at + strlen(link));
     assert_true(sv->port > 0 && sv->port < 65536);
-    snprintf(sv->url, sizeof sv->url, "http://127.0.0.1:%d/%s", sv->port, sv->name);
+    /* /TOKEN/NAME: 32 hex digits of its own, then the name */
+    const char *up = strchr(at + strlen(link), '/');
+    assert_non_null(up);
+    size_t ulen = strcspn(up, "\n");
+    assert_true(ulen == 1 + 32 + 1 + strlen(sv->name) && ulen < sizeof sv->upath);
+    memcpy(sv->upath, up, ulen);
+    assert_true(strspn(sv->upath + 1, "0123456789abcdef") == 32 && sv->upath[33] == '/');
+    assert_string_equal(sv->upath + 34, sv->name);
+    snprintf(sv->url, sizeof sv->url, "http://127.0.0.1:%d%s", sv->port, sv->upath);
     char want[512];
     snprintf(want, sizeof want, "Serving %s on %s; Ctrl-C to stop\nOpen in the Perfetto UI: %s%s\n",
              sv->path, sv->url, link, sv->url + strlen("http://127.0.0.1:"));
@@ -332,6 +341,31 @@ static void assert_get(const struct server *sv, struct resp *r, const char *req)
 #define GET(path) \
     "GET " path " HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://ui.perfetto.dev\r\n\r\n"
 
+/* A request from its template: {P} is the server's URL path (/TOKEN/NAME),
+ * {H} its Host (127.0.0.1:PORT). In one of 4 static buffers, for the calls
+ * that take two at once. */
+static const char *X(const struct server *sv, const char *tmpl)
+{
+    static char bufs[4][512];
+    static int next;
+    char *out = bufs[next++ % 4], host[32];
+    snprintf(host, sizeof host, "127.0.0.1:%d", sv->port);
+    size_t n = 0;
+    for (const char *t = tmpl; *t && n + 200 < sizeof bufs[0];) {
+        const char *with = strncmp(t, "{P}", 3) == 0   ? sv->upath
+                           : strncmp(t, "{H}", 3) == 0 ? host
+                                                       : NULL;
+        if (with) {
+            n += (size_t)snprintf(out + n, sizeof bufs[0] - n, "%s", with);
+            t += 3;
+        } else {
+            out[n++] = *t++;
+        }
+    }
+    out[n] = '\0';
+    return out;
+}
+
 /* ------------------------------------------------------------------------
  * Tests
  * ---------------------------------------------------------------------- */
@@ -343,24 +377,26 @@ static void test_get_head_options(void **state)
     start_server(&sv, "serve", "trace.pftrace", SMALL_SIZE);
     struct resp r = resp_for(&sv);
 
-    assert_get(&sv, &r, GET("/trace.pftrace"));
-    assert_get(&sv, &r, GET("/trace.pftrace")); /* the UI may fetch twice */
-    assert_get(&sv, &r, GET("/trace.pftrace?referrer=x"));
-    assert_get(&sv, &r, "GET /trace.pftrace HTTP/1.0\n\n"); /* no Host, bare LFs */
+    assert_get(&sv, &r, X(&sv, GET("{P}")));
+    assert_get(&sv, &r, X(&sv, GET("{P}"))); /* the UI may fetch twice */
+    assert_get(&sv, &r, X(&sv, GET("{P}?referrer=x")));
+    assert_get(&sv, &r, X(&sv, "GET {P} HTTP/1.0\nHost: localhost\n\n")); /* bare LFs */
+    assert_get(&sv, &r, X(&sv, "GET {P} HTTP/1.1\r\nHost: {H}\r\n\r\n"));
+    assert_get(&sv, &r, X(&sv, "GET {P} HTTP/1.1\r\nHost: [::1]\r\n\r\n"));
     char absolute[256];
     snprintf(absolute, sizeof absolute, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", sv.url);
     assert_get(&sv, &r, absolute);
 
-    request(sv.port, "HEAD /trace.pftrace HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &r);
+    request(sv.port, X(&sv, "HEAD {P} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), &r);
     assert_int_equal(r.status, 200);
     assert_header(&r, "Content-Length", "524411"); /* SMALL_SIZE */
     assert_header(&r, "Access-Control-Allow-Origin", "https://ui.perfetto.dev");
     assert_int_equal(r.body_len, 0);
 
     request(sv.port,
-            "OPTIONS /trace.pftrace HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            "Origin: https://ui.perfetto.dev\r\nAccess-Control-Request-Method: GET\r\n"
-            "Access-Control-Request-Private-Network: true\r\n\r\n",
+            X(&sv, "OPTIONS {P} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Origin: https://ui.perfetto.dev\r\nAccess-Control-Request-Method: GET\r\n"
+                   "Access-Control-Request-Private-Network: true\r\n\r\n"),
             &r);
     assert_int_equal(r.status, 204);
     assert_header(&r, "Access-Control-Allow-Origin", "https://ui.perfetto.dev");
@@ -386,25 +422,35 @@ static void test_errors(void **state)
     } cases[] = {
         {GET("/other"), 404},
         {GET("/"), 404},
-        {GET("/t.bin/x"), 404},
-        {"OPTIONS /other HTTP/1.1\r\nHost: x\r\n\r\n", 404},
-        {"POST /t.bin HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", 405},
-        {"DELETE /t.bin HTTP/1.1\r\nHost: x\r\n\r\n", 405},
+        {GET("{P}/x"), 404},
+        {GET("/t.bin"), 404}, /* the name without the link's token */
+        {"OPTIONS /other HTTP/1.1\r\nHost: {H}\r\n\r\n", 404},
+        {"POST {P} HTTP/1.1\r\nHost: {H}\r\nContent-Length: 5\r\n\r\nhello", 405},
+        {"DELETE {P} HTTP/1.1\r\nHost: {H}\r\n\r\n", 405},
+        /* Hosts that are not the loopback's name and port: a page that
+         * rebinds its own name to 127.0.0.1 sends its own (DNS rebinding). */
+        {"GET {P} HTTP/1.1\r\nHost: evil.example\r\n\r\n", 403},
+        {"GET {P} HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n", 403},
+        {"GET {P} HTTP/1.1\r\nHost: 127.0.0.1.evil.example\r\n\r\n", 403},
+        {"GET {P} HTTP/1.1\r\nHost: localhost:x\r\n\r\n", 403},
+        {"OPTIONS {P} HTTP/1.1\r\nHost: evil.example\r\n\r\n", 403},
+        {"GET {P} HTTP/1.0\r\n\r\n", 400}, /* no Host, even in 1.0 */
         {"hello there\r\n\r\n", 400},
         {"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 400}, /* TLS, no newline */
-        {"GET /t.bin HTTP/1.1\r\n\r\n", 400},                  /* no Host */
-        {"GET /t.bin HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
-        {"GET /t.bin HTTP/2.0\r\nHost: x\r\n\r\n", 400},
-        {"GET  /t.bin HTTP/1.1\r\nHost: x\r\n\r\n", 400},
-        {"GET /t.bin HTTP/1.1\r\nHost : x\r\n\r\n", 400},
-        {"GET /t.bin HTTP/1.1\r\nHost: x\r\nBad\r\n\r\n", 400},
-        {"GET /t.bin HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n", 400},
-        {"G(T /t.bin HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+        {"GET {P} HTTP/1.1\r\n\r\n", 400},                     /* no Host */
+        {"GET {P} HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
+        {"GET {P} HTTP/2.0\r\nHost: x\r\n\r\n", 400},
+        {"GET  {P} HTTP/1.1\r\nHost: x\r\n\r\n", 400},
+        {"GET {P} HTTP/1.1\r\nHost : x\r\n\r\n", 400},
+        {"GET {P} HTTP/1.1\r\nHost: x\r\nBad\r\n\r\n", 400},
+        {"GET {P} HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n", 400},
+        {"G(T {P} HTTP/1.1\r\nHost: x\r\n\r\n", 400},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        request(sv.port, cases[i].req, &r);
+        const char *req = X(&sv, cases[i].req);
+        request(sv.port, req, &r);
         if (r.status != cases[i].status)
-            fail_msg("%d for %s, expected %d", r.status, cases[i].req, cases[i].status);
+            fail_msg("%d for %s, expected %d", r.status, req, cases[i].status);
         assert_header(&r, "Connection", "close");
         if (r.status == 405)
             assert_header(&r, "Allow", "GET, HEAD, OPTIONS");
@@ -420,7 +466,7 @@ static void test_errors(void **state)
     assert_int_equal(r.status, 400);
     free(huge);
 
-    assert_get(&sv, &r, GET("/t.bin"));
+    assert_get(&sv, &r, X(&sv, GET("{P}")));
     stop_server(&sv, SIGTERM);
     free(r.buf);
 }
@@ -436,7 +482,7 @@ static void test_bad_clients(void **state)
     int c = dial(sv.port, 0); /* half a request, then gone */
     send_all(c, "GET /t.bin HTTP/1.1\r\nHo", 23);
     close(c);
-    assert_get(&sv, &r, GET("/t.bin"));
+    assert_get(&sv, &r, X(&sv, GET("{P}")));
 
     /* Part of the file read, then closed with the rest unread (a reset):
      * the server's next send fails, ECONNRESET; or, when the client had
@@ -444,7 +490,8 @@ static void test_bad_clients(void **state)
      * EPIPE, which is SIGPIPE without MSG_NOSIGNAL. */
     for (int i = 0; i < 4; i++) {
         c = dial(sv.port, 4096);
-        send_all(c, GET("/t.bin"), strlen(GET("/t.bin")));
+        const char *get = X(&sv, GET("{P}"));
+        send_all(c, get, strlen(get));
         if (i % 2)
             assert_int_equal(shutdown(c, SHUT_WR), 0);
         size_t got = 0;
@@ -456,12 +503,12 @@ static void test_bad_clients(void **state)
         }
         close(c);
     }
-    assert_get(&sv, &r, GET("/t.bin"));
+    assert_get(&sv, &r, X(&sv, GET("{P}")));
 
-    /* A silent client: dropped at the server's timeout, and the next one is
-     * served after it. */
+    /* A silent client: the next one is served meanwhile (a connection
+     * waits on its own thread), and it is dropped at the head deadline. */
     int silent = dial(sv.port, 0);
-    assert_get(&sv, &r, GET("/t.bin"));
+    assert_get(&sv, &r, X(&sv, GET("{P}")));
     size_t got = 0;
     char buf[64];
     assert_true(read_until(silent, buf, sizeof buf, &got, NULL, now_ms() + WAIT_MS));
@@ -482,7 +529,7 @@ static void test_stop_while_stalled(void **state)
     assert_memory_equal(sv.name, "ctrace-serve_a_b-", 17);
     int c = dial(sv.port, 4096);
     char req[256], buf[8192];
-    snprintf(req, sizeof req, "GET /%s HTTP/1.1\r\nHost: x\r\n\r\n", sv.name);
+    snprintf(req, sizeof req, "%s", X(&sv, "GET {P} HTTP/1.1\r\nHost: {H}\r\n\r\n"));
     send_all(c, req, strlen(req));
     assert_true(readable(c, now_ms() + WAIT_MS));
     assert_true(read(c, buf, sizeof buf) > 17);
