@@ -307,8 +307,11 @@ static void window_keeps_samples(int timer, unsigned hz)
     print_message("%s: %zu samples, %zu in burner, %.1f ms\n", timer ? "timer" : "perf", samples,
                   in_burner, cpu_ns / 1e6);
     /* 200 ms at 250 Hz: about 50, all but a few under burner's call (the
-     * rest in the clock call burn_cpu makes, some of them cut short). */
-    assert_true(samples >= hz / 10);
+     * rest in the clock call burn_cpu makes, some of them cut short). On
+     * a loaded machine a timer's ticks coalesce (16 of 50 seen under
+     * ASan): a sample then weighs the time since the last one, and the
+     * total (cpu_ns, below) is what must hold. */
+    assert_true(samples >= hz / 50);
     /* By frame pointers alone (CTRACE_UNWIND=fp, as the TSan run has it)
      * a sample in code without them (TSan's runtime, called at every
      * access of burn_cpu's) can lose its callers: some, not most. */
