@@ -285,6 +285,10 @@ static int catch_up(void)
 {
     if (!flightrec_is_running())
         return -ENOENT;
+    /* Just after flightrec_start the window may not have begun yet (a
+     * loaded machine): not "no recorder". A second at most. */
+    for (int i = 0; i < 100 && !ctr__fr_window_begun() && flightrec_is_running(); i++)
+        ctr__collector_sync_for(DUMP_CATCH_UP_NS);
     ctr__collector_sync_for(DUMP_CATCH_UP_NS);
     return 0;
 }
@@ -321,7 +325,9 @@ int flightrec_dump(const char *path)
         rc = ctr__fr_dump_file(fd);
         if (rc == 0 && rename(tmp, path) != 0)
             rc = -errno;
-        if (rc != 0 && fd >= 0)
+        /* Not a file that stalled: its unlink would stall too (it stays,
+         * cut short, under its temporary name). */
+        if (rc != 0 && rc != -ETIMEDOUT && fd >= 0)
             unlink(tmp);
     }
     end_dump_turn();

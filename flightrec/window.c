@@ -296,6 +296,14 @@ void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations)
  * Snapshots, for dumps (dump.c)
  * ------------------------------------------------------------------------- */
 
+int ctr__fr_window_begun(void)
+{
+    ctr_lock_acquire(&W.lock);
+    int open = W.open;
+    ctr_lock_release(&W.lock);
+    return open;
+}
+
 int ctr__fr_snapshot(struct fr_snapshot *s)
 {
     *s = (struct fr_snapshot){0};

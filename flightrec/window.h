@@ -47,6 +47,10 @@ void ctr__fr_forked(void);
 /* The window's size and span, for flightrec_get_stats. */
 void ctr__fr_stats(uint64_t *bytes, uint64_t *span_ns, uint64_t *generations);
 
+/* Whether the window has begun (at the recorder's first generation, which
+ * the collector begins a moment after flightrec_start). */
+int ctr__fr_window_begun(void);
+
 /* Takes a snapshot. @return 0, -ENOENT when the window is closed (no
  * recorder, or none of its generations yet), -ENOMEM. Any thread. */
 int ctr__fr_snapshot(struct fr_snapshot *s);

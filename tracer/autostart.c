@@ -27,6 +27,7 @@
  */
 #include "collect/face.h"
 #include "core/fdguard.h"
+#include "core/scribe.h"
 #include "ctrace/trace.h"
 #include "ctrace_control.h"
 #include "ctrace_lttng.h"
@@ -129,7 +130,7 @@ void ctr__autostart_stopped(int rc)
         fprintf(stderr,
                 "ctrace: %s: the trace could not be written whole (%s); it ends at the last "
                 "frame written\n",
-                started_path, strerror(-rc));
+                started_path, ctr__scribe_strerror(-rc));
 }
 
 /* In a forked child (after api.c's handler): its own session, into the

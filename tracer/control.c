@@ -31,6 +31,7 @@
 #include "core/hooks.h"
 #include "core/lock.h"
 #include "core/real.h"
+#include "core/scribe.h"
 #include "core/session.h"
 #include "core/thread.h"
 #include "ctrace/trace.h"
@@ -360,8 +361,10 @@ static int read_request(struct client *c, uint64_t now)
             why = "the file is not open for writing", err = EBADF;
         if (why)
             close(fd);
-        else if (ctr__owned_adopt(&c->out, fd) != 0) /* which closes it */
-            why = "out of descriptors", err = EMFILE;
+        else if ((err = -ctr__owned_adopt(&c->out, fd)) != 0) /* which closes it */
+            why = err == EAGAIN ? "files written earlier still stall (a frozen or hung "
+                                  "filesystem?): no more until they return"
+                                : "out of descriptors";
         else
             c->has_out = 1;
     }
@@ -403,10 +406,11 @@ static void run_status(struct client *c)
                                    at ? "," : "", sinks[i]->name);
     /* relaxed: a hint; the counters it guards are statistics. */
     int on = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
-    int len = snprintf(msg, sizeof(msg), "ok\npid=%ld\nstate=%s\nevents=%llu\ndropped=%llu\n",
+    int len = snprintf(msg, sizeof(msg),
+                       "ok\npid=%ld\nstate=%s\nevents=%llu\ndropped=%llu\nfiles_stalled=%u\n",
                        (long)getpid(), at && at < sizeof(state) ? state : "dormant",
                        on ? (unsigned long long)session_events() : 0ull,
-                       on ? (unsigned long long)session_dropped() : 0ull);
+                       on ? (unsigned long long)session_dropped() : 0ull, ctr__scribe_stuck());
     for (unsigned i = 0; i < n && len > 0 && (size_t)len < sizeof(msg); i++)
         if (ctr__sink_is_attached(sinks[i]) && sinks[i]->ops->status)
             len += (int)sinks[i]->ops->status(sinks[i], msg + len, sizeof(msg) - (size_t)len);
@@ -434,7 +438,7 @@ static void run_dump(struct client *c)
         reply_error(c, -rc,
                     rc == -ENOENT  ? "no flight recorder is running (ctrace run -flight)"
                     : rc == -EBUSY ? "another dump is being written"
-                                   : strerror(-rc));
+                                   : ctr__scribe_strerror(-rc));
     }
     drop(c);
 }
@@ -449,7 +453,7 @@ static void trace_begin(struct client *c)
     }
     int rc = ctr__file_sink_start(&K.trace, &K.opts, &c->out);
     if (rc != 0) {
-        reply_error(c, -rc, strerror(-rc));
+        reply_error(c, -rc, ctr__scribe_strerror(-rc));
         drop(c);
         return;
     }
@@ -467,7 +471,7 @@ static void trace_end(struct client *c)
     uint64_t bytes;
     int rc = ctr__file_sink_result(&K.trace, &bytes);
     if (!c->gone && rc != 0) {
-        reply_error(c, -rc, strerror(-rc));
+        reply_error(c, -rc, ctr__scribe_strerror(-rc));
     } else if (!c->gone) {
         char msg[256];
         int len =

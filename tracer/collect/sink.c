@@ -19,6 +19,7 @@
 #include "collect/records.h"
 #include "core/emit.h"
 #include "core/fdguard.h"
+#include "core/scribe.h"
 #include "core/hooks.h"
 #include "core/real.h"
 #include "core/session.h"
@@ -273,10 +274,17 @@ int ctr__owned_adopt(struct ctr_owned_fd *o, int fd)
         return own;
     int saved = errno;
     int rc = ctr__fd_identify(own, &o->id);
+    o->scribe = NULL;
+    o->stalled = 0;
+    if (rc == 0) {
+        note_path(o, own);
+        /* Without a scribe (none can be made here) the writer writes
+         * itself, as a file that stalls would then hold it; but not where
+         * files already stalled. */
+        rc = ctr__scribe_start(own, &o->scribe) == -EAGAIN ? -EAGAIN : 0;
+    }
     if (rc != 0)
         ctr__fd_close(own);
-    else
-        note_path(o, own);
     errno = saved;
     return rc;
 }
@@ -321,6 +329,16 @@ static int owned_reopen(struct ctr_owned_fd *o)
 
 int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
 {
+    if (o->stalled)
+        return -ETIMEDOUT;
+    if (o->scribe) {
+        int rc = ctr__scribe_write(o->scribe, buf, len);
+        if (rc == -ETIMEDOUT) { /* abandoned: no longer ours */
+            o->scribe = NULL;
+            o->stalled = 1;
+        }
+        return rc;
+    }
     int saved = errno;
     int rc = owned_write_once(o, buf, len);
     if (rc == -EBADF && owned_reopen(o) == 0)
@@ -333,6 +351,9 @@ int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
 
 int ctr__owned_close(struct ctr_owned_fd *o)
 {
+    if (o->scribe)
+        ctr__scribe_end(o->scribe);
+    o->scribe = NULL;
     /* relaxed: the value a move stored under the registry's lock, or ours;
      * the owner is done writing (no use is held, none will be). */
     int fd = atomic_load_explicit(&o->fd, memory_order_relaxed);

@@ -196,16 +196,25 @@ struct ctr_owned_fd {
      * both the writer's alone. */
     char path[CTR_OWNED_PATH_MAX];
     int64_t next_off;
+    /* The process that writes it (core/scribe.h), so that a file that
+     * stalls never holds the writer; NULL when none could be made (then
+     * the writer writes itself) or once it stalled (stalled: every write
+     * fails at once with -ETIMEDOUT). */
+    struct ctr_scribe *scribe;
+    int stalled;
 };
-/* Adopts fd (ctr__fd_adopt) into o and notes what it refers to. Keeps
- * errno. @return 0, or -errno (fd closed; for fd < 0, errno's). */
+/* Adopts fd (ctr__fd_adopt) into o, notes what it refers to, and starts
+ * its scribe. Keeps errno. @return 0, or -errno (fd closed; for fd < 0,
+ * errno's; -EAGAIN: too many files already stalled). */
 int ctr__owned_adopt(struct ctr_owned_fd *o, int fd);
-/* Writes buf whole into o's file (under a use, as fdguard.c asks), opening
- * the file again by its path if its number was closed behind the tracer's
- * back. Keeps errno. @return 0; -EBADF when its number no longer refers
- * to it and the file cannot be found again; -errno. */
+/* Writes buf whole into o's file: by its scribe, which holds a number of
+ * its own, or else by o's number (under a use, as fdguard.c asks), opening
+ * the file again by its path if that number was closed behind the
+ * tracer's back. Keeps errno. @return 0; -ETIMEDOUT when the file stalled
+ * (CTR_SCRIBE_STALL_TEXT); -EBADF when its number no longer refers to it
+ * and the file cannot be found again; -errno. */
 int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len);
-/* Closes o's descriptor. @return 0 or -errno. */
+/* Ends o's scribe and closes o's descriptor. @return 0 or -errno. */
 int ctr__owned_close(struct ctr_owned_fd *o);
 
 #endif

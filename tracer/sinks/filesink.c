@@ -172,9 +172,10 @@ static int open_trace(struct ctr_file_sink *f, const char *path)
 }
 
 int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
-                         const struct ctr_owned_fd *given)
+                         struct ctr_owned_fd *given)
 {
     f->owned = given != NULL;
+    f->given = given;
     if (given) {
         /* relaxed: the collector sees it through ctr__sink_attach's release
          * store (as every field here). */
@@ -185,6 +186,8 @@ int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
          * closes it (and who would close the wrong one after a reopen). */
         f->own.path[0] = 0;
         f->own.next_off = -1;
+        f->own.scribe = given->scribe;
+        f->own.stalled = given->stalled;
     } else if (o->path) {
         int rc = open_trace(f, o->path);
         if (rc != 0)
@@ -208,11 +211,17 @@ int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
     }
     if (f->owned && !given) /* ours to close; a given one stays its giver's */
         ctr__owned_close(&f->own);
+    ctr__file_sink_result(f, NULL);
     return rc;
 }
 
 int ctr__file_sink_result(struct ctr_file_sink *f, uint64_t *bytes)
 {
+    if (f->given) {
+        f->given->scribe = f->own.scribe;
+        f->given->stalled = f->own.stalled;
+        f->given = NULL;
+    }
     /* relaxed: the detach synchronized with the collector (see the field). */
     if (bytes)
         *bytes = atomic_load_explicit(&f->bytes, memory_order_relaxed);

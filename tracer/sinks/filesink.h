@@ -23,6 +23,9 @@ struct ctr_file_sink {
     struct ctr_owned_fd own;
     int fd;
     int owned;
+    /* The giver's, while f writes its file: its scribe goes back to it
+     * with the result (ctr__file_sink_result), stalled or not. */
+    struct ctr_owned_fd *given;
     /* The first negative errno of a write: the collector stores it, the
      * owner reads it once detached (relaxed: the detach synchronizes). */
     _Atomic int error;
@@ -42,9 +45,10 @@ struct ctr_file_sink {
  * once detached), else o->fd. Under the API lock.
  * @return 0, or -errno (nothing is left attached or open). */
 int ctr__file_sink_start(struct ctr_file_sink *f, const struct trace_options *o,
-                         const struct ctr_owned_fd *given);
+                         struct ctr_owned_fd *given);
 /* After f's detach: the first write error (0 if none), and the bytes
- * written into *bytes (unless NULL). */
+ * written into *bytes (unless NULL); a given file's scribe is its giver's
+ * again. */
 int ctr__file_sink_result(struct ctr_file_sink *f, uint64_t *bytes);
 
 /* Stops a running trace_start as the program exits, saying why if the file

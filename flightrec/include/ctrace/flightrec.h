@@ -88,8 +88,11 @@ CTRACE_EXPORT int flightrec_stop(void);
  * waits for the dump (a few milliseconds for a few MiB).
  * @return 0; -EINVAL if path is NULL; -ENAMETOOLONG if path is too long;
  *         -ENOENT if the recorder is not running; -EBUSY if another dump
- *         is in progress (that one is written, this one is not); a negative
- *         errno from open(2), write(2) or rename(2). Thread-safe. */
+ *         is in progress (that one is written, this one is not);
+ *         -ETIMEDOUT if the file took no writes for 2 s (a frozen or hung
+ *         filesystem: the dump is abandoned there, never renamed over
+ *         path; ctrace(1), "Files that stall"); a negative errno from
+ *         open(2), write(2) or rename(2). Thread-safe. */
 CTRACE_EXPORT int flightrec_dump(const char *path);
 
 /* flightrec_dump_fd() : the same into an open, writable descriptor, which
