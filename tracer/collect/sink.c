@@ -349,18 +349,32 @@ int ctr__owned_write(struct ctr_owned_fd *o, const void *buf, size_t len)
     return rc;
 }
 
+/* Whether o's file is still where it was (its path names the same file):
+ * what a reopen would have found, when its number was lost. */
+static int still_there(const struct ctr_owned_fd *o)
+{
+    struct stat st;
+    return o->path[0] && stat(o->path, &st) == 0 && st.st_dev == o->id.dev &&
+           st.st_ino == o->id.ino;
+}
+
 int ctr__owned_close(struct ctr_owned_fd *o)
 {
+    /* A scribe wrote through a number of its own: the file is whole even
+     * if the program closed the tracer's (a raw close_range). */
+    int scribed = o->scribe != NULL;
     if (o->scribe)
         ctr__scribe_end(o->scribe);
     o->scribe = NULL;
     /* relaxed: the value a move stored under the registry's lock, or ours;
      * the owner is done writing (no use is held, none will be). */
     int fd = atomic_load_explicit(&o->fd, memory_order_relaxed);
-    if (fd >= 0 && !ctr__fd_is(fd, &o->id)) {
-        /* Closed behind our back, and maybe the program's number now. */
-        ctr__fd_lost(fd);
-        return -EBADF;
+    if (fd < 0 || !ctr__fd_is(fd, &o->id)) {
+        /* Closed behind our back (given up: -1), and maybe the program's
+         * number now. */
+        if (fd >= 0)
+            ctr__fd_lost(fd);
+        return scribed && still_there(o) ? 0 : -EBADF;
     }
     return ctr__fd_close(fd);
 }
