@@ -180,11 +180,16 @@ int ctr__scribe_start(int fd, struct ctr_scribe **out)
 #endif
 }
 
-/* Waits for s's piece: DONE, the scribe gone, or the stall bound passed.
+/* Waits for s's piece: DONE, the scribe gone, or the stall bound waited.
+ * The bound is counted in time this thread spent waiting, each slice
+ * counted at most once: a process stopped or frozen as a whole (SIGSTOP
+ * to its group, a cgroup freezer) does not find its scribe stalled when
+ * it wakes, before the scribe had its turn to run.
  * @return the piece's result; -EPIPE; -ETIMEDOUT (s abandoned). */
 static int await_piece(struct ctr_scribe *s)
 {
-    uint64_t deadline = mono_ns() + CTR_SCRIBE_STALL_NS;
+    const uint64_t slice_ns = 100 * 1000 * 1000;
+    uint64_t waited = 0;
     for (;;) {
         /* acquire: pairs with the scribe's release CAS to DONE (result). */
         uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
@@ -197,8 +202,7 @@ static int await_piece(struct ctr_scribe *s)
         }
         if (!alive(s))
             return -EPIPE; /* killed: its file ends here */
-        uint64_t now = mono_ns();
-        if (now >= deadline) {
+        if (waited >= CTR_SCRIBE_STALL_NS) {
             uint32_t expected = CTR_SCRIBE_WRITE;
             /* acquire (on failure): the scribe finished meanwhile (DONE,
              * its release CAS): its result is taken above. */
@@ -211,9 +215,10 @@ static int await_piece(struct ctr_scribe *s)
             continue;
         }
         /* A slice at a time: a scribe that died wakes nobody here. */
-        uint64_t left = deadline - now;
-        futex_wait_ns(&s->state, FUTEX_WAIT_PRIVATE, CTR_SCRIBE_WRITE,
-                      left < 100000000ull ? left : 100000000ull);
+        uint64_t t0 = mono_ns();
+        futex_wait_ns(&s->state, FUTEX_WAIT_PRIVATE, CTR_SCRIBE_WRITE, slice_ns);
+        uint64_t took = mono_ns() - t0;
+        waited += took < slice_ns ? took : slice_ns;
     }
 }
 
