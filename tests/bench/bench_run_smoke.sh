@@ -11,7 +11,9 @@ run=$1 build=$2
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/checks.sh"
 
 "$run" --no-install "$build" 1 1 >"$tmp/out" 2>"$tmp/err"
-check "run.sh exits 0" test $? -eq 0 || cat "$tmp/err"
+status=$?
+check "run.sh exits 0" test $status -eq 0
+[[ $status -eq 0 ]] || sed 's/^/  run.sh: /' "$tmp/err"
 cat "$tmp/out"
 num='[0-9]+\.[0-9]+ ±[0-9.]+%'
 # figures MODE N: how many figures the Nth table's row of MODE holds.

@@ -92,6 +92,7 @@ done
 (cd "$tmp" && traced "$tmp/raw.bin" "$prog" rawlost "$tmp/raw.bin" >"$tmp/raw.out" 2>&1
  echo $? >"$tmp/raw.status")
 check "rawlost: status 0" grep -qx 0 "$tmp/raw.status"
+grep -qx 0 "$tmp/raw.status" || sed 's/^/  rawlost: /' "$tmp/raw.status" "$tmp/raw.out"
 check "rawlost: ctrace run says the trace is not whole" \
     grep -q "the trace could not be written whole" "$tmp/raw.out"
 
