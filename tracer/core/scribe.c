@@ -149,7 +149,7 @@ int ctr__scribe_start(int fd, struct ctr_scribe **out)
         errno = saved;
         return -ENOMEM;
     }
-    struct ctr_scribe *s = (struct ctr_scribe *)m;
+    struct ctr_scribe *s = (struct ctr_scribe *)(void *)m; /* a page: aligned */
     struct rlimit lim;
     s->fd = fd;
     s->parent = getpid();
