@@ -212,6 +212,10 @@ void ctr__collector_forked(void)
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*join_fn)(pthread_t, void **);
 
+/* The collector's stack: its deepest calls (zstd's compressor, libunwind
+ * for a CPU sample, a sanitizer's reports) take tens of KiB. */
+#define COLLECTOR_STACK (1u << 20)
+
 /* Creates the collector's thread. Under the API lock. @return 0 or -errno. */
 static int thread_create(void)
 {
@@ -230,9 +234,19 @@ static int thread_create(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    /* A stack of COLLECTOR_STACK, not the default (RLIMIT_STACK, 8 MiB
+     * mostly): address space the program's RLIMIT_AS pays for. */
+    pthread_attr_t attr;
+    int have_attr = pthread_attr_init(&attr) == 0;
+    if (have_attr && pthread_attr_setstacksize(&attr, COLLECTOR_STACK) != 0) {
+        pthread_attr_destroy(&attr);
+        have_attr = 0;
+    }
     struct ctr_thread *saved = ctr__internal_begin();
-    int rc = create(&ctr__session.collector, NULL, collector_main, NULL);
+    int rc = create(&ctr__session.collector, have_attr ? &attr : NULL, collector_main, NULL);
     ctr__internal_end(saved);
+    if (have_attr)
+        pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     /* The collector's start (its thread's set-up in libc and in a
      * sanitizer's runtime, which allocate) is over before the program goes

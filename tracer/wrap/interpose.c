@@ -39,13 +39,64 @@ const int ctr__wrappers_threads;
 struct start_args {
     void *(*fn)(void *);
     void *arg;
-    uint64_t id, parent_id;
+    uint64_t id, parent_id; /* 0s: a thread the tracer's call-out creates */
 };
+
+/* Start arguments go from the creator to the new thread through this small
+ * table, not through malloc: the new thread's free() would be its first call
+ * into malloc, which gives a thread an arena of its own, 64 MiB of address
+ * space that a program whose threads never allocate would not have paid
+ * (its RLIMIT_AS). Beyond START_SLOTS creations in flight at once, malloc
+ * serves. A slot is taken with an acquire CAS and given back by the new
+ * thread with a release store once it has copied its arguments out, so the
+ * copy comes before the next taker's writes. */
+#define START_SLOTS 64
+static struct start_slot {
+    _Atomic int taken;
+    struct start_args a;
+} start_slots[START_SLOTS];
+
+static struct start_args *start_args_new(struct start_args a)
+{
+    struct start_args *s = NULL;
+    for (int i = 0; i < START_SLOTS && !s; i++) {
+        int free_slot = 0;
+        /* relaxed first look: skips taken slots without a bus lock.
+         * acquire on the CAS: pairs with start_args_take's release. */
+        if (!atomic_load_explicit(&start_slots[i].taken, memory_order_relaxed) &&
+            atomic_compare_exchange_strong_explicit(&start_slots[i].taken, &free_slot, 1,
+                                                    memory_order_acquire, memory_order_relaxed))
+            s = &start_slots[i].a;
+    }
+    if (!s && !(s = malloc(sizeof(*s))))
+        return NULL;
+    *s = a;
+    return s;
+}
+
+/* Copies the arguments out and lets their slot (or memory) go. */
+static struct start_args start_args_take(struct start_args *p)
+{
+    struct start_args a = *p;
+    uintptr_t at = (uintptr_t)p, first = (uintptr_t)&start_slots[0];
+    if (at >= first && at < first + sizeof(start_slots)) {
+        struct start_slot *slot = &start_slots[(at - first) / sizeof(start_slots[0])];
+        /* release: the copy above before the next taker's writes. */
+        atomic_store_explicit(&slot->taken, 0, memory_order_release);
+    } else {
+        free(p);
+    }
+    return a;
+}
+
+static void start_args_drop(struct start_args *p)
+{
+    (void)start_args_take(p); /* the thread never started */
+}
 
 static void *thread_trampoline(void *p)
 {
-    struct start_args s = *(struct start_args *)p;
-    free(p);
+    struct start_args s = start_args_take(p);
     /* If tracing stopped meanwhile, register lazily later (or never). */
     if (ctr__tracing()) {
         struct ctr_thread *t = ctr__thread_register(s.id, s.parent_id);
@@ -69,15 +120,9 @@ static CTR_WRAPPER_TEXT void note_create(struct ctr_thread *t, uint64_t id)
 
 /* A thread the tracer's own call-out creates (LTTng-UST's listeners, started
  * as lttng.c loads the provider) is the tracer's: never traced. */
-struct untraced_args {
-    void *(*fn)(void *);
-    void *arg;
-};
-
 static void *untraced_trampoline(void *p)
 {
-    struct untraced_args a = *(struct untraced_args *)p;
-    free(p);
+    struct start_args a = start_args_take(p);
     ctr__self = &ctr__thread_off;
     return a.fn(a.arg);
 }
@@ -85,13 +130,12 @@ static void *untraced_trampoline(void *p)
 static int create_untraced(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
                            void *arg)
 {
-    struct untraced_args *a = malloc(sizeof(*a));
+    struct start_args *a = start_args_new((struct start_args){fn, arg, 0, 0});
     if (!a)
         return ctr__real.pthread_create(th, attr, fn, arg);
-    *a = (struct untraced_args){fn, arg};
     int rc = ctr__real.pthread_create(th, attr, untraced_trampoline, a);
     if (rc != 0)
-        free(a);
+        start_args_drop(a);
     return rc;
 }
 
@@ -104,15 +148,15 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return ctr__real.pthread_create(th, attr, fn, arg);
-    struct start_args *s = malloc(sizeof(*s));
+    struct start_args *s =
+        start_args_new((struct start_args){fn, arg, ctr__thread_new_id(), t->id});
     if (!s)
         return ctr__real.pthread_create(th, attr, fn, arg); /* child registers lazily */
-    *s = (struct start_args){fn, arg, ctr__thread_new_id(), t->id};
     /* Before the real call, so the child's ThreadStart is later in time. */
     note_create(t, s->id);
     int rc = ctr__real.pthread_create(th, attr, thread_trampoline, s);
     if (rc != 0)
-        free(s); /* the ThreadCreate stays, for a thread that never starts */
+        start_args_drop(s); /* the ThreadCreate stays, for a thread that never starts */
     return rc;
 }
 
