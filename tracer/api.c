@@ -88,7 +88,7 @@ int ctr__init(void)
     ctr__real_init();
     ctr__clock_init();
     ctr__threads_init();
-    if (!ctr__threads.slab)
+    if (!ctr__threads_ready())
         return -ENOMEM;
     int rc = ctr__intern_init(&ctr__stacks, 1u << 18, 64u << 20);
     if (rc == 0)
@@ -137,6 +137,15 @@ int ctr__api_trylock(void)
     return !atomic_flag_test_and_set_explicit(&api_lock, memory_order_acquire);
 }
 
+size_t ctr__mapped_bytes(void)
+{
+    /* relaxed: a report; the pool pointer is only swapped under the API
+     * lock, and a pool is never unmapped. */
+    const struct ctr_pool *p = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
+    return ctr_segarr_mapped_bytes(&ctr__threads.slab) + ctr__pool_mapped_bytes(p) +
+           ctr__intern_mapped_bytes(&ctr__stacks) + ctr__intern_mapped_bytes(&ctr__strings);
+}
+
 int ctr__session_begin(const struct trace_options *o)
 {
     int rc = ctr__init();
@@ -167,17 +176,28 @@ int ctr__session_begin(const struct trace_options *o)
     /* No writer is in a section now (the last stop waited for them), unless
      * that stop gave up on one: then the old pool is left to it. */
     /* relaxed: only begin and end store the pool, under the API lock. */
-    struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed);
+    struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed), *was = p;
     if ((rc = ctr__pool_open(&p, r.pool_bytes / r.chunk_bytes * r.chunk_bytes, r.chunk_bytes, epoch,
                              !s->tainted)) != 0)
         return rc;
+    int tainted = s->tainted;
     ctr__threads_reset_session(s->tainted);
     s->tainted = 0;
     ctr__clock_sample(&s->start_ticks, &s->start_mono, &s->start_real);
     /* relaxed: published with the epoch below (release). */
     atomic_store_explicit(&s->pool, p, memory_order_relaxed);
-    if ((rc = ctr__collector_start(epoch)) != 0)
+    if ((rc = ctr__collector_start(epoch)) != 0) {
+        /* A failed start keeps nothing it made: the pool is new to this
+         * start and no writer saw it (the epoch was never published), or
+         * it is the one the last session left, as it left it. */
+        s->tainted = tainted;
+        if (p != was) {
+            /* relaxed: as above; nothing was published. */
+            atomic_store_explicit(&s->pool, was, memory_order_relaxed);
+            ctr__pool_close(p);
+        }
         return rc;
+    }
     /* release: the session fields above before any thread sees it on
      * (pairs with the acquire load in ctr__write_begin_n, core/emit.h). */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);

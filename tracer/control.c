@@ -407,10 +407,12 @@ static void run_status(struct client *c)
     /* relaxed: a hint; the counters it guards are statistics. */
     int on = atomic_load_explicit(&ctr__session.epoch, memory_order_relaxed) != 0;
     int len = snprintf(msg, sizeof(msg),
-                       "ok\npid=%ld\nstate=%s\nevents=%llu\ndropped=%llu\nfiles_stalled=%u\n",
+                       "ok\npid=%ld\nstate=%s\nevents=%llu\ndropped=%llu\nfiles_stalled=%u\n"
+                       "mapped_bytes=%zu\n",
                        (long)getpid(), at && at < sizeof(state) ? state : "dormant",
                        on ? (unsigned long long)session_events() : 0ull,
-                       on ? (unsigned long long)session_dropped() : 0ull, ctr__scribe_stuck());
+                       on ? (unsigned long long)session_dropped() : 0ull, ctr__scribe_stuck(),
+                       ctr__mapped_bytes());
     for (unsigned i = 0; i < n && len > 0 && (size_t)len < sizeof(msg); i++)
         if (ctr__sink_is_attached(sinks[i]) && sinks[i]->ops->status)
             len += (int)sinks[i]->ops->status(sinks[i], msg + len, sizeof(msg) - (size_t)len);

@@ -82,12 +82,12 @@ static inline void bench_warm_pool(size_t bytes)
     struct ctr_pool *p = atomic_load_explicit(&ctr__session.pool, memory_order_relaxed);
     if (!p)
         return;
-    size_t have = p->bytes - (size_t)(p->chunks - (uint8_t *)p);
-    if (madvise(p->chunks, bytes < have ? bytes : have, MADV_POPULATE_WRITE) != 0) {
+    int rc = ctr_segarr_populate(&p->chunk_array, 0, bytes / p->chunk_bytes + 1);
+    if (rc != 0) {
         static int said;
         if (!said++)
             fprintf(stderr, "bench: MADV_POPULATE_WRITE: %s (chunks fault on first touch)\n",
-                    strerror(errno));
+                    strerror(-rc));
     }
 }
 

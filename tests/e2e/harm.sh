@@ -23,6 +23,8 @@
 #   - a trace lost anyway (closed by raw syscalls, and its file unlinked):
 #     the program's status is its own, and ctrace run says on stderr that
 #     the trace is not whole.
+#   - under an address-space limit (ulimit -v) with 256 MiB to spare, the
+#     program still makes its threads and gets all but the tracer's share;
 #   - a storm of signals (SIGALRM every 20 us) whose handler does I/O the
 #     tracer records: the program ends within twice its untraced time, and
 #     the handler's stacks go through the signal frame to the code it
@@ -123,6 +125,36 @@ check "ulimit -n 12: an earlier file left as it was" grep -qx "an earlier file" 
 rm -f "$tmp/fd12.bin"
 limited 12 "$ctrace" run -o fd12.bin -- "$prog" fdcount >/dev/null 2>&1
 check "ulimit -n 12: no file left behind" test ! -e "$tmp/fd12.bin"
+
+# Address space (ulimit -v): the tracer maps its buffers and tables as the
+# trace fills them, so a program near its RLIMIT_AS keeps its threads and
+# nearly all its memory. The limit is the program's own size untraced plus
+# 256 MiB; traced, it must still make its threads and get 256 MiB less the
+# tracer's share: its libraries, the collector thread's malloc arena (64
+# MiB of address space) and what the trace used. (It got 5 MiB, and a
+# thread failed, when the tracer reserved 650 MB up front.) Not under the
+# sanitizers, whose shadow memory needs terabytes of address space.
+if [[ ${CTRACE_SANITIZE:-OFF} == ON ]]; then
+    echo "skip: ulimit -v under the sanitizers (their shadow memory needs terabytes)"
+else
+    vm=$("$prog" memhog 0 | sed -n 's/^vmsize //p')
+    limit=$((vm + 262144))
+    vlimited() { bash -c 'ulimit -v "$0" && cd "$1" && shift && exec "$@"' "$limit" "$tmp" "$@"; }
+    vlimited "$prog" memhog 4096 >"$tmp/as.ref" 2>&1
+    # Frame pointers: libunwind, dlopen'd, gives each thread that unwinds a
+    # dynamic TLS block, which glibc allocates, and a thread's first
+    # allocation makes it a malloc arena: as the program's own first malloc
+    # in that thread would (most threads make one anyway).
+    CTRACE_UNWIND=fp vlimited "$ctrace" run -o "$tmp/as.bin" -- "$prog" memhog 4096 \
+        >"$tmp/as.run" 2>&1
+    ref=$(sed -n 's/^got //p' "$tmp/as.ref") run=$(sed -n 's/^got //p' "$tmp/as.run")
+    check "ulimit -v $limit: untraced, the threads are made" grep -qx "threads made" "$tmp/as.ref"
+    check "ulimit -v $limit: traced, the threads are made" grep -qx "threads made" "$tmp/as.run"
+    check "ulimit -v $limit: traced, the program gets nearly its memory ($run of $ref MiB)" \
+        test "${run:-0}" -ge $((${ref:-0} - 96)) -a "${ref:-0}" -ge 200
+    check "ulimit -v $limit: the trace is whole" whole "$tmp/as.bin"
+    grep -q "threads made" "$tmp/as.run" || sed 's/^/  as.run: /' "$tmp/as.run"
+fi
 
 # A storm of signals: each handler's stacks must cost microseconds (no
 # libunwind, no system call), or the handlers take all the time.

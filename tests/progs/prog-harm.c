@@ -23,6 +23,10 @@
  *               tracer cannot find its file again: ctrace run says so)
  *   fdcount     contend, then open /dev/null until it fails, print how many
  *               (under a descriptor limit, the tracer's share shows)
+ *   memhog      contend (the threads' creation must succeed), print VmSize,
+ *               then malloc and touch 1 MiB blocks until malloc fails or
+ *               FILE (a number) MiB are had; print how many (under
+ *               `ulimit -v`, the tracer's share of the address space shows)
  * Prints what it saw; exits 0 when everything went as it would untraced.
  */
 #include <dirent.h>
@@ -55,13 +59,17 @@ static void *contend(void *arg)
     return arg;
 }
 
-static void contention(void)
+/* Three threads contend for a lock. @return how many could not be made. */
+static int contention(void)
 {
     pthread_t t[3];
+    int made[3], failed = 0;
     for (int i = 0; i < 3; i++)
-        pthread_create(&t[i], NULL, contend, NULL);
+        failed += !(made[i] = pthread_create(&t[i], NULL, contend, NULL) == 0);
     for (int i = 0; i < 3; i++)
-        pthread_join(t[i], NULL);
+        if (made[i])
+            pthread_join(t[i], NULL);
+    return failed;
 }
 
 /* Writes 20 lines to fd while threads contend, then closes it. */
@@ -169,6 +177,34 @@ static int mode_dup2top(const char *path)
     return write_data(target);
 }
 
+/* VmSize from /proc/self/status, in KiB (0 when unknown). */
+static long vm_size_kib(void)
+{
+    char line[256];
+    long kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "VmSize:", 7))
+            kib = atol(line + 7);
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+static int mode_memhog(long cap_mib)
+{
+    int failed = contention();
+    printf("threads %s\nvmsize %ld\n", failed ? "failed" : "made", vm_size_kib());
+    long got = 0;
+    char *block;
+    while (got < cap_mib && (block = malloc(1 << 20))) {
+        memset(block, 1, 1 << 20); /* kept: the point is to run out */
+        got++;
+    }
+    printf("got %ld\n", got);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -210,6 +246,8 @@ int main(int argc, char **argv)
         syscall(SYS_close_range, 3, ~0u, 0);
         return write_data(open_data(file));
     }
+    if (!strcmp(mode, "memhog"))
+        return mode_memhog(atol(file));
     if (!strcmp(mode, "fdcount")) {
         contention();
         int n = 0;
@@ -220,6 +258,6 @@ int main(int argc, char **argv)
     }
     fprintf(stderr,
             "usage: prog-harm sigwait|closeall|closerange|closefrom|fdreuse|dup2top|rawclose|"
-            "rawrange|rawlost|fdcount [FILE]\n");
+            "rawrange|rawlost|fdcount|memhog [FILE]\n");
     return 2;
 }

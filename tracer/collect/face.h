@@ -29,6 +29,10 @@ void ctr__api_unlock(void);
 int ctr__api_trylock(void);
 int ctr__session_begin(const struct trace_options *o);
 void ctr__session_end(void);
+/* Bytes of address space the tracer's buffers and tables hold now: the
+ * thread slab, the chunk pool and the intern tables, each mapped as it
+ * fills (core/segarr.h). Any thread. */
+size_t ctr__mapped_bytes(void);
 
 /* o's options as a session uses them (ctrace_options.h): the default for
  * each 0, sizes rounded; path and fd copied. Into *r. @return 0, or -EINVAL

@@ -116,8 +116,8 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
      * release store of LIVE in ctr__thread_register. */
     uint64_t min = atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
     for (uint32_t s = 0; s < slots_in_use(); s++) {
-        struct ctr_thread *t = &ctr__threads.slab[s];
-        if (atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
+        struct ctr_thread *t = ctr__thread_at(s);
+        if (!t || atomic_load_explicit(&t->state, memory_order_acquire) != CTR_SLOT_LIVE)
             continue;
         /* The owner's protocol (ctr__io_begin, ctr__io_end): a seqlock whose
          * sequence is io_start. acquire: pairs with ctr__io_begin's release

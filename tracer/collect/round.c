@@ -219,11 +219,12 @@ static void free_slot(uint32_t slot)
      * unmapping one costs tens of microseconds (100 and more for a CPU
      * sampler's), better here than in the next thread's start, which takes
      * the slot (ctr__thread_register closes what is left). */
-    ctr__perf_close(&ctr__threads.slab[slot].sched_ring);
-    ctr__cpu_close(&ctr__threads.slab[slot]);
+    struct ctr_thread *t = ctr__thread_slot(slot);
+    ctr__perf_close(&t->sched_ring);
+    ctr__cpu_close(t);
     ctr__gen_forget(slot);
     C.reported[slot] = 0;
-    ctr__thread_free_slot(&ctr__threads.slab[slot]);
+    ctr__thread_free_slot(t);
 }
 
 /* What the kernel recorded for one thread (context switches, CPU samples),
@@ -367,11 +368,11 @@ static void gen_close(int last)
     if (last && !C.final)
         ctr__rec_pending(&C.post, ctr__gen_pending_noted);
     for (uint32_t s = 0; s < C.high; s++) {
-        struct ctr_thread *t = &ctr__threads.slab[s];
+        struct ctr_thread *t = ctr__thread_at(s);
         /* acquire: pairs with the release stores of the state in
          * ctr__thread_register and ctr__thread_exit (thread.c), so the
          * slot's fields are the owner's. */
-        int state = atomic_load_explicit(&t->state, memory_order_acquire);
+        int state = t ? atomic_load_explicit(&t->state, memory_order_acquire) : CTR_SLOT_FREE;
         if (state == CTR_SLOT_FREE)
             continue;
         if (last) {
@@ -459,9 +460,9 @@ void ctr__round_run(int final)
         high = C.nslots;
     C.high = high;
     for (uint32_t s = 0; s < high; s++) {
-        struct ctr_thread *t = &ctr__threads.slab[s];
+        struct ctr_thread *t = ctr__thread_at(s);
         C.snap[s] = NULL;
-        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_FREE)
+        if (!t || atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_FREE)
             continue;
         /* acquire: pairs with the owner's release stores of cur in
          * chunk_start and chunk_detach (thread.c). */

@@ -4,7 +4,8 @@
  *
  * Protocol. An inserter hashes the bytes and probes `slots` linearly. A slot
  * is 0 (empty) or the arena position of a published entry. To insert, it
- * reserves arena space with one fetch_add, fills the entry, then CASes the
+ * reserves arena space with one fetch_add (another if it would span two of
+ * the arena's segments), fills the entry, then CASes the
  * empty slot to point at it. The CAS is release (pairs with the acquire load
  * of lookups), so a lookup that sees the slot sees the whole entry. If the
  * CAS loses, the winner may be the same string (use its id) or another one
@@ -31,39 +32,60 @@
 struct ctr_intern ctr__stacks;
 struct ctr_intern ctr__strings;
 
+/* Entries are mapped this much at a time, ids' index entries likewise. */
+#define ARENA_SEGMENT (256u << 10)
+#define BY_ID_SEGMENT (16u << 10)
+#define SEGMENTS_MAX 4096u
+
+static size_t slots_bytes(uint32_t slots)
+{
+    return (size_t)slots * sizeof(uint32_t);
+}
+
+static void intern_unmap(struct ctr_intern *t)
+{
+    if (t->slots)
+        munmap((void *)t->slots, slots_bytes(t->mask + 1));
+    ctr_segarr_destroy(&t->arena);
+    ctr_segarr_destroy(&t->by_id);
+    memset((void *)t, 0, sizeof(*t));
+}
+
 int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes)
 {
     if (t->slots)
         return 0; /* tables outlive sessions: ids stay valid across them */
-    void *s = mmap(NULL, (size_t)slots * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+    struct ctr_intern n;
+    memset(&n, 0, sizeof(n));
+    void *s = mmap(NULL, slots_bytes(slots), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s == MAP_FAILED)
         return -errno;
-    void *a = mmap(NULL, arena_bytes, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    n.slots = s;
+    n.mask = slots - 1;
     /* Every id is an entry of at least sizeof(entry) bytes: that bounds them. */
-    uint32_t max_ids = (uint32_t)(arena_bytes / sizeof(struct ctr_intern_entry)) + 1;
-    void *b = a == MAP_FAILED
-                  ? MAP_FAILED
-                  : mmap(NULL, (size_t)max_ids * sizeof(uint32_t), PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (a == MAP_FAILED || b == MAP_FAILED) {
-        int err = errno;
-        munmap(s, (size_t)slots * sizeof(uint32_t));
-        if (a != MAP_FAILED)
-            munmap(a, arena_bytes);
-        return -err;
+    n.max_ids = (uint32_t)(arena_bytes / sizeof(struct ctr_intern_entry)) + 1;
+    int rc = ctr_segarr_init(&n.arena, arena_bytes / 8, 8, ARENA_SEGMENT, SEGMENTS_MAX);
+    if (rc == 0)
+        rc = ctr_segarr_init(&n.by_id, n.max_ids, sizeof(uint32_t), BY_ID_SEGMENT, SEGMENTS_MAX);
+    if (rc != 0) {
+        intern_unmap(&n);
+        return rc;
     }
-    t->arena = a;
-    t->by_id = b;
-    t->max_ids = max_ids;
-    t->arena_bytes = arena_bytes;
-    t->mask = slots - 1;
+    n.arena_bytes = arena_bytes;
     /* relaxed: before the table is shared (init under the API lock, published
      * with the first session's epoch). */
-    atomic_store_explicit(&t->next_id, 1, memory_order_relaxed);
-    t->slots = s;
+    atomic_store_explicit(&n.next_id, 1, memory_order_relaxed);
+    memcpy((void *)t, &n, sizeof(n));
     return 0;
+}
+
+size_t ctr__intern_mapped_bytes(const struct ctr_intern *t)
+{
+    if (!t->slots)
+        return 0;
+    return slots_bytes(t->mask + 1) + ctr_segarr_mapped_bytes(&t->arena) +
+           ctr_segarr_mapped_bytes(&t->by_id);
 }
 
 int ctr__intern_forked(struct ctr_intern *t)
@@ -79,9 +101,7 @@ int ctr__intern_forked(struct ctr_intern *t)
     int rc = ctr__intern_init(&fresh, t->mask + 1, t->arena_bytes);
     if (rc != 0)
         return rc; /* the old tables stay: a scan may stop early, no worse */
-    munmap((void *)t->slots, (size_t)(t->mask + 1) * sizeof(uint32_t));
-    munmap(t->arena, t->arena_bytes);
-    munmap((void *)t->by_id, (size_t)t->max_ids * sizeof(uint32_t));
+    intern_unmap(t);
     memcpy((void *)t, &fresh, sizeof(fresh));
     return 0;
 }
@@ -115,8 +135,26 @@ static uint64_t hash_bytes(const uint8_t *p, uint32_t n)
 
 static struct ctr_intern_entry *entry_at(const struct ctr_intern *t, uint32_t slot_value)
 {
-    /* Entries start 8-aligned in the (page-aligned) arena. */
-    return (struct ctr_intern_entry *)(void *)(t->arena + (size_t)(slot_value - 1) * 8);
+    /* Entries start on a word of the arena; a published entry's segment is
+     * mapped (its inserter mapped it before the release CAS). */
+    return (struct ctr_intern_entry *)ctr_segarr_elem(&t->arena, slot_value - 1);
+}
+
+/* Reserves arena room for an entry of `need` bytes (a multiple of 8) that
+ * lies within one segment, and maps that segment. @return the room and its
+ * offset, or NULL when the arena is full or the kernel refused. */
+static void *arena_reserve(struct ctr_intern *t, size_t need, size_t *off)
+{
+    for (;;) {
+        /* relaxed: only reserves distinct ranges of the arena. */
+        *off = atomic_fetch_add_explicit(&t->arena_used, need, memory_order_relaxed);
+        if (*off + need > t->arena_bytes)
+            return NULL;
+        /* One that would span two segments is left unused (the next try
+         * starts past the boundary, or nearer the arena's end). */
+        if (ctr_segarr_same_segment(&t->arena, *off / 8, (*off + need) / 8 - 1))
+            return ctr_segarr_get(&t->arena, *off / 8);
+    }
 }
 
 static int entry_equals(const struct ctr_intern_entry *e, uint64_t h, const void *b, uint32_t n)
@@ -137,12 +175,10 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
         uint32_t v = atomic_load_explicit(slot, memory_order_acquire);
         while (v == 0) {
             if (!mine) {
-                size_t need = (sizeof(*mine) + len + 7) & ~(size_t)7;
-                /* relaxed: only reserves distinct ranges of the arena. */
-                size_t off = atomic_fetch_add_explicit(&t->arena_used, need, memory_order_relaxed);
-                if (off + need > t->arena_bytes)
+                size_t need = (sizeof(*mine) + len + 7) & ~(size_t)7, off;
+                mine = arena_reserve(t, need, &off);
+                if (!mine)
                     goto overflow;
-                mine = (struct ctr_intern_entry *)(void *)(t->arena + off); /* every need is 8s */
                 mine_value = (uint32_t)(off / 8 + 1);
                 mine->hash = h;
                 mine->len = len;
@@ -151,9 +187,13 @@ uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len)
                  * with the entry by the CAS below. */
                 mine->id = atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed);
                 /* relaxed: published by the CAS below (release), like the
-                 * entry; see ctr__intern_entry for who reads it. */
-                if (mine->id < t->max_ids)
-                    atomic_store_explicit(&t->by_id[mine->id], mine_value, memory_order_relaxed);
+                 * entry; see ctr__intern_entry for who reads it. An id the
+                 * index cannot hold is no id: its events could not be
+                 * resolved. */
+                _Atomic uint32_t *where = ctr_segarr_get(&t->by_id, mine->id);
+                if (!where)
+                    goto overflow;
+                atomic_store_explicit(where, mine_value, memory_order_relaxed);
             }
             /* release: the entry and by_id before the slot's value (pairs
              * with the acquire load above, in other threads). acquire on
@@ -185,6 +225,7 @@ const struct ctr_intern_entry *ctr__intern_entry(const struct ctr_intern *t, uin
      * happens after the entry's publication: the inserter stored by_id and
      * filled the entry before its release CAS, and whoever returned the id
      * read that slot with acquire. So the entry is whole. */
-    uint32_t v = atomic_load_explicit(&t->by_id[id], memory_order_relaxed);
+    _Atomic uint32_t *where = ctr_segarr_at(&t->by_id, id);
+    uint32_t v = where ? atomic_load_explicit(where, memory_order_relaxed) : 0;
     return v ? entry_at(t, v) : NULL;
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* lfstack.h - a lock-free LIFO of nodes that live in one array (a slab or the
- * chunk pool), used for the pool's free list, the collector's queue of full
- * chunks and the thread slab's free slots.
+/* lfstack.h - a lock-free LIFO of nodes that live in one segmented array
+ * (core/segarr.h: the thread slab or the chunk pool), used for the pool's
+ * free list, the collector's queue of full chunks and the thread slab's free
+ * slots.
  *
  * Protocol. `head` packs (tag << 32) | (index + 1), 0 in the low half meaning
  * empty. Every successful update bumps the tag, so a pop that read head, then
  * lost the CPU while the same node was popped and pushed back, fails its CAS
  * instead of installing a stale `next` (the ABA problem). Nodes are never
  * unmapped, so reading a node's `next` after it was popped by someone else is
- * a harmless read of a value the CAS will then reject.
+ * a harmless read of a value the CAS will then reject. A node knows its own
+ * index (`self`, set by whoever first hands the element out), so that a push
+ * needs no search through the array's segments.
  *
  * Memory order: push is a release CAS, so whatever the pusher wrote into the
  * node (a chunk's events) is visible to the thread whose acquire CAS or
@@ -22,43 +25,53 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/segarr.h"
+
 struct ctr_lfnode {
     _Atomic uint32_t next; /* index + 1 of the next node, 0 = end */
+    uint32_t self;         /* index + 1 of this node's element */
 };
 
 struct ctr_lfstack {
     _Atomic uint64_t head;
-    uint8_t *base;      /* address of element 0 */
-    size_t stride;      /* bytes between elements */
-    size_t node_offset; /* offset of the ctr_lfnode inside an element */
+    const struct ctr_segarr *elems; /* the array the nodes live in */
+    size_t node_offset;             /* offset of the ctr_lfnode inside an element */
 };
 
-static inline void ctr_lfstack_init(struct ctr_lfstack *s, void *base, size_t stride,
+static inline void ctr_lfstack_init(struct ctr_lfstack *s, const struct ctr_segarr *elems,
                                     size_t node_offset)
 {
     /* relaxed: before the stack is shared; whatever shares it publishes it. */
     atomic_store_explicit(&s->head, 0, memory_order_relaxed);
-    s->base = (uint8_t *)base;
-    s->stride = stride;
+    s->elems = elems;
     s->node_offset = node_offset;
+}
+
+/* The element (not the node) with 1-based index idx1: it was pushed, so its
+ * segment is mapped. */
+static inline void *ctr_lfstack_elem(const struct ctr_lfstack *s, uint32_t idx1)
+{
+    return ctr_segarr_elem(s->elems, idx1 - 1);
 }
 
 static inline struct ctr_lfnode *ctr_lfstack_node(const struct ctr_lfstack *s, uint32_t idx1)
 {
-    /* Aligned: base is an array of elements stride bytes apart, each with
-     * its node at node_offset. */
-    return (struct ctr_lfnode *)(void *)(s->base + (size_t)(idx1 - 1) * s->stride + s->node_offset);
+    /* Aligned: elements are stride bytes apart, each with its node at
+     * node_offset. */
+    return (struct ctr_lfnode *)(void *)((uint8_t *)ctr_lfstack_elem(s, idx1) + s->node_offset);
 }
 
-/* The element (not the node) with 1-based index idx1. */
-static inline void *ctr_lfstack_elem(const struct ctr_lfstack *s, uint32_t idx1)
+/* Marks elem as element `index` of the stack's array: once, before its
+ * first push (its memory is fresh zeros until then). */
+static inline void ctr_lfstack_name(const struct ctr_lfstack *s, void *elem, uint32_t index)
 {
-    return s->base + (size_t)(idx1 - 1) * s->stride;
+    ((struct ctr_lfnode *)(void *)((uint8_t *)elem + s->node_offset))->self = index + 1;
 }
 
 static inline uint32_t ctr_lfstack_index1(const struct ctr_lfstack *s, const void *elem)
 {
-    return (uint32_t)(((const uint8_t *)elem - s->base) / s->stride) + 1;
+    return ((const struct ctr_lfnode *)(const void *)((const uint8_t *)elem + s->node_offset))
+        ->self;
 }
 
 static inline void ctr_lfstack_push(struct ctr_lfstack *s, void *elem)

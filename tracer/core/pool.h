@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/lfstack.h"
+#include "core/segarr.h"
 
 /* ---------------------------------------------------------------------------
  * Chunks and the pool (pool.c)
@@ -40,17 +41,19 @@ struct ctr_chunk {
     _Alignas(16) uint8_t data[];
 };
 
-/* A session's buffers: one anonymous mapping whose first page holds this
- * header and whose rest is cut into chunks. Writers reach it through
- * ctr__session.pool, loaded inside a write section; a pool is never
- * unmapped (see pool.c for when one is reused and when abandoned). */
+/* A session's buffers: a header mapping of its own (this struct) and the
+ * chunks, in an array mapped a segment at a time as threads take fresh
+ * chunks (core/segarr.h), so the address space held follows the chunks used,
+ * up to pool_bytes. Writers reach it through ctr__session.pool, loaded
+ * inside a write section; a pool is never unmapped (see pool.c for when one
+ * is reused and when abandoned). */
 struct ctr_pool {
-    size_t bytes;       /* mapping size, header page included */
+    size_t pool_bytes;  /* as asked: the sizes a reuse must match */
     size_t chunk_bytes; /* including the chunk header */
     uint32_t nchunks;
-    uint32_t epoch;         /* the session it serves now */
-    uint8_t *chunks;        /* chunk 0 */
-    _Atomic uint32_t fresh; /* chunks [fresh, nchunks) never used yet */
+    uint32_t epoch;                /* the session it serves now */
+    struct ctr_segarr chunk_array; /* chunk i is element i */
+    _Atomic uint32_t fresh;        /* chunks [fresh, nchunks) never used yet */
     struct ctr_lfstack free_list;
     struct ctr_lfstack full; /* chunks handed to the collector */
     _Atomic uint32_t full_count;
@@ -60,23 +63,28 @@ struct ctr_pool {
     int populate_failed;
 };
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels refuse it (EINVAL) */
-#endif
-
 /* The pool for a session numbered `epoch`: *pp itself when `reuse` and the
- * sizes match (reset: every chunk free), else a new mapping (*pp is then
- * abandoned, never unmapped). @return 0, or -errno from mmap. */
+ * sizes match (reset: every chunk free), else a new one (*pp is then
+ * abandoned, never unmapped). Maps the header only: chunks come as taken.
+ * @return 0, or -ENOMEM. */
 int ctr__pool_open(struct ctr_pool **pp, size_t pool_bytes, size_t chunk_bytes, uint32_t epoch,
                    int reuse);
-/* Gives the chunks' pages back to the kernel (the header stays). */
+/* Unmaps a pool that no writer can have seen: one ctr__pool_open made for a
+ * session whose start then failed, before its epoch was published. */
+void ctr__pool_close(struct ctr_pool *p);
+/* Gives the chunks' pages back to the kernel (the header stays, and the
+ * segments stay mapped: an abandoned writer may still store there). */
 void ctr__pool_release_pages(struct ctr_pool *p);
 /* Collector: maps in the chunks threads will take fresh next (as many as
  * they took since the last call, at least a few), so that a thread's first
  * store into a chunk does not stop it for a page fault: that costs tens of
  * microseconds a page in a VM, on the request path. */
 void ctr__pool_prefault(struct ctr_pool *p);
-struct ctr_chunk *ctr__pool_get(struct ctr_pool *p); /* NULL when empty */
+/* A free chunk, else a fresh one; NULL when every chunk is taken or the
+ * kernel refused to map a fresh one's segment. Any thread. */
+struct ctr_chunk *ctr__pool_get(struct ctr_pool *p);
+/* Bytes of address space the pool holds: header, table, mapped segments. */
+size_t ctr__pool_mapped_bytes(const struct ctr_pool *p);
 void ctr__pool_put(struct ctr_pool *p, struct ctr_chunk *c);
 static inline size_t ctr__chunk_data_bytes(const struct ctr_pool *p)
 {

@@ -70,16 +70,17 @@ static void thread_exit_cb(void *arg);
  * Registration
  * ------------------------------------------------------------------------- */
 
+/* Slots are mapped this many bytes' worth at a time (about 150 slots). */
+#define SLAB_SEGMENT_MIN (128u << 10)
+
 void ctr__threads_init(void)
 {
-    if (ctr__threads.slab)
+    if (ctr__threads_ready())
         return;
-    void *m = mmap(NULL, (size_t)CTR_MAX_THREADS * sizeof(struct ctr_thread),
-                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
+    struct ctr_segarr slab;
+    if (ctr_segarr_init(&slab, CTR_MAX_THREADS, sizeof(struct ctr_thread), SLAB_SEGMENT_MIN,
+                        CTR_MAX_THREADS) != 0)
         return; /* no slab: every thread stays untraced */
-    ctr_lfstack_init(&ctr__threads.free_slots, m, sizeof(struct ctr_thread),
-                     offsetof(struct ctr_thread, node));
     ctr__threads.capacity = CTR_MAX_THREADS;
     /* relaxed: before any thread is traced (the first session's epoch,
      * published later with release, orders it). */
@@ -87,7 +88,9 @@ void ctr__threads_init(void)
     pthread_key_create(&exit_key, thread_exit_cb);
     membarrier_private =
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    ctr__threads.slab = m;
+    ctr__threads.slab = slab;
+    ctr_lfstack_init(&ctr__threads.free_slots, &ctr__threads.slab,
+                     offsetof(struct ctr_thread, node));
 }
 
 uint64_t ctr__thread_new_id(void)
@@ -108,16 +111,41 @@ static struct ctr_thread *slot_get(void)
         atomic_fetch_sub_explicit(&ctr__threads.high, 1, memory_order_relaxed);
         return NULL;
     }
-    return &ctr__threads.slab[i];
+    /* The kernel may refuse the segment (RLIMIT_AS): slot i is then lost
+     * (zeros, FREE, if a later thread maps its segment), the thread is not
+     * traced, and the next one tries again. */
+    t = ctr_segarr_get(&ctr__threads.slab, i);
+    if (t)
+        ctr_lfstack_name(&ctr__threads.free_slots, t, i);
+    return t;
 }
 
-/* The calling thread's stack, [*lo, *hi); 0s when unknown. */
+/* The calling thread's stack, [*lo, *hi); 0s when unknown.
+ *
+ * A thread that glibc made keeps its descriptor (what pthread_self() points
+ * at) at the top of its stack's mapping, its static TLS between the two: so
+ * every frame lies below pthread_self(), and everything from a frame up to
+ * it is mapped, which is all a frame-pointer walk reads. That bound costs
+ * nothing. pthread_getattr_np, the exact one, allocates (its CPU-set
+ * buffer), and a thread's first malloc makes it an arena of 64 MiB of
+ * address space: a tracer that made one in every thread of a program
+ * whose threads never allocate took that out of its RLIMIT_AS. So it serves
+ * only the main thread (whose descriptor is elsewhere; the main arena
+ * serves its malloc). The low bound is then unknown (0): it only tells a
+ * longjmp onto this stack from one elsewhere (interpose.c), and a jump
+ * below this stack's frames is never out of one of them. */
 static void stack_bounds(uintptr_t *lo, uintptr_t *hi)
 {
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t self = (uintptr_t)pthread_self();
+    *lo = *hi = 0;
+    if (self > sp && self - sp < ((uintptr_t)1 << 32)) {
+        *hi = self;
+        return;
+    }
     pthread_attr_t attr;
     void *addr;
     size_t size;
-    *lo = *hi = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
         return;
     if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
@@ -143,7 +171,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
      * thread that ran before the first session registers here, on its
      * first event, having seen the epoch only with a relaxed load. */
     (void)atomic_load_explicit(&ctr__session.epoch, memory_order_acquire);
-    if (!ctr__threads.slab) {
+    if (!ctr__threads_ready()) {
         ctr__self = &ctr__thread_off;
         return NULL;
     }
@@ -154,7 +182,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
         atomic_fetch_add_explicit(&ctr__threads.unregistered, 1, memory_order_relaxed);
         return NULL; /* ctr__self stays "off": this thread is not traced */
     }
-    uint32_t slot = (uint32_t)(t - ctr__threads.slab);
+    uint32_t slot = ctr_lfstack_index1(&ctr__threads.free_slots, t) - 1;
     /* The previous occupant's rings and timer: nobody reads a free slot. */
     ctr__perf_close(&t->sched_ring);
     ctr__cpu_close(t);
@@ -188,8 +216,8 @@ int ctr__thread_find(pthread_t handle, uint64_t *id)
      * ctr__thread_register, so handle and id are the new owner's. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity && !found; i++) {
-        struct ctr_thread *t = &ctr__threads.slab[i];
-        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_LIVE &&
+        struct ctr_thread *t = ctr__thread_at(i);
+        if (t && atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_LIVE &&
             pthread_equal(t->handle, handle)) {
             *id = t->id;
             found = 1;
@@ -206,7 +234,9 @@ void ctr__threads_reset_session(int keep_exited)
      * epoch's release in ctr__session_begin publishes them. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
-        struct ctr_thread *t = &ctr__threads.slab[i];
+        struct ctr_thread *t = ctr__thread_at(i);
+        if (!t)
+            continue;
         atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
         /* A chunk from an earlier session may belong to another thread by
          * now (the pool is reused): forget it. */
@@ -234,8 +264,11 @@ void ctr__threads_each(void (*fn)(struct ctr_thread *t, void *ctx), void *ctx)
 {
     /* acquire on high: as in ctr__thread_find. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
-    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
-        fn(&ctr__threads.slab[i], ctx);
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
+        struct ctr_thread *t = ctr__thread_at(i);
+        if (t)
+            fn(t, ctx);
+    }
 }
 
 /* ---------------------------------------------------------------------------
@@ -244,7 +277,7 @@ void ctr__threads_each(void (*fn)(struct ctr_thread *t, void *ctx), void *ctx)
 
 void ctr__threads_forked(void)
 {
-    if (!ctr__threads.slab)
+    if (!ctr__threads_ready())
         return;
     /* Alone in the process: every other thread vanished at the fork,
      * whatever it held (the reclaim lock, an exit hand-off in progress,
@@ -257,10 +290,12 @@ void ctr__threads_forked(void)
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_relaxed);
     if (high > ctr__threads.capacity)
         high = ctr__threads.capacity;
-    ctr_lfstack_init(&ctr__threads.free_slots, ctr__threads.slab, sizeof(struct ctr_thread),
+    ctr_lfstack_init(&ctr__threads.free_slots, &ctr__threads.slab,
                      offsetof(struct ctr_thread, node));
     for (uint32_t i = high; i-- > 0;) {
-        struct ctr_thread *t = &ctr__threads.slab[i];
+        struct ctr_thread *t = ctr__thread_at(i);
+        if (!t)
+            continue;
         /* The parent thread's perf events: their descriptors went with the
          * tracer's others (ctr__fd_forget_all), their rings were never
          * copied into the child (ctr__perf_forget). */
@@ -521,9 +556,11 @@ int ctr__threads_quiesce(uint64_t timeout_ns)
     /* acquire: more than needed (see slot_get); the membarrier above makes
      * every slot used by a thread that could be in a section visible. */
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
-    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++)
-        if (wait_zero(&ctr__threads.slab[i].writing, deadline) != 0)
+    for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
+        struct ctr_thread *t = ctr__thread_at(i); /* NULL: never handed out */
+        if (t && wait_zero(&t->writing, deadline) != 0)
             rc = -ETIMEDOUT; /* go on: the others still must be waited for */
+    }
     /* After the sections: an exit hand-off counts itself before it begins
      * its section, so one that passed its section is counted here. */
     if (wait_zero(&ctr__threads.exiting, deadline) != 0)

@@ -11,6 +11,7 @@
 #include "core/lfstack.h"
 #include "core/lock.h"
 #include "core/perfring.h"
+#include "core/segarr.h"
 
 /* ---------------------------------------------------------------------------
  * Threads (thread.c)
@@ -128,11 +129,14 @@ struct ctr_thread {
     int cpu_timer_id;
 };
 
-/* The thread slab: slots are recycled through free_slots (see above). */
+/* The thread slab: slots are recycled through free_slots (see above). Its
+ * memory is mapped a segment of slots at a time as `high` grows
+ * (core/segarr.h): a slot below high may still be unmapped (its taker is
+ * mapping it, or the kernel refused), which ctr__thread_at says with NULL. */
 struct ctr_threads {
-    struct ctr_thread *slab;
+    struct ctr_segarr slab;
     uint32_t capacity;
-    _Atomic uint32_t high; /* slots [0, high) have been used */
+    _Atomic uint32_t high; /* slots [0, high) have been handed out */
     struct ctr_lfstack free_slots;
     _Atomic uint64_t next_id;
     _Atomic uint64_t unregistered; /* threads that found no slot */
@@ -143,6 +147,24 @@ struct ctr_threads {
 };
 
 extern struct ctr_threads ctr__threads;
+
+/* Slot i, or NULL when its segment is not mapped (never handed out). */
+static inline struct ctr_thread *ctr__thread_at(uint32_t i)
+{
+    return (struct ctr_thread *)ctr_segarr_at(&ctr__threads.slab, i);
+}
+
+/* Slot i, which the caller knows was handed out (a live thread's). */
+static inline struct ctr_thread *ctr__thread_slot(uint32_t i)
+{
+    return (struct ctr_thread *)ctr_segarr_elem(&ctr__threads.slab, i);
+}
+
+/* Whether the slab exists (ctr__threads_init succeeded). */
+static inline int ctr__threads_ready(void)
+{
+    return ctr_segarr_ready(&ctr__threads.slab);
+}
 
 /* The calling thread's slot, NULL before registration; &ctr__thread_off when
  * the thread is exiting or is the collector (its `internal` is never 0). */

@@ -395,8 +395,8 @@ void ctr__cpu_session_started(uint32_t epoch)
     ctr_lock_acquire(&ctr__threads.reclaim);
     uint32_t high = atomic_load_explicit(&ctr__threads.high, memory_order_acquire);
     for (uint32_t i = 0; i < high && i < ctr__threads.capacity; i++) {
-        struct ctr_thread *t = &ctr__threads.slab[i];
-        if (atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_LIVE)
+        struct ctr_thread *t = ctr__thread_at(i);
+        if (t && atomic_load_explicit(&t->state, memory_order_acquire) == CTR_SLOT_LIVE)
             ctr__cpu_open(t, epoch);
     }
     ctr_lock_release(&ctr__threads.reclaim);
