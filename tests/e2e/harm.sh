@@ -140,12 +140,12 @@ else
     vm=$("$prog" memhog 0 | sed -n 's/^vmsize //p')
     limit=$((vm + 262144))
     vlimited() { bash -c 'ulimit -v "$0" && cd "$1" && shift && exec "$@"' "$limit" "$tmp" "$@"; }
-    vlimited "$prog" memhog 4096 >"$tmp/as.ref" 2>&1
+    vlimited "$prog" memhog 512 >"$tmp/as.ref" 2>&1
     # Frame pointers: libunwind, dlopen'd, gives each thread that unwinds a
     # dynamic TLS block, which glibc allocates, and a thread's first
     # allocation makes it a malloc arena: as the program's own first malloc
     # in that thread would (most threads make one anyway).
-    CTRACE_UNWIND=fp vlimited "$ctrace" run -o "$tmp/as.bin" -- "$prog" memhog 4096 \
+    CTRACE_UNWIND=fp vlimited "$ctrace" run -o "$tmp/as.bin" -- "$prog" memhog 512 \
         >"$tmp/as.run" 2>&1
     ref=$(sed -n 's/^got //p' "$tmp/as.ref") run=$(sed -n 's/^got //p' "$tmp/as.run")
     check "ulimit -v $limit: untraced, the threads are made" grep -qx "threads made" "$tmp/as.ref"
