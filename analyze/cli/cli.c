@@ -2,12 +2,14 @@
 /* cli.c - the command-line helpers that main.c and run.c share (see cli.h). */
 #include "cli/cli.h"
 #include "read/ctf.h"
+#include "read/pipeline.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ctrace_options.h"
 #include "profile/text.h"
@@ -113,4 +115,36 @@ int ctr_cli_duration(const char *verb, const char *name, const char *v, uint64_t
             verb, verb[0] ? ": " : "", name, v, rc == -ERANGE ? " (too long)" : "", verb,
             verb[0] ? " " : "");
     return 0;
+}
+
+/* -j N, -mem SIZE or -pid PID among a verb's flags, into o: 1 when
+ * argv[*i] is one (taken), 0 when it is not, -1 after a usage error said. */
+int ctr_cli_reading_arg(int argc, char **argv, int *i, const char *verb,
+                        struct ctr_pipeline_opts *o)
+{
+    const char *v;
+    char which = 'j';
+    int r = ctr_cli_flag(argc, argv, i, "j", &v);
+    if (r == 0 && (r = ctr_cli_flag(argc, argv, i, "pid", &v)) != 0)
+        which = 'p';
+    else if (r == 0 && (r = ctr_cli_flag(argc, argv, i, "mem", &v)) != 0)
+        which = 'm';
+    if (r < 0) {
+        fprintf(stderr, "ctrace: %s: flag %s needs a value (ctrace %s -h for help)\n", verb,
+                argv[*i], verb);
+        return -1;
+    }
+    if (r == 0)
+        return 0;
+    int ok = which == 'p'   ? ctr_cli_pid(verb, v, &o->pid)
+             : which == 'm' ? ctr_cli_mem(verb, v, &o->mem)
+                            : ctr_cli_jobs(verb, v, &o->jobs);
+    return ok ? 1 : -1;
+}
+
+/* The pipeline's options, before the flags: -j 0 (the cores available);
+ * progress on a terminal's stderr. */
+struct ctr_pipeline_opts ctr_cli_pipeline_opts(void)
+{
+    return (struct ctr_pipeline_opts){.progress = isatty(2) ? stderr : NULL};
 }

@@ -11,6 +11,29 @@
 /* The exit status of a usage error (the others are main.c's and run.c's). */
 #define CTR_EXIT_USAGE 2
 
+/* What every verb that reads a trace says of the flags that
+ * ctr_cli_reading_arg() takes, for its -h. */
+#define CTR_CLI_JOBS_HELP                                                            \
+    "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
+    "                    decode ahead of it (default: the cores available); the\n"   \
+    "                    output is the same for any N\n"                             \
+    "  -mem SIZE         the memory decompression may take (default 512M; a frame\n" \
+    "                    may need a quarter of it)\n"                                \
+    "  -pid PID|all      of an LTTng trace of several processes, the one to read,\n" \
+    "                    or all of them merged\n"                                    \
+    "TRACE - reads a trace from standard input; a directory, the LTTng traces in it.\n"
+
+/* ctr_cli_reading_arg() : -j N, -mem SIZE or -pid PID among verb's flags,
+ * into o. @return 1 when argv[*i] is one (taken), 0 when it is not, -1
+ * after a usage error said on stderr. */
+struct ctr_pipeline_opts;
+int ctr_cli_reading_arg(int argc, char **argv, int *i, const char *verb,
+                        struct ctr_pipeline_opts *o);
+
+/* ctr_cli_pipeline_opts() : the pipeline's options before the flags: -j 0
+ * (the cores available), progress on stderr when it is a terminal. */
+struct ctr_pipeline_opts ctr_cli_pipeline_opts(void);
+
 /* ctr_cli_flag() : whether argv[*i] is the flag name: "-name", "--name",
  * "-name=v" or "--name=v". With value NULL the flag takes no value (then
  * "-name=v" is not a match); else *value gets the text after '=' or the

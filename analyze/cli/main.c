@@ -30,6 +30,7 @@
 #include "profile/profile.h"
 #include "read/trace.h"
 #include "cli/run.h"
+#include "cli/why_cmd.h"
 #include "report/stats.h"
 #include "model/tasks.h"
 #include "report/tasks_report.h"
@@ -39,16 +40,6 @@
 
 #define EXIT_DAMAGED 3
 #define EXIT_EMPTY 4
-
-#define JOBS_HELP                                                                    \
-    "  -j N              threads that read the trace: the analysis and N-1 that\n"   \
-    "                    decode ahead of it (default: the cores available); the\n"   \
-    "                    output is the same for any N\n"                             \
-    "  -mem SIZE         the memory decompression may take (default 512M; a frame\n" \
-    "                    may need a quarter of it)\n"                                \
-    "  -pid PID|all      of an LTTng trace of several processes, the one to read,\n" \
-    "                    or all of them merged\n"                                    \
-    "TRACE - reads a trace from standard input; a directory, the LTTng traces in it.\n"
 
 static const char usage_text[] =
     "usage: ctrace -pprof=TYPE [FILTERS] [-o FILE] TRACE\n"
@@ -62,6 +53,9 @@ static const char usage_text[] =
     "       ctrace tasks [-type T] [-latmin DURATION] [-n N] [-tsv] TRACE\n"
     "                                             task latencies by type, the N slowest\n"
     "                                             tasks in detail\n"
+    "       ctrace why [-type T] [-latmin DURATION] [-n N] [-tsv] TRACE\n"
+    "                                             why the N slowest tasks were slow: their\n"
+    "                                             critical paths across threads\n"
     "       ctrace threads [-tsv] TRACE           threads by start function, and threads\n"
     "                                             blocked at the end (leaks)\n"
     "       ctrace stats TRACE                    summary: threads, events, bytes, drops\n"
@@ -93,53 +87,22 @@ static const char usage_text[] =
     "ctrace run exits with CMD's own status; ctrace ctl with 130 or 143 when SIGINT\n"
     "or SIGTERM interrupts it.\n";
 
-/* -j N, -mem SIZE or -pid PID among a verb's flags, into o: 1 when
- * argv[*i] is one (taken), 0 when it is not, -1 after a usage error said. */
-static int reading_arg(int argc, char **argv, int *i, const char *verb, struct ctr_pipeline_opts *o)
-{
-    const char *v;
-    char which = 'j';
-    int r = ctr_cli_flag(argc, argv, i, "j", &v);
-    if (r == 0 && (r = ctr_cli_flag(argc, argv, i, "pid", &v)) != 0)
-        which = 'p';
-    else if (r == 0 && (r = ctr_cli_flag(argc, argv, i, "mem", &v)) != 0)
-        which = 'm';
-    if (r < 0) {
-        fprintf(stderr, "ctrace: %s: flag %s needs a value (ctrace %s -h for help)\n", verb,
-                argv[*i], verb);
-        return -1;
-    }
-    if (r == 0)
-        return 0;
-    int ok = which == 'p'   ? ctr_cli_pid(verb, v, &o->pid)
-             : which == 'm' ? ctr_cli_mem(verb, v, &o->mem)
-                            : ctr_cli_jobs(verb, v, &o->jobs);
-    return ok ? 1 : -1;
-}
-
-/* The pipeline's options, before the flags: -j 0 (the cores available);
- * progress on a terminal's stderr. */
-static struct ctr_pipeline_opts pipeline_opts(void)
-{
-    return (struct ctr_pipeline_opts){.progress = isatty(2) ? stderr : NULL};
-}
-
 static int cmd_stats(int argc, char **argv)
 {
     const char *path = NULL;
-    struct ctr_pipeline_opts o = pipeline_opts();
+    struct ctr_pipeline_opts o = ctr_cli_pipeline_opts();
     int r;
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
             fputs("usage: ctrace stats [-j N] [-pid PID|all] TRACE\n"
                   "Prints what TRACE holds: extent, threads, events by type, bytes per\n"
-                  "event, and what was lost (dropped events, table overflows).\n" JOBS_HELP
+                  "event, and what was lost (dropped events, table overflows).\n" CTR_CLI_JOBS_HELP
                   "Exit status: 0 ok, 1 error, 3 damaged, 4 no threads or no events and\n"
                   "no end record (the program ended or forked away before its first flush).\n",
                   stdout);
             return 0;
         }
-        if ((r = reading_arg(argc, argv, &i, "stats", &o)) != 0) {
+        if ((r = ctr_cli_reading_arg(argc, argv, &i, "stats", &o)) != 0) {
             if (r < 0)
                 return CTR_EXIT_USAGE;
             continue;
@@ -285,7 +248,8 @@ static const char tasks_usage[] =
     "  -latmin DURATION  list only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
     "  -n N              how many of the slowest tasks to list (default 5; 0: none)\n"
     "  -tsv              only the table by type, as tab-separated lines:\n"
-    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' header)\n" JOBS_HELP;
+    "                    type count p50_ns p90_ns p99_ns max_ns (after a '#' "
+    "header)\n" CTR_CLI_JOBS_HELP;
 
 /* The breakdowns of the slowest tasks: a second reading of the trace. */
 struct second_reading {
@@ -314,7 +278,7 @@ static int breakdown_pass(void *ctx, const struct ctr_task *const *tasks, size_t
 static int cmd_tasks(int argc, char **argv)
 {
     const char *path = NULL, *v;
-    struct ctr_pipeline_opts po = pipeline_opts();
+    struct ctr_pipeline_opts po = ctr_cli_pipeline_opts();
     struct ctr_tasks_opts o = {.n = 5};
     for (int i = 1; i < argc; i++) {
         int r;
@@ -339,7 +303,7 @@ static int cmd_tasks(int argc, char **argv)
                 return CTR_EXIT_USAGE;
             continue;
         }
-        if ((r = reading_arg(argc, argv, &i, "tasks", &po)) != 0) {
+        if ((r = ctr_cli_reading_arg(argc, argv, &i, "tasks", &po)) != 0) {
             if (r < 0)
                 return CTR_EXIT_USAGE;
             continue;
@@ -387,19 +351,20 @@ static const char threads_usage[] =
     "finder: threads still alive and blocked when the trace ends, grouped by the\n"
     "call they block in and its stack, largest group first.\n"
     "  -tsv   only the leak finder, as tab-separated lines:\n"
-    "         count call function file:line (innermost frame; after a '#' header)\n" JOBS_HELP;
+    "         count call function file:line (innermost frame; after a '#' "
+    "header)\n" CTR_CLI_JOBS_HELP;
 
 static int cmd_threads(int argc, char **argv)
 {
     const char *path = NULL;
     int tsv = 0, r;
-    struct ctr_pipeline_opts o = pipeline_opts();
+    struct ctr_pipeline_opts o = ctr_cli_pipeline_opts();
     for (int i = 1; i < argc; i++) {
         if (ctr_cli_is_help(argv[i])) {
             fputs(threads_usage, stdout);
             return 0;
         }
-        if ((r = reading_arg(argc, argv, &i, "threads", &o)) != 0) {
+        if ((r = ctr_cli_reading_arg(argc, argv, &i, "threads", &o)) != 0) {
             if (r < 0)
                 return CTR_EXIT_USAGE;
             continue;
@@ -463,6 +428,8 @@ int main(int argc, char **argv)
         return cmd_tasks(argc - 1, argv + 1);
     if (strcmp(argv[1], "threads") == 0)
         return cmd_threads(argc - 1, argv + 1);
+    if (strcmp(argv[1], "why") == 0)
+        return ctr_cmd_why(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-perfetto") == 0 || strcmp(argv[i], "--perfetto") == 0)
             return ctr_cmd_perfetto(argc, argv);
@@ -471,7 +438,7 @@ int main(int argc, char **argv)
                *mem = NULL;
     struct ctr_profile_filter filter = {0};
     int top = 0;
-    struct ctr_pipeline_opts ro = pipeline_opts();
+    struct ctr_pipeline_opts ro = ctr_cli_pipeline_opts();
     const char *pid = NULL;
     for (int i = 1; i < argc; i++) {
         int r;

@@ -72,6 +72,16 @@ uint64_t ctr_task_latency(const struct ctr_task *task)
     return task->end_ns > task->begin_ns ? task->end_ns - task->begin_ns : 0;
 }
 
+int ctr_task_by_slowest(const void *pa, const void *pb)
+{
+    const struct ctr_task *a = *(const struct ctr_task *const *)pa;
+    const struct ctr_task *b = *(const struct ctr_task *const *)pb;
+    uint64_t la = ctr_task_latency(a), lb = ctr_task_latency(b);
+    if (la != lb)
+        return la > lb ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
 /* A region open on a thread. */
 /* The regions open on one thread, innermost last. */
 struct open_regions {

@@ -129,6 +129,10 @@ const struct ctr_task *ctr_tasks_find(const struct ctr_tasks *ts, uint64_t id);
  * of the trace of an open task (0 if the clocks disagree). */
 uint64_t ctr_task_latency(const struct ctr_task *task);
 
+/* ctr_task_by_slowest() : qsort's order for an array of pointers to tasks:
+ * slowest first (an open task by its age), then by id. */
+int ctr_task_by_slowest(const void *pa, const void *pb);
+
 /* ---------------------------------------------------------------------------
  * Windows: per thread, the time that tasks and regions keep
  * ------------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "read/trace.h"
 #include "symbols/symbolize.h"
 
 #define INLINE_MAX 16 /* inline chain printed per PC */
@@ -51,5 +52,57 @@ void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char 
         else if (module && f->function)
             fprintf(out, " [%s]", module);
         fputc('\n', out);
+    }
+}
+
+void ctr_text_frame(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *sep)
+{
+    struct ctr_sym_frame chain[INLINE_MAX];
+    int k = ps->sym ? ctr_symbolize(ps->sym, pc, chain, INLINE_MAX) : 0;
+    int tab = sep[0] == '\t';
+    char where[CTR_TEXT_WHERE_MAX];
+    if (k <= 0 || !chain[0].function) {
+        fputs(ctr_symbolizer_module_offset(ps->sym, pc, where, sizeof(where)), out);
+        if (tab)
+            fputs("\t?", out);
+        return;
+    }
+    const struct ctr_sym_frame *f = &chain[0];
+    fputs(f->function, out);
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    base = base ? base + 1 : f->file;
+    if (base && f->line > 0 && tab)
+        fprintf(out, "\t%s:%d", base, f->line);
+    else if (base && f->line > 0)
+        fprintf(out, "%s(%s:%d)", sep, base, f->line);
+    else if (tab)
+        fputs("\t?", out);
+}
+
+void ctr_text_clean(FILE *out, const char *s, size_t len, int tsv)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7f)
+            fputc(c, out);
+        else if (tsv)
+            fputc(' ', out);
+        else if (c == '\n')
+            fputs("\\n", out);
+        else if (c == '\t')
+            fputs("\\t", out);
+        else
+            fprintf(out, "\\x%02x", c);
+    }
+}
+
+void ctr_text_thread(FILE *out, const struct ctr_trace *t, uint32_t i)
+{
+    const struct ctr_thread_info *th = &t->threads[i];
+    fprintf(out, "thread %" PRIu64, th->id);
+    if (th->name && th->name[0]) {
+        fputs(" (", out);
+        ctr_text_clean(out, th->name, strlen(th->name), 0);
+        fputc(')', out);
     }
 }

@@ -29,4 +29,21 @@ const char *ctr_text_ns(int64_t ns, char *buf, size_t len);
  * the same from run to run; one in no mapping as 0x... */
 void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *indent);
 
+/* ctr_text_clean() : s (len bytes, from a trace: hostile) with control
+ * characters escaped (\n, \t, \xNN), or made spaces for a tab-separated
+ * form (tsv); UTF-8 passes as it is. */
+void ctr_text_clean(FILE *out, const char *s, size_t len, int tsv);
+
+/* ctr_text_thread() : "thread ID (name)" for thread index i of t; no name
+ * part when it has none. */
+struct ctr_trace;
+void ctr_text_thread(FILE *out, const struct ctr_trace *t, uint32_t i);
+
+/* ctr_text_frame() : the innermost frame of pc (a call instruction, as for
+ * ctr_text_pc()) on one line, as "function (file.c:line)" with the file's
+ * base name, or the address form when it does not symbolize; sep between
+ * function and place ("\t" for a tab-separated form, which prints
+ * "function\tfile.c:line", "?" for what is unknown). No newline. */
+void ctr_text_frame(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *sep);
+
 #endif

@@ -24,22 +24,9 @@
 #include "model/tasks.h"
 #include "profile/text.h"
 
-/* s (len bytes) with control characters escaped; UTF-8 passes as it is. */
 static void put_clean(FILE *out, const char *s, size_t len, int tsv)
 {
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != 0x7f)
-            fputc(c, out);
-        else if (tsv)
-            fputc(' ', out);
-        else if (c == '\n')
-            fputs("\\n", out);
-        else if (c == '\t')
-            fputs("\\t", out);
-        else
-            fprintf(out, "\\x%02x", c);
-    }
+    ctr_text_clean(out, s, len, tsv);
 }
 
 static void put_str(FILE *out, const char *s, int tsv)
@@ -63,17 +50,6 @@ static int by_type_latency(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-/* Slowest first (an open task by its age), then by id. */
-static int by_slowest(const void *pa, const void *pb)
-{
-    const struct ctr_task *a = *(const struct ctr_task *const *)pa;
-    const struct ctr_task *b = *(const struct ctr_task *const *)pb;
-    uint64_t la = ctr_task_latency(a), lb = ctr_task_latency(b);
-    if (la != lb)
-        return la > lb ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
 /* Nearest rank: the smallest of the n sorted values that at least p% of
  * them do not exceed. */
 static uint64_t percentile(const struct ctr_task *const *sorted, size_t n, unsigned p)
@@ -89,13 +65,7 @@ struct type_row {
 
 static void put_thread(FILE *out, const struct ctr_trace *t, uint32_t i)
 {
-    const struct ctr_thread_info *th = &t->threads[i];
-    fprintf(out, "thread %" PRIu64, th->id);
-    if (th->name && th->name[0]) {
-        fputs(" (", out);
-        put_str(out, th->name, 0);
-        fputc(')', out);
-    }
+    ctr_text_thread(out, t, i);
 }
 
 struct region_sum {
@@ -324,7 +294,7 @@ int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
         for (size_t i = 0; i < n; i++)
             if (!sorted[i]->ended)
                 open[k++] = sorted[i];
-        qsort(open, k, sizeof(*open), by_slowest);
+        qsort(open, k, sizeof(*open), ctr_task_by_slowest);
         fprintf(out, "\nopen at the end of the trace: %zu task%s, oldest first\n", k,
                 k == 1 ? "" : "s");
         for (size_t i = 0; i < k && i < 10; i++) {
@@ -345,7 +315,7 @@ int ctr_tasks_report(const struct ctr_trace *t, const struct ctr_tasks *model,
     shown = o->n < nslow ? o->n : nslow;
     if (n && o->n) {
         if (nslow > 1)
-            qsort(slow, nslow, sizeof(*slow), by_slowest);
+            qsort(slow, nslow, sizeof(*slow), ctr_task_by_slowest);
         fprintf(out, "\nslowest %zu of %zu task%s", shown, nslow, nslow == 1 ? "" : "s");
         if (o->type) {
             fputs(" of type ", out);

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/* why_cmd.c - `ctrace why`: the first reading of the trace finds the tasks
+ * and picks the slowest; the second keeps the intervals inside their
+ * windows (critpath.h), from which each one's critical path is walked and
+ * reported (why.h). */
+#include "cli/why_cmd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/reading.h"
+#include "model/critpath.h"
+#include "model/tasks.h"
+#include "report/why.h"
+
+static const char why_usage[] =
+    "usage: ctrace why [-type T] [-latmin DURATION] [-n N] [-tsv] [-j N] TRACE\n"
+    "Why the N slowest tasks of TRACE took as long as they did: each one's critical\n"
+    "path, walked back from its end through the releases that ended its waits to\n"
+    "the threads that made it wait, and their own waits in turn. Every nanosecond\n"
+    "of the task's latency lands on one thread in one state: its own thread's\n"
+    "running, runnable and blocked time, then the waits through which the path left\n"
+    "it, the path's largest parts (thread, state, call, frame), and what dominates.\n"
+    "  -type T           only tasks of type T\n"
+    "  -latmin DURATION  only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
+    "  -n N              how many of the slowest tasks (default 3)\n"
+    "  -tsv              the paths' parts as tab-separated lines: task thread state\n"
+    "                    call hopped ns function file:line (after a '#' "
+    "header)\n" CTR_CLI_JOBS_HELP;
+
+struct why_opts {
+    const char *type;
+    uint64_t latmin_ns;
+    size_t n;
+    int tsv;
+};
+
+/* The tasks to explain, slowest first, into a new array of *n.
+ * @return 0 or -ENOMEM. */
+static int pick(const struct ctr_tasks *ts, const struct why_opts *o, const struct ctr_task ***out,
+                size_t *n)
+{
+    *n = 0;
+    *out = NULL;
+    const struct ctr_task **v = ts->ntasks ? malloc(ts->ntasks * sizeof(*v)) : NULL;
+    if (!v && ts->ntasks)
+        return -ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < ts->ntasks; i++) {
+        const struct ctr_task *task = &ts->tasks[i];
+        if ((o->type && strcmp(task->type, o->type) != 0) || ctr_task_latency(task) < o->latmin_ns)
+            continue;
+        v[k++] = task;
+    }
+    if (k)
+        qsort(v, k, sizeof(*v), ctr_task_by_slowest);
+    *n = k < o->n ? k : o->n;
+    *out = v;
+    return 0;
+}
+
+/* Parses the flags into o, *path. @return -1 to go on, else the status. */
+static int parse(int argc, char **argv, struct why_opts *o, struct ctr_pipeline_opts *po,
+                 const char **path)
+{
+    const char *v;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (ctr_cli_is_help(argv[i])) {
+            fputs(why_usage, stdout);
+            return 0;
+        }
+        if (ctr_cli_flag(argc, argv, &i, "tsv", NULL) > 0) {
+            o->tsv = 1;
+            continue;
+        }
+        if ((r = ctr_cli_flag(argc, argv, &i, "type", &v)) != 0) {
+            if (r < 0 || !*v)
+                return ctr_cli_usage_error(NULL, "why: flag %s needs a task type", argv[i]);
+            o->type = v;
+            continue;
+        }
+        if ((r = ctr_cli_flag(argc, argv, &i, "latmin", &v)) != 0) {
+            if (r < 0)
+                return ctr_cli_usage_error(NULL, "why: flag %s needs a value", argv[i]);
+            if (!ctr_cli_duration("why", "latmin", v, &o->latmin_ns))
+                return CTR_EXIT_USAGE;
+            continue;
+        }
+        if ((r = ctr_cli_reading_arg(argc, argv, &i, "why", po)) != 0) {
+            if (r < 0)
+                return CTR_EXIT_USAGE;
+            continue;
+        }
+        if ((r = ctr_cli_flag(argc, argv, &i, "n", &v)) != 0) {
+            if (r < 0)
+                return ctr_cli_usage_error(NULL, "why: flag %s needs a value", argv[i]);
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (*v < '0' || *v > '9' || *end || errno || n == 0 || n > 1000000)
+                return ctr_cli_usage_error(NULL, "why: -n wants a number of tasks from 1, not '%s'",
+                                           v);
+            o->n = (size_t)n;
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            return ctr_cli_usage_error(NULL, "why: unknown flag %s", argv[i]);
+        if (*path)
+            return ctr_cli_usage_error(NULL, "why: more than one trace given (%s)", argv[i]);
+        *path = argv[i];
+    }
+    if (!*path)
+        return ctr_cli_usage_error(NULL, "why: no trace file given");
+    return -1;
+}
+
+/* The second reading and the walks: w[0..n-1] for tasks[0..n-1].
+ * @return 0, 1 after saying why on stderr. */
+static int explain(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n,
+                   struct ctr_why_task *w, struct ctr_trace **t)
+{
+    struct ctr_cp_window *win = calloc(n ? n : 1, sizeof(*win));
+    if (!win) {
+        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        win[i] = (struct ctr_cp_window){tasks[i]->begin_ns, tasks[i]->end_ns};
+    struct ctr_cp_history *h = ctr_cp_history_new(ctr_reading_trace(rd), win, n);
+    free(win);
+    if (!h) {
+        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
+        return 1;
+    }
+    struct ctr_consumer c = ctr_cp_history_consumer(h);
+    int status = ctr_reading_pass(rd, &c, 1, t);
+    if (status == 0 && ctr_cp_history_oom(h)) {
+        fprintf(stderr, "ctrace: why: keeping the tasks' intervals: %s\n", strerror(ENOMEM));
+        status = 1;
+    }
+    for (size_t i = 0; i < n && status == 0; i++) {
+        const struct ctr_task *task = tasks[i];
+        w[i].task = task;
+        uint32_t end_thread = task->ended ? task->end_thread : task->begin_thread;
+        if (ctr_cp_walk(h, task->id, end_thread, task->begin_ns, task->end_ns, &w[i].path) != 0) {
+            fprintf(stderr, "ctrace: why: walking a path: %s\n", strerror(ENOMEM));
+            status = 1;
+        }
+    }
+    ctr_cp_history_free(h);
+    return status;
+}
+
+int ctr_cmd_why(int argc, char **argv)
+{
+    const char *path = NULL;
+    struct ctr_pipeline_opts po = ctr_cli_pipeline_opts();
+    struct why_opts o = {.n = 3};
+    int status = parse(argc, argv, &o, &po, &path);
+    if (status >= 0)
+        return status;
+    struct ctr_reading rd;
+    struct ctr_tasks ts;
+    struct ctr_trace *t;
+    if (ctr_reading_open(&rd, path, 2, &po) || ctr_reading_tasks(&rd, &ts, NULL, 0, &t)) {
+        ctr_reading_close(&rd);
+        return 1;
+    }
+    const struct ctr_task **tasks;
+    size_t n;
+    struct ctr_why_task *w = NULL;
+    status = 1;
+    if (pick(&ts, &o, &tasks, &n) != 0 || !(w = calloc(n ? n : 1, sizeof(*w)))) {
+        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
+    } else if (explain(&rd, tasks, n, w, &t) == 0) {
+        char err[256];
+        int rc = ctr_why_write(t, w, n, o.tsv, stdout, err, sizeof(err));
+        if (rc == 0 && fflush(stdout) != 0)
+            fprintf(stderr, "ctrace: writing the output: %s\n", strerror(errno));
+        else if (rc != 0)
+            fprintf(stderr, "ctrace: %s\n", err);
+        else
+            status = (ctr_reading_say(&rd), ctr_reading_status(&rd));
+    }
+    for (size_t i = 0; w && i < n; i++)
+        ctr_cp_path_free(&w[i].path);
+    free(w);
+    free(tasks);
+    ctr_tasks_free(&ts);
+    ctr_reading_close(&rd);
+    return status;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* critpath.h - the critical path of a task: why it took as long as it did,
+ * across threads, through the releases the trace records (critpath.c;
+ * docs/internals.md, "The critical path of a task").
+ *
+ * The path tiles the task's latency, from its TASK_BEGIN to its TASK_END,
+ * with segments: every nanosecond is on exactly one (thread, state, reason,
+ * object, stack). It is found walking back from the task's end on the
+ * thread that ended it:
+ *  - while that thread runs, is runnable, or waits with no release (a
+ *    sleep, an I/O call, a wait whose release the trace lacks), the time is
+ *    that thread's, a segment;
+ *  - when it waits and a release by another thread ended the wait, the
+ *    time from the wait's start (or the part of the range being explained)
+ *    to the release is explained by the releaser's own history over the
+ *    same span, walked back the same way from the release (a hop); then
+ *    the walk goes on, on the waiter, before the wait.
+ * Hops recurse (the releaser waited on a third thread), so a convoy (each
+ * waiter let go by the one released before it) leads through its members'
+ * short critical sections to what held the queue up. The releaser's time
+ * is only walked within the wait it explains: work it did before the
+ * waiter began waiting is not this task's.
+ *
+ * What the data cannot tell: uncontended acquisitions are not recorded, so
+ * a holder's critical section shows as its running (and waits) before its
+ * release, back to the wait being explained; time a thread was running
+ * that the trace does not cover (before its first event, in a gap, outside
+ * a flight recorder's window) is "unknown", never another state.
+ */
+#ifndef CTR_CRITPATH_H
+#define CTR_CRITPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/engine.h"
+#include "read/trace.h"
+
+/* A segment's state: the state machine's (state.h), or no data. */
+enum ctr_cp_state {
+    CTR_CP_RUNNING = 1, /* CTR_STATE_RUNNING */
+    CTR_CP_BLOCKED,     /* a wait the path did not hop out of */
+    CTR_CP_RUNNABLE,
+    CTR_CP_UNKNOWN /* the trace has nothing of this thread then */
+};
+
+struct ctr_cp_segment {
+    uint32_t thread; /* index in ctr_trace.threads */
+    uint8_t state;   /* enum ctr_cp_state */
+    uint8_t reason;  /* blocked, runnable: the wait's (enum ctr_reason) */
+    uint16_t hops;   /* releases followed to get here: 0 on the task's thread */
+    uint64_t object;
+    /* Blocked, runnable: where the wait began. Running: where the running
+     * ended (the release that made it a hop's end, or the next wait), 0 if
+     * unknown. */
+    uint64_t stack_id;
+    uint64_t start_ns, end_ns;
+    /* The first hop that led here (index in the path's hops), or
+     * UINT32_MAX on the task's own thread before any hop. */
+    uint32_t via;
+};
+
+/* A wait of the task's own thread that the path left through its release. */
+struct ctr_cp_hop {
+    uint8_t reason;
+    uint64_t object, stack_id; /* the wait's */
+    uint32_t releaser;         /* thread index */
+    uint64_t release_stack;
+    uint64_t start_ns, end_ns; /* the part of the wait the path explains */
+};
+
+struct ctr_cp_path {
+    uint64_t task;
+    uint64_t begin_ns, end_ns;
+    struct ctr_cp_segment *seg; /* latest first, as walked */
+    size_t nseg, seg_cap;
+    struct ctr_cp_hop *hop; /* the task thread's own hops, latest first */
+    size_t nhop, hop_cap;
+    uint64_t unknown_ns; /* time in CTR_CP_UNKNOWN segments */
+    int cut;             /* a chain of hops longer than the walk follows */
+};
+
+/* The windows the paths will be asked for: the second reading keeps the
+ * intervals that overlap one of them, and only those. */
+struct ctr_cp_window {
+    uint64_t begin_ns, end_ns;
+};
+
+struct ctr_cp_history;
+
+/* ctr_cp_history_new() : a store of the intervals of trace t's threads that
+ * overlap one of w[0..n-1] (copied). @return NULL if out of memory. */
+struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struct ctr_cp_window *w,
+                                          size_t n);
+/* The consumer that fills h (engine.h): intervals only. */
+struct ctr_consumer ctr_cp_history_consumer(struct ctr_cp_history *h);
+/* Whether an allocation failed while filling h. */
+int ctr_cp_history_oom(const struct ctr_cp_history *h);
+void ctr_cp_history_free(struct ctr_cp_history *h);
+
+/* ctr_cp_walk() : the critical path of the task that began at begin_ns and
+ * ended at end_ns on thread index end_thread (for an open task: the trace's
+ * end on the thread that began it), from h, once every interval is in.
+ * Fills *p (zeroed first; free with ctr_cp_path_free()).
+ * @return 0 or -ENOMEM. */
+int ctr_cp_walk(const struct ctr_cp_history *h, uint64_t task, uint32_t end_thread,
+                uint64_t begin_ns, uint64_t end_ns, struct ctr_cp_path *p);
+void ctr_cp_path_free(struct ctr_cp_path *p);
+
+#endif

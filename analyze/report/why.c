@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/* why.c - `ctrace why`: critical paths as a report (why.h).
+ *
+ * A path's parts are summed by (thread, state, call, stack, whether reached
+ * through a hop): the same wait or the same running stretch met several
+ * times along the path is one line. What dominates is the task thread's
+ * hop (its wait, by call and stack) that explains the most time, and, within
+ * what that hop's releasers did, their largest part. */
+#include "report/why.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrace_format.h"
+#include "profile/text.h"
+#include "symbols/tracesym.h"
+
+/* Lines of a path's largest parts printed per task. */
+#define WHY_PARTS 6
+
+struct part {
+    uint32_t thread;
+    uint8_t state, reason;
+    int hopped; /* reached through a release */
+    uint64_t stack_id;
+    uint32_t via; /* the task thread's hop (UINT32_MAX: none) */
+    uint64_t ns;
+};
+
+static int part_key_cmp(const struct part *a, const struct part *b)
+{
+    if (a->thread != b->thread)
+        return a->thread < b->thread ? -1 : 1;
+    if (a->state != b->state)
+        return a->state < b->state ? -1 : 1;
+    if (a->reason != b->reason)
+        return a->reason < b->reason ? -1 : 1;
+    if (a->hopped != b->hopped)
+        return a->hopped < b->hopped ? -1 : 1;
+    if (a->stack_id != b->stack_id)
+        return a->stack_id < b->stack_id ? -1 : 1;
+    return 0;
+}
+
+static int by_key(const void *pa, const void *pb)
+{
+    return part_key_cmp(pa, pb);
+}
+
+static int by_ns_desc(const void *pa, const void *pb)
+{
+    const struct part *a = pa, *b = pb;
+    if (a->ns != b->ns)
+        return a->ns > b->ns ? -1 : 1;
+    return part_key_cmp(a, b);
+}
+
+/* The path's parts summed by key (and by `via` when by_via), largest
+ * first, into a new array of *n. @return NULL if out of memory (or empty). */
+static struct part *sum_parts(const struct ctr_cp_path *p, int by_via, uint32_t only_via, size_t *n)
+{
+    *n = 0;
+    struct part *v = p->nseg ? malloc(p->nseg * sizeof(*v)) : NULL;
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < p->nseg; i++) {
+        const struct ctr_cp_segment *s = &p->seg[i];
+        if (by_via && s->via != only_via)
+            continue;
+        v[k++] = (struct part){s->thread,
+                               s->state,
+                               s->reason,
+                               s->hops > 0,
+                               s->stack_id,
+                               s->via,
+                               s->end_ns - s->start_ns};
+    }
+    qsort(v, k, sizeof(*v), by_key);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (m && part_key_cmp(&v[m - 1], &v[i]) == 0)
+            v[m - 1].ns += v[i].ns;
+        else
+            v[m++] = v[i];
+    }
+    qsort(v, m, sizeof(*v), by_ns_desc);
+    *n = m;
+    return v;
+}
+
+static const char *state_name(uint8_t state)
+{
+    switch (state) {
+    case CTR_CP_RUNNING:
+        return "running";
+    case CTR_CP_RUNNABLE:
+        return "runnable";
+    case CTR_CP_BLOCKED:
+        return "blocked";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *call_name(uint8_t reason)
+{
+    const char *c = reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].call : NULL;
+    return c ? c : "-";
+}
+
+/* The innermost frame of a stack ("?" when none). */
+static void put_stack(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                      uint64_t stack_id, const char *sep)
+{
+    const struct ctr_stack_info *s = stack_id ? ctr_trace_stack(t, stack_id) : NULL;
+    if (!s || s->n == 0) {
+        fputs(sep[0] == '\t' ? "?\t?" : "?", out);
+        return;
+    }
+    ctr_text_frame(out, ps, s->pcs[0] - 1, sep); /* a return address: the call is before */
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void write_tsv(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                      const struct ctr_why_task *w, const struct part *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%" PRIu64 "\t%" PRIu64 "\t%s\t%s\t%d\t%" PRIu64 "\t", w->task->id,
+                t->threads[v[i].thread].id, state_name(v[i].state),
+                v[i].state == CTR_CP_BLOCKED || v[i].state == CTR_CP_RUNNABLE
+                    ? call_name(v[i].reason)
+                    : "-",
+                v[i].hopped, v[i].ns);
+        put_stack(out, t, ps, v[i].stack_id, "\t");
+        fputc('\n', out);
+    }
+}
+
+/* The task thread's own time by state, and its hops by wait. */
+static void write_own(FILE *out, const struct ctr_cp_path *p, uint64_t latency)
+{
+    uint64_t by_state[5] = {0}, hopped = 0;
+    for (size_t i = 0; i < p->nseg; i++) {
+        uint64_t d = p->seg[i].end_ns - p->seg[i].start_ns;
+        if (p->seg[i].hops == 0 && p->seg[i].state < 5)
+            by_state[p->seg[i].state] += d;
+        else
+            hopped += d;
+    }
+    char a[32], b[32], c[32], d[32];
+    fprintf(out, "  on its own thread %.1f%%: running %s, runnable %s, blocked %s",
+            pct(latency - hopped, latency),
+            ctr_text_ns((int64_t)by_state[CTR_CP_RUNNING], a, sizeof(a)),
+            ctr_text_ns((int64_t)by_state[CTR_CP_RUNNABLE], b, sizeof(b)),
+            ctr_text_ns((int64_t)by_state[CTR_CP_BLOCKED], c, sizeof(c)));
+    if (by_state[CTR_CP_UNKNOWN])
+        fprintf(out, ", unknown %s", ctr_text_ns((int64_t)by_state[CTR_CP_UNKNOWN], d, sizeof(d)));
+    fputc('\n', out);
+}
+
+/* Hops grouped by the wait's call and stack: (index of the first hop of
+ * each group, its summed span), largest first. */
+struct hop_group {
+    size_t first;
+    uint64_t ns, explained; /* the waits' span; the path time under them */
+};
+
+static int hop_same(const struct ctr_cp_hop *a, const struct ctr_cp_hop *b)
+{
+    return a->reason == b->reason && a->stack_id == b->stack_id;
+}
+
+static int by_group_ns(const void *pa, const void *pb)
+{
+    const struct hop_group *a = pa, *b = pb;
+    return a->ns != b->ns ? (a->ns > b->ns ? -1 : 1)
+                          : (a->first > b->first) - (a->first < b->first);
+}
+
+static struct hop_group *group_hops(const struct ctr_cp_path *p, size_t *n)
+{
+    *n = 0;
+    struct hop_group *g = p->nhop ? calloc(p->nhop, sizeof(*g)) : NULL;
+    if (!g)
+        return NULL;
+    for (size_t i = 0; i < p->nhop; i++) {
+        size_t k = 0;
+        while (k < *n && !hop_same(&p->hop[g[k].first], &p->hop[i]))
+            k++;
+        if (k == *n)
+            g[(*n)++].first = i;
+        g[k].ns += p->hop[i].end_ns - p->hop[i].start_ns;
+    }
+    qsort(g, *n, sizeof(*g), by_group_ns);
+    return g;
+}
+
+/* The largest part reached through any hop of group g. */
+static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g, struct part *best)
+{
+    memset(best, 0, sizeof(*best));
+    const struct ctr_cp_hop *h0 = &p->hop[g->first];
+    for (size_t i = 0; i < p->nhop; i++) {
+        if (!hop_same(&p->hop[i], h0))
+            continue;
+        size_t n;
+        struct part *v = sum_parts(p, 1, (uint32_t)i, &n);
+        if (!v && p->nseg)
+            return -ENOMEM;
+        /* Summing across the group's hops would need another pass; the
+         * largest part of the largest hop is what a reader acts on. */
+        if (n && v[0].ns > best->ns)
+            *best = v[0];
+        free(v);
+    }
+    return 0;
+}
+
+static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                      const struct ctr_why_task *w)
+{
+    const struct ctr_task *task = w->task;
+    const struct ctr_cp_path *p = &w->path;
+    uint64_t latency = p->end_ns - p->begin_ns;
+    char a[32], b[32];
+    fprintf(out, "\ntask %" PRIu64 " ", task->id);
+    ctr_text_clean(out, task->type, strlen(task->type), 0);
+    fprintf(out, ": %s%s, ended on ", ctr_text_ns((int64_t)latency, a, sizeof(a)),
+            task->ended ? "" : " (still open: its age)");
+    ctr_text_thread(out, t, task->ended ? task->end_thread : task->begin_thread);
+    fputc('\n', out);
+    write_own(out, p, latency);
+    size_t ng;
+    struct hop_group *g = group_hops(p, &ng);
+    if (!g && p->nhop)
+        return -ENOMEM;
+    for (size_t i = 0; i < ng; i++) {
+        const struct ctr_cp_hop *h = &p->hop[g[i].first];
+        fprintf(out, "  behind other threads %.1f%% (%s): %s at ", pct(g[i].ns, latency),
+                ctr_text_ns((int64_t)g[i].ns, a, sizeof(a)), call_name(h->reason));
+        put_stack(out, t, ps, h->stack_id, " ");
+        fputs(", released by ", out);
+        ctr_text_thread(out, t, h->releaser);
+        fputs(" at ", out);
+        put_stack(out, t, ps, h->release_stack, " ");
+        fputc('\n', out);
+    }
+    size_t n;
+    struct part *v = sum_parts(p, 0, 0, &n);
+    if (!v && p->nseg) {
+        free(g);
+        return -ENOMEM;
+    }
+    fputs("  the path, largest parts first:\n", out);
+    for (size_t i = 0; i < n && i < WHY_PARTS; i++) {
+        fprintf(out, "    %5.1f%% %9s  ", pct(v[i].ns, latency),
+                ctr_text_ns((int64_t)v[i].ns, a, sizeof(a)));
+        ctr_text_thread(out, t, v[i].thread);
+        fprintf(out, "  %s", state_name(v[i].state));
+        if (v[i].state == CTR_CP_BLOCKED || v[i].state == CTR_CP_RUNNABLE)
+            fprintf(out, " in %s at ", call_name(v[i].reason));
+        else if (v[i].state == CTR_CP_RUNNING && v[i].stack_id)
+            fputs(" up to ", out);
+        if (v[i].state != CTR_CP_UNKNOWN && (v[i].state != CTR_CP_RUNNING || v[i].stack_id))
+            put_stack(out, t, ps, v[i].stack_id, " ");
+        fputc('\n', out);
+    }
+    free(v);
+    if (ng) {
+        struct part best;
+        if (dominant_under(p, &g[0], &best) != 0) {
+            free(g);
+            return -ENOMEM;
+        }
+        const struct ctr_cp_hop *h = &p->hop[g[0].first];
+        fprintf(out, "  dominant: %.1f%% behind %s at ", pct(g[0].ns, latency),
+                call_name(h->reason));
+        put_stack(out, t, ps, h->stack_id, " ");
+        if (best.ns) {
+            fprintf(out, "; of that, %.1f%% (%s) is ", pct(best.ns, g[0].ns),
+                    ctr_text_ns((int64_t)best.ns, b, sizeof(b)));
+            ctr_text_thread(out, t, best.thread);
+            fprintf(out, " %s", state_name(best.state));
+            if (best.state == CTR_CP_BLOCKED || best.state == CTR_CP_RUNNABLE)
+                fprintf(out, " in %s", call_name(best.reason));
+            if (best.stack_id) {
+                fputs(best.state == CTR_CP_RUNNING ? " up to " : " at ", out);
+                put_stack(out, t, ps, best.stack_id, " ");
+            }
+        }
+        fputc('\n', out);
+    } else {
+        fputs("  dominant: its own thread (no wait of it was ended by another thread)\n", out);
+    }
+    free(g);
+    if (p->unknown_ns)
+        fprintf(out, "  %s of the path (%.1f%%) is outside what the trace holds of its threads\n",
+                ctr_text_ns((int64_t)p->unknown_ns, a, sizeof(a)), pct(p->unknown_ns, latency));
+    if (p->cut)
+        fputs("  a chain of releases deeper than 512 was cut: its last releaser takes the rest\n",
+              out);
+    return 0;
+}
+
+int ctr_why_write(const struct ctr_trace *t, const struct ctr_why_task *w, size_t n, int tsv,
+                  FILE *out, char *err, size_t errlen)
+{
+    struct ctr_profile_sym ps;
+    if (ctr_profile_sym_open(t, &ps) != 0) {
+        snprintf(err, errlen, "symbolizing: %s", strerror(ENOMEM));
+        return -ENOMEM;
+    }
+    int rc = 0;
+    if (tsv)
+        fputs("# task\tthread\tstate\tcall\thopped\tns\tfunction\tfile:line\n", out);
+    else if (n == 0)
+        fputs("no task to explain (none in the trace, or none passed the filters)\n", out);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (tsv) {
+            size_t k;
+            struct part *v = sum_parts(&w[i].path, 0, 0, &k);
+            if (!v && w[i].path.nseg)
+                rc = -ENOMEM;
+            else
+                write_tsv(out, t, &ps, &w[i], v, k);
+            free(v);
+        } else {
+            rc = write_task(out, t, &ps, &w[i]);
+        }
+    }
+    if (rc == 0 && !tsv && n)
+        fputs("\nUncontended acquisitions are not recorded: a holder's critical section shows\n"
+              "as its time before its release, back to the start of the wait it explains.\n",
+              out);
+    if (rc != 0)
+        snprintf(err, errlen, "explaining the tasks: %s", strerror(-rc));
+    ctr_profile_sym_close(&ps, stderr);
+    return rc;
+}

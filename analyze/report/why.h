@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* why.h - `ctrace why`: the critical paths of the slowest tasks (critpath.h)
+ * as text people read, or as tab-separated lines scripts read (why.c). */
+#ifndef CTR_WHY_H
+#define CTR_WHY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model/critpath.h"
+#include "model/tasks.h"
+#include "read/trace.h"
+
+struct ctr_why_task {
+    const struct ctr_task *task;
+    struct ctr_cp_path path;
+};
+
+/* ctr_why_write() : for each of w[0..n-1] (slowest first), its latency along
+ * its critical path: the part on its own thread by state, the waits through
+ * which it went to other threads, the path's largest parts (thread, state,
+ * call, frame) and the one line of what dominates; then what the data cannot
+ * tell. With tsv, only lines "task\tthread\tstate\tcall\thops\tns\tfunction\t
+ * file:line" (the path's parts summed by thread, state, call and stack,
+ * largest first), after a '#' header line. Thread names and frames come
+ * from t (the trace whose indexes the paths use).
+ * @return 0, or -ENOMEM with a one-line reason in err; write errors are left
+ *         in out's error flag. */
+int ctr_why_write(const struct ctr_trace *t, const struct ctr_why_task *w, size_t n, int tsv,
+                  FILE *out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* test-critpath.c - the critical path walk (model/critpath.h) on intervals
+ * made by hand:
+ *   - a chain across three threads: every link followed, each part on the
+ *     right thread in the right state, the parts tiling the latency;
+ *   - a releaser's time counts only within the wait it explains;
+ *   - time no interval covers is unknown, and said;
+ *   - a thread's own release is no hop; a wait with no release stays its
+ *     thread's;
+ *   - a chain deeper than the walk follows is cut, and said;
+ *   - intervals outside every window are not kept. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctrace_format.h"
+#include "model/critpath.h"
+#include "read/state.h"
+
+#define NTHREADS 600
+
+static struct ctr_thread_info threads[NTHREADS];
+static struct ctr_trace trace = {.threads = threads, .nthreads = NTHREADS};
+
+struct fixture {
+    struct ctr_cp_history *h;
+    struct ctr_consumer c;
+};
+
+static void start(struct fixture *f, uint64_t begin, uint64_t end)
+{
+    struct ctr_cp_window w = {begin, end};
+    f->h = ctr_cp_history_new(&trace, &w, 1);
+    assert_non_null(f->h);
+    f->c = ctr_cp_history_consumer(f->h);
+}
+
+static void running(struct fixture *f, uint32_t th, uint64_t a, uint64_t b)
+{
+    struct ctr_interval iv = {&threads[th], CTR_STATE_RUNNING, a, b, 0, 0, 0, NULL, 0};
+    f->c.interval(f->c.ctx, &iv);
+}
+
+/* A wait [a, b] on object obj at stack, released at rel by thread rth
+ * (rth < 0: no release), then runnable to c. */
+static void wait_(struct fixture *f, uint32_t th, uint64_t a, uint64_t b, uint64_t c, int rth,
+                  uint8_t reason, uint64_t obj, uint64_t stack)
+{
+    struct ctr_release r = {obj, b, stack + 1000, rth >= 0 ? &threads[rth] : NULL};
+    struct ctr_interval iv = {&threads[th], CTR_STATE_BLOCKED,    a, b, reason, obj,
+                              stack,        rth >= 0 ? &r : NULL, 0};
+    f->c.interval(f->c.ctx, &iv);
+    if (c > b) {
+        iv.state = CTR_STATE_RUNNABLE;
+        iv.start_ns = b;
+        iv.end_ns = c;
+        f->c.interval(f->c.ctx, &iv);
+    }
+}
+
+static uint64_t sum(const struct ctr_cp_path *p, uint32_t th, uint8_t state)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < p->nseg; i++)
+        if ((th == UINT32_MAX || p->seg[i].thread == th) && (!state || p->seg[i].state == state))
+            s += p->seg[i].end_ns - p->seg[i].start_ns;
+    return s;
+}
+
+/* Task on thread 0 from 100 to 1000: it runs to 200, waits on a lock to
+ * 900 (released by thread 1), runnable to 950, runs to 1000. Thread 1 held
+ * the lock: it ran to 300, waited on a condition to 800 (released by thread
+ * 2), ran to 900 (its release). Thread 2 slept in a read from 50 to 700,
+ * ran to 800 (its signal). */
+static void test_chain_across_three_threads(void **state)
+{
+    (void)state;
+    struct fixture f;
+    start(&f, 100, 1000);
+    running(&f, 2, 0, 50);
+    wait_(&f, 2, 50, 700, 700, -1, CTR_REASON_READ, 0, 7);
+    running(&f, 2, 700, 2000);
+    running(&f, 1, 0, 300);
+    wait_(&f, 1, 300, 800, 800, 2, CTR_REASON_COND_WAIT, 0xc, 5);
+    running(&f, 1, 800, 2000);
+    running(&f, 0, 0, 200);
+    wait_(&f, 0, 200, 900, 950, 1, CTR_REASON_MUTEX_LOCK, 0x1, 3);
+    running(&f, 0, 950, 2000);
+    struct ctr_cp_path p;
+    assert_int_equal(ctr_cp_walk(f.h, 1, 0, 100, 1000, &p), 0);
+    assert_int_equal(sum(&p, UINT32_MAX, 0), 900); /* tiles the latency */
+    assert_int_equal(p.unknown_ns, 0);
+    assert_int_equal(sum(&p, 0, CTR_CP_RUNNING), 100 + 50);
+    assert_int_equal(sum(&p, 0, CTR_CP_RUNNABLE), 50);
+    /* The lock's wait [200, 900]: thread 1 ran [200, 300] and [800, 900],
+     * and its condition wait [300, 800] is thread 2's: the read to 700,
+     * running to 800. */
+    assert_int_equal(sum(&p, 1, CTR_CP_RUNNING), 200);
+    assert_int_equal(sum(&p, 1, CTR_CP_BLOCKED), 0);
+    assert_int_equal(sum(&p, 2, CTR_CP_BLOCKED), 400);
+    assert_int_equal(sum(&p, 2, CTR_CP_RUNNING), 100);
+    assert_int_equal(p.nhop, 1);
+    assert_int_equal(p.hop[0].releaser, 1);
+    assert_int_equal(p.hop[0].start_ns, 200);
+    assert_int_equal(p.hop[0].end_ns, 900);
+    assert_int_equal(p.hop[0].release_stack, 1003);
+    for (size_t i = 0; i < p.nseg; i++) {
+        if (p.seg[i].thread == 2) {
+            assert_int_equal(p.seg[i].hops, 2);
+            assert_int_equal(p.seg[i].via, 0);
+            if (p.seg[i].state == CTR_CP_BLOCKED)
+                assert_int_equal(p.seg[i].reason, CTR_REASON_READ);
+        }
+        /* Thread 1's last running part ends at its release's stack. */
+        if (p.seg[i].thread == 1 && p.seg[i].end_ns == 900)
+            assert_int_equal(p.seg[i].stack_id, 1003);
+    }
+    ctr_cp_path_free(&p);
+    ctr_cp_history_free(f.h);
+}
+
+/* Thread 1's history before the wait it explains is not on the path, and
+ * time no interval covers is unknown. */
+static void test_releaser_only_within_the_wait_and_unknown(void **state)
+{
+    (void)state;
+    struct fixture f;
+    start(&f, 0, 1000);
+    running(&f, 1, 0, 900);   /* long work, before and during the wait */
+    running(&f, 0, 400, 500); /* thread 0's first event at 400 */
+    wait_(&f, 0, 500, 900, 900, 1, CTR_REASON_MUTEX_LOCK, 0x1, 3);
+    running(&f, 0, 900, 1000);
+    struct ctr_cp_path p;
+    assert_int_equal(ctr_cp_walk(f.h, 1, 0, 100, 1000, &p), 0);
+    assert_int_equal(sum(&p, UINT32_MAX, 0), 900);
+    assert_int_equal(sum(&p, 1, 0), 400); /* [500, 900] only */
+    assert_int_equal(p.unknown_ns, 300);  /* [100, 400] on thread 0 */
+    assert_int_equal(sum(&p, 0, CTR_CP_UNKNOWN), 300);
+    ctr_cp_path_free(&p);
+    ctr_cp_history_free(f.h);
+}
+
+/* A self-release is no hop; a wait with no release stays its thread's. */
+static void test_no_hop_without_another_releaser(void **state)
+{
+    (void)state;
+    struct fixture f;
+    start(&f, 0, 1000);
+    wait_(&f, 0, 0, 400, 400, 0, CTR_REASON_SEM_WAIT, 0x5, 3);
+    wait_(&f, 0, 400, 1000, 1000, -1, CTR_REASON_NANOSLEEP, 0, 4);
+    struct ctr_cp_path p;
+    assert_int_equal(ctr_cp_walk(f.h, 1, 0, 0, 1000, &p), 0);
+    assert_int_equal(p.nhop, 0);
+    assert_int_equal(sum(&p, 0, CTR_CP_BLOCKED), 1000);
+    ctr_cp_path_free(&p);
+    ctr_cp_history_free(f.h);
+}
+
+/* Each thread i waits [0, 1000] released by thread i+1: 599 hops, more
+ * than the walk follows. */
+static void test_deep_chain_cut(void **state)
+{
+    (void)state;
+    struct fixture f;
+    start(&f, 0, 1000);
+    for (uint32_t i = 0; i + 1 < NTHREADS; i++)
+        wait_(&f, i, 0, 1000, 1000, (int)i + 1, CTR_REASON_MUTEX_LOCK, 0x1, 3);
+    running(&f, NTHREADS - 1, 0, 1000);
+    struct ctr_cp_path p;
+    assert_int_equal(ctr_cp_walk(f.h, 1, 0, 0, 1000, &p), 0);
+    assert_true(p.cut);
+    assert_int_equal(sum(&p, UINT32_MAX, 0), 1000);
+    ctr_cp_path_free(&p);
+    ctr_cp_history_free(f.h);
+}
+
+/* Outside every window, nothing is kept: the path is unknown there. */
+static void test_outside_the_windows_not_kept(void **state)
+{
+    (void)state;
+    struct fixture f;
+    start(&f, 5000, 6000);
+    running(&f, 0, 0, 1000);
+    struct ctr_cp_path p;
+    assert_int_equal(ctr_cp_walk(f.h, 1, 0, 0, 1000, &p), 0);
+    assert_int_equal(p.unknown_ns, 1000);
+    ctr_cp_path_free(&p);
+    ctr_cp_history_free(f.h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chain_across_three_threads),
+        cmocka_unit_test(test_releaser_only_within_the_wait_and_unknown),
+        cmocka_unit_test(test_no_hop_without_another_releaser),
+        cmocka_unit_test(test_deep_chain_cut),
+        cmocka_unit_test(test_outside_the_windows_not_kept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
