@@ -158,6 +158,14 @@ static int filter_pass(struct ctr_reading *rd, const struct ctr_profile_filter *
 static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_filter *filter,
                      const char *out_path, const char *path, const struct ctr_pipeline_opts *ro)
 {
+    if (strcmp(type, "critical") == 0) {
+        if (top_n || filter->region)
+            return ctr_cli_usage_error(NULL,
+                                       "-pprof=critical takes no %s (ctrace why says the "
+                                       "paths as text)",
+                                       top_n ? "-top" : "-region");
+        return ctr_cmd_critical(filter->task, filter->latmin_ns, out_path, path, ro);
+    }
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)
         return ctr_cli_usage_error(NULL, "unknown profile type '%s' (want " CTR_PROFILE_TYPES ")",

@@ -9,11 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/reading.h"
 #include "model/critpath.h"
 #include "model/tasks.h"
+#include "profile/critical.h"
 #include "report/why.h"
 
 static const char why_usage[] =
@@ -121,7 +124,7 @@ static int parse(int argc, char **argv, struct why_opts *o, struct ctr_pipeline_
 /* The second reading and the walks: w[0..n-1] for tasks[0..n-1].
  * @return 0, 1 after saying why on stderr. */
 static int explain(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n,
-                   struct ctr_why_task *w, struct ctr_trace **t)
+                   struct ctr_cp_task *w, struct ctr_trace **t)
 {
     struct ctr_cp_window *win = calloc(n ? n : 1, sizeof(*win));
     if (!win) {
@@ -155,6 +158,51 @@ static int explain(struct ctr_reading *rd, const struct ctr_task **tasks, size_t
     return status;
 }
 
+/* A reading of the trace and the paths of the tasks picked. */
+struct paths {
+    struct ctr_reading rd;
+    struct ctr_tasks ts;
+    const struct ctr_task **tasks;
+    struct ctr_cp_task *w;
+    size_t n;
+    struct ctr_trace *t; /* the second reading's: the paths index its threads */
+};
+
+/* Reads the trace at path twice: its tasks, then the paths of those o
+ * picks. @return 0 (free ps with paths_free()), or 1 after saying why on
+ * stderr (nothing to free). */
+static int paths_read(struct paths *ps, const char *path, const struct ctr_pipeline_opts *po,
+                      const struct why_opts *o)
+{
+    memset(ps, 0, sizeof(*ps));
+    if (ctr_reading_open(&ps->rd, path, 2, po) ||
+        ctr_reading_tasks(&ps->rd, &ps->ts, NULL, 0, &ps->t)) {
+        ctr_reading_close(&ps->rd);
+        return 1;
+    }
+    if (pick(&ps->ts, o, &ps->tasks, &ps->n) != 0 ||
+        !(ps->w = calloc(ps->n ? ps->n : 1, sizeof(*ps->w)))) {
+        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
+    } else if (explain(&ps->rd, ps->tasks, ps->n, ps->w, &ps->t) == 0) {
+        return 0;
+    }
+    free(ps->tasks);
+    free(ps->w);
+    ctr_tasks_free(&ps->ts);
+    ctr_reading_close(&ps->rd);
+    return 1;
+}
+
+static void paths_free(struct paths *ps)
+{
+    for (size_t i = 0; ps->w && i < ps->n; i++)
+        ctr_cp_path_free(&ps->w[i].path);
+    free(ps->w);
+    free(ps->tasks);
+    ctr_tasks_free(&ps->ts);
+    ctr_reading_close(&ps->rd);
+}
+
 int ctr_cmd_why(int argc, char **argv)
 {
     const char *path = NULL;
@@ -163,34 +211,58 @@ int ctr_cmd_why(int argc, char **argv)
     int status = parse(argc, argv, &o, &po, &path);
     if (status >= 0)
         return status;
-    struct ctr_reading rd;
-    struct ctr_tasks ts;
-    struct ctr_trace *t;
-    if (ctr_reading_open(&rd, path, 2, &po) || ctr_reading_tasks(&rd, &ts, NULL, 0, &t)) {
-        ctr_reading_close(&rd);
+    struct paths ps;
+    if (paths_read(&ps, path, &po, &o) != 0)
         return 1;
-    }
-    const struct ctr_task **tasks;
-    size_t n;
-    struct ctr_why_task *w = NULL;
+    char err[256];
     status = 1;
-    if (pick(&ts, &o, &tasks, &n) != 0 || !(w = calloc(n ? n : 1, sizeof(*w)))) {
-        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
-    } else if (explain(&rd, tasks, n, w, &t) == 0) {
-        char err[256];
-        int rc = ctr_why_write(t, w, n, o.tsv, stdout, err, sizeof(err));
-        if (rc == 0 && fflush(stdout) != 0)
-            fprintf(stderr, "ctrace: writing the output: %s\n", strerror(errno));
-        else if (rc != 0)
-            fprintf(stderr, "ctrace: %s\n", err);
-        else
-            status = (ctr_reading_say(&rd), ctr_reading_status(&rd));
+    int rc = ctr_why_write(ps.t, ps.w, ps.n, o.tsv, stdout, err, sizeof(err));
+    if (rc == 0 && fflush(stdout) != 0)
+        fprintf(stderr, "ctrace: writing the output: %s\n", strerror(errno));
+    else if (rc != 0)
+        fprintf(stderr, "ctrace: %s\n", err);
+    else
+        status = (ctr_reading_say(&ps.rd), ctr_reading_status(&ps.rd));
+    paths_free(&ps);
+    return status;
+}
+
+int ctr_cmd_critical(const char *type, uint64_t latmin_ns, const char *out_path, const char *path,
+                     const struct ctr_pipeline_opts *po)
+{
+    if (!out_path && isatty(1)) {
+        fputs("ctrace: not writing a binary profile to a terminal; use -o FILE or redirect\n",
+              stderr);
+        return CTR_EXIT_USAGE;
     }
-    for (size_t i = 0; w && i < n; i++)
-        ctr_cp_path_free(&w[i].path);
-    free(w);
-    free(tasks);
-    ctr_tasks_free(&ts);
-    ctr_reading_close(&rd);
+    struct why_opts o = {.type = type, .latmin_ns = latmin_ns, .n = SIZE_MAX};
+    struct paths ps;
+    if (paths_read(&ps, path, po, &o) != 0)
+        return 1;
+    if (ps.n == 0)
+        fprintf(stderr, "ctrace: %s: no task%s%s%s: the profile is empty\n", path,
+                type ? " of type " : "", type ? type : "", latmin_ns ? " passes -latmin" : "");
+    /* Remove a half-written output on failure, but only a file we created. */
+    struct stat st;
+    int created = out_path && stat(out_path, &st) != 0;
+    FILE *out = out_path ? fopen(out_path, "wb") : stdout;
+    char err[256];
+    int rc = out ? ctr_critical_write(ps.t, ps.w, ps.n, out, stderr, err, sizeof(err)) : -errno;
+    if (!out)
+        snprintf(err, sizeof(err), "%s", strerror(-rc));
+    if (rc == 0 && fflush(out) != 0)
+        rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
+    if (out_path && out && fclose(out) != 0 && rc == 0)
+        rc = -errno, snprintf(err, sizeof(err), "writing the profile: %s", strerror(errno));
+    int status = 1;
+    if (rc != 0) {
+        fprintf(stderr, "ctrace: %s%s%s\n", out_path ? out_path : "", out_path ? ": " : "", err);
+        if (created)
+            unlink(out_path);
+    } else {
+        ctr_reading_say(&ps.rd);
+        status = ctr_reading_status(&ps.rd);
+    }
+    paths_free(&ps);
     return status;
 }

@@ -300,3 +300,17 @@ void ctr_cp_path_free(struct ctr_cp_path *p)
     free(p->hop);
     memset(p, 0, sizeof(*p));
 }
+
+const char *ctr_cp_state_name(uint8_t state)
+{
+    switch (state) {
+    case CTR_CP_RUNNING:
+        return "running";
+    case CTR_CP_RUNNABLE:
+        return "runnable";
+    case CTR_CP_BLOCKED:
+        return "blocked";
+    default:
+        return "unknown";
+    }
+}

@@ -44,6 +44,9 @@ enum ctr_cp_state {
     CTR_CP_UNKNOWN /* the trace has nothing of this thread then */
 };
 
+/* "running", "blocked", "runnable" or "unknown". */
+const char *ctr_cp_state_name(uint8_t state);
+
 struct ctr_cp_segment {
     uint32_t thread; /* index in ctr_trace.threads */
     uint8_t state;   /* enum ctr_cp_state */
@@ -78,6 +81,13 @@ struct ctr_cp_path {
     size_t nhop, hop_cap;
     uint64_t unknown_ns; /* time in CTR_CP_UNKNOWN segments */
     int cut;             /* a chain of hops longer than the walk follows */
+};
+
+/* A task and its path, as the reports take them. */
+struct ctr_task;
+struct ctr_cp_task {
+    const struct ctr_task *task;
+    struct ctr_cp_path path;
 };
 
 /* The windows the paths will be asked for: the second reading keeps the

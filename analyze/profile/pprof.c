@@ -71,8 +71,9 @@ struct location {
     size_t first_line, nlines; /* into lines[] */
 };
 struct sample {
-    size_t first_id, nids;
-}; /* into stack_ids[] */
+    size_t first_id, nids;     /* into stack_ids[] */
+    size_t first_label, nlabs; /* into labels[]: pairs of string indexes */
+};
 
 /* clang-format off */
 struct ctr_pprof {
@@ -91,6 +92,8 @@ struct ctr_pprof {
     uint64_t *stack_ids;       size_t nstack_ids, stack_ids_cap;
     uint64_t *values;          size_t values_cap;   /* ntypes per sample */
     uint64_t *scratch;         size_t scratch_cap;  /* stack being added */
+    int64_t *labels;           size_t nlabels, labels_cap; /* key, str pairs */
+    int64_t *lscratch;         size_t lscratch_cap; /* labels being added */
 };
 /* clang-format on */
 
@@ -336,39 +339,61 @@ static int location_id(struct ctr_pprof *p, const struct ctr_pprof_frame *f, uin
 struct stack_key {
     const uint64_t *ids;
     size_t n;
+    const int64_t *labels; /* 2 * nlabs string indexes */
+    size_t nlabs;
 };
 
 static bool same_stack(const struct ctr_pprof *p, size_t i, const void *key)
 {
     const struct sample *s = &p->samples[i];
     const struct stack_key *k = key;
-    return s->nids == k->n &&
-           (k->n == 0 || memcmp(p->stack_ids + s->first_id, k->ids, k->n * sizeof *k->ids) == 0);
+    return s->nids == k->n && s->nlabs == k->nlabs &&
+           (k->n == 0 || memcmp(p->stack_ids + s->first_id, k->ids, k->n * sizeof *k->ids) == 0) &&
+           (k->nlabs == 0 ||
+            memcmp(p->labels + s->first_label, k->labels, 2 * k->nlabs * sizeof *k->labels) == 0);
 }
 
 int ctr_pprof_add(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, size_t n,
                   const int64_t *values)
 {
+    return ctr_pprof_add_labeled(p, frames, n, values, NULL, 0);
+}
+
+int ctr_pprof_add_labeled(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, size_t n,
+                          const int64_t *values, const struct ctr_pprof_label *labels,
+                          size_t nlabels)
+{
     int err;
     RESERVE(p->scratch, p->scratch_cap, n);
+    RESERVE(p->lscratch, p->lscratch_cap, 2 * nlabels);
     uint64_t h = hash_add(0, n);
     for (size_t i = 0; i < n; i++) {
         if ((err = location_id(p, &frames[i], &p->scratch[i])) < 0)
             return err;
         h = hash_add(h, p->scratch[i]);
     }
-    struct stack_key key = {p->scratch, n};
+    for (size_t i = 0; i < nlabels; i++) {
+        if ((err = intern(p, labels[i].key, &p->lscratch[2 * i])) < 0 ||
+            (err = intern(p, labels[i].str, &p->lscratch[2 * i + 1])) < 0)
+            return err;
+        h = hash_add(hash_add(h, (uint64_t)p->lscratch[2 * i]), (uint64_t)p->lscratch[2 * i + 1]);
+    }
+    struct stack_key key = {p->scratch, n, p->lscratch, nlabels};
     struct slot *sl = idx_lookup(&p->sample_idx, h, same_stack, p, &key);
     if (!sl)
         return -ENOMEM;
     if (!sl->item) {
         RESERVE(p->samples, p->samples_cap, p->nsamples + 1);
         RESERVE(p->stack_ids, p->stack_ids_cap, p->nstack_ids + n);
+        RESERVE(p->labels, p->labels_cap, p->nlabels + 2 * nlabels);
         RESERVE(p->values, p->values_cap, (p->nsamples + 1) * p->ntypes);
         memcpy(p->stack_ids + p->nstack_ids, p->scratch, n * sizeof *p->scratch);
+        if (nlabels)
+            memcpy(p->labels + p->nlabels, p->lscratch, 2 * nlabels * sizeof *p->lscratch);
         memset(p->values + p->nsamples * p->ntypes, 0, p->ntypes * sizeof *p->values);
-        p->samples[p->nsamples] = (struct sample){p->nstack_ids, n};
+        p->samples[p->nsamples] = (struct sample){p->nstack_ids, n, p->nlabels, nlabels};
         p->nstack_ids += n;
+        p->nlabels += 2 * nlabels;
         idx_insert(&p->sample_idx, sl, h, p->nsamples++);
     }
     uint64_t *v = p->values + (sl->item - 1) * p->ntypes;
@@ -399,6 +424,12 @@ static void encode(const struct ctr_pprof *p, struct ctr_pb *w)
         size_t m = ctr_pb_open(w, 2);
         ctr_pb_packed(w, 1, p->stack_ids + s->first_id, s->nids);
         ctr_pb_packed(w, 2, p->values + i * p->ntypes, p->ntypes);
+        for (size_t j = 0; j < s->nlabs; j++) { /* Label: key = 1, str = 2 */
+            size_t lm = ctr_pb_open(w, 3);
+            ctr_pb_uint(w, 1, (uint64_t)p->labels[s->first_label + 2 * j]);
+            ctr_pb_uint(w, 2, (uint64_t)p->labels[s->first_label + 2 * j + 1]);
+            ctr_pb_close(w, lm);
+        }
         ctr_pb_close(w, m);
     }
     for (size_t i = 0; i < p->nmaps; i++) {
@@ -576,6 +607,8 @@ void ctr_pprof_free(struct ctr_pprof *p)
                       p->stack_ids,
                       p->values,
                       p->scratch,
+                      p->labels,
+                      p->lscratch,
                       p};
     for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
         free(arrays[i]);

@@ -53,6 +53,18 @@ void ctr_pprof_set_time(struct ctr_pprof *p, int64_t time_nanos, int64_t duratio
 int ctr_pprof_add(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, size_t n,
                   const int64_t *values);
 
+/* A sample's label: key and value, both strings (copied). */
+struct ctr_pprof_label {
+    const char *key, *str;
+};
+
+/* ctr_pprof_add_labeled() : ctr_pprof_add() for a sample with labels[0..
+ * nlabels-1]: samples merge only when their stacks and labels are the same
+ * (in the same order). @return 0 or -ENOMEM. */
+int ctr_pprof_add_labeled(struct ctr_pprof *p, const struct ctr_pprof_frame *frames, size_t n,
+                          const int64_t *values, const struct ctr_pprof_label *labels,
+                          size_t nlabels);
+
 /* ctr_pprof_write() : encodes the profile, gzips it and writes it to f.
  * @return 0, or a negative errno: the stream's own (e.g. -ENOSPC), -EIO
  *         when it gives none, -ENOMEM. */

@@ -174,7 +174,7 @@ int ctr_profile_write(const struct ctr_trace *t, enum ctr_profile_type type,
 
 /* The CLI's names of the types ("sync", ...): NULL / 0 when unknown.
  * CTR_PROFILE_TYPES lists them as the usage text does. */
-#define CTR_PROFILE_TYPES "sync, sched, net, syscall, blame or cpu"
+#define CTR_PROFILE_TYPES "sync, sched, net, syscall, blame, cpu or critical"
 const char *ctr_profile_name(enum ctr_profile_type type);
 enum ctr_profile_type ctr_profile_parse(const char *name);
 

@@ -91,20 +91,6 @@ static struct part *sum_parts(const struct ctr_cp_path *p, int by_via, uint32_t 
     return v;
 }
 
-static const char *state_name(uint8_t state)
-{
-    switch (state) {
-    case CTR_CP_RUNNING:
-        return "running";
-    case CTR_CP_RUNNABLE:
-        return "runnable";
-    case CTR_CP_BLOCKED:
-        return "blocked";
-    default:
-        return "unknown";
-    }
-}
-
 static const char *call_name(uint8_t reason)
 {
     const char *c = reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].call : NULL;
@@ -129,11 +115,11 @@ static double pct(uint64_t part, uint64_t whole)
 }
 
 static void write_tsv(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
-                      const struct ctr_why_task *w, const struct part *v, size_t n)
+                      const struct ctr_cp_task *w, const struct part *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "%" PRIu64 "\t%" PRIu64 "\t%s\t%s\t%d\t%" PRIu64 "\t", w->task->id,
-                t->threads[v[i].thread].id, state_name(v[i].state),
+                t->threads[v[i].thread].id, ctr_cp_state_name(v[i].state),
                 v[i].state == CTR_CP_BLOCKED || v[i].state == CTR_CP_RUNNABLE
                     ? call_name(v[i].reason)
                     : "-",
@@ -224,7 +210,7 @@ static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g
 }
 
 static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
-                      const struct ctr_why_task *w)
+                      const struct ctr_cp_task *w)
 {
     const struct ctr_task *task = w->task;
     const struct ctr_cp_path *p = &w->path;
@@ -263,7 +249,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         fprintf(out, "    %5.1f%% %9s  ", pct(v[i].ns, latency),
                 ctr_text_ns((int64_t)v[i].ns, a, sizeof(a)));
         ctr_text_thread(out, t, v[i].thread);
-        fprintf(out, "  %s", state_name(v[i].state));
+        fprintf(out, "  %s", ctr_cp_state_name(v[i].state));
         if (v[i].state == CTR_CP_BLOCKED || v[i].state == CTR_CP_RUNNABLE)
             fprintf(out, " in %s at ", call_name(v[i].reason));
         else if (v[i].state == CTR_CP_RUNNING && v[i].stack_id)
@@ -287,7 +273,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
             fprintf(out, "; of that, %.1f%% (%s) is ", pct(best.ns, g[0].ns),
                     ctr_text_ns((int64_t)best.ns, b, sizeof(b)));
             ctr_text_thread(out, t, best.thread);
-            fprintf(out, " %s", state_name(best.state));
+            fprintf(out, " %s", ctr_cp_state_name(best.state));
             if (best.state == CTR_CP_BLOCKED || best.state == CTR_CP_RUNNABLE)
                 fprintf(out, " in %s", call_name(best.reason));
             if (best.stack_id) {
@@ -309,7 +295,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     return 0;
 }
 
-int ctr_why_write(const struct ctr_trace *t, const struct ctr_why_task *w, size_t n, int tsv,
+int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n, int tsv,
                   FILE *out, char *err, size_t errlen)
 {
     struct ctr_profile_sym ps;

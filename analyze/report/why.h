@@ -11,11 +11,6 @@
 #include "model/tasks.h"
 #include "read/trace.h"
 
-struct ctr_why_task {
-    const struct ctr_task *task;
-    struct ctr_cp_path path;
-};
-
 /* ctr_why_write() : for each of w[0..n-1] (slowest first), its latency along
  * its critical path: the part on its own thread by state, the waits through
  * which it went to other threads, the path's largest parts (thread, state,
@@ -26,7 +21,7 @@ struct ctr_why_task {
  * from t (the trace whose indexes the paths use).
  * @return 0, or -ENOMEM with a one-line reason in err; write errors are left
  *         in out's error flag. */
-int ctr_why_write(const struct ctr_trace *t, const struct ctr_why_task *w, size_t n, int tsv,
+int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n, int tsv,
                   FILE *out, char *err, size_t errlen);
 
 #endif

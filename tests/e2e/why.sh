@@ -67,6 +67,32 @@ while read -r task sum rd hold; do
 done <"$tmp/paths"
 check "why -tsv: a path per request" test "$i" -eq $requests
 
+# -pprof=critical: the paths summed as a profile that go tool pprof reads,
+# whose delays sum to the tasks' latencies (the -tsv parts' sum), io's read
+# the heaviest, with labels for thread, task and state.
+"$ctrace" -pprof=critical -o "$tmp/critical.pb.gz" "$tmp/chain.bin"
+check "-pprof=critical: exit 0" test $? -eq 0
+total=$(awk -F'\t' '!/^#/ { s += $6 } END { print s + 0 }' "$tmp/why.tsv")
+if command -v go >/dev/null; then
+    go tool pprof -raw "$tmp/critical.pb.gz" >"$tmp/critical.raw" 2>"$tmp/critical.err"
+    check "-pprof=critical: go tool pprof reads it" test $? -eq 0
+    sum=$(awk '/^Samples:/ { s = 1; next } s && $2 ~ /^[0-9]+:$/ { t += $2 } END { print t + 0 }' \
+        "$tmp/critical.raw")
+    check "-pprof=critical: its delays sum to the tasks' latencies ($sum ns, paths $total ns)" \
+        test "$sum" = "$total"
+    check "-pprof=critical: labels thread, task and state" \
+        grep -q "state:\[blocked\] task:\[request\] thread:\[$io io\]" "$tmp/critical.raw"
+    go tool pprof -top "$tmp/critical.pb.gz" >"$tmp/critical.top" 2>&1
+    check "-pprof=critical: io's read is the heaviest leaf" \
+        sh -c "grep -E '^ +[0-9.]+m?s +[0-9.]+%' '$tmp/critical.top' | head -1 | grep -qE ' read$'"
+else
+    echo "skip: go not found (go tool pprof reads -pprof=critical)"
+fi
+expect "-pprof=critical -top: usage" 2 'takes no -top' -- \
+    "$ctrace" -pprof=critical -top "$tmp/chain.bin"
+expect "-pprof=critical -task other: said empty" 0 'no task of type other' -- \
+    "$ctrace" -pprof=critical -task other -o "$tmp/empty.pb.gz" "$tmp/chain.bin"
+
 # -type and -latmin filter; -n bounds.
 expect "why -type other: nothing to explain" 0 '^no task to explain' -- \
     "$ctrace" why -type other "$tmp/chain.bin"
