@@ -54,7 +54,8 @@ struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struc
     h->t = t;
     if (n)
         memcpy(h->w, w, n * sizeof(*w));
-    qsort(h->w, n, sizeof(*h->w), by_begin);
+    if (n) /* qsort wants an array, even of none */
+        qsort(h->w, n, sizeof(*h->w), by_begin);
     /* Merged where they overlap: the test of an interval is then one
      * binary search. */
     for (size_t i = 0; i < n; i++) {
