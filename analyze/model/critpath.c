@@ -28,12 +28,20 @@ struct cp_thread {
     size_t n, cap;
 };
 
+/* A RELEASE event: who let an object go, when, from where. */
+struct cp_release {
+    uint64_t ns, object, stack_id;
+    uint32_t thread;
+};
+
 struct ctr_cp_history {
     const struct ctr_trace *t;
     struct ctr_cp_window *w; /* sorted, disjoint */
     size_t nw;
     struct cp_thread *th;
     size_t nth;
+    struct cp_release *rel; /* in time order */
+    size_t nrel, rel_cap;
     int oom;
 };
 
@@ -76,6 +84,7 @@ void ctr_cp_history_free(struct ctr_cp_history *h)
     for (size_t i = 0; i < h->nth; i++)
         free(h->th[i].iv);
     free(h->th);
+    free(h->rel);
     free(h->w);
     free(h);
 }
@@ -133,9 +142,24 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     }
 }
 
+/* Releases are kept too: the holders of a lock in turn during one wait. */
+static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
+                     const struct ctr_trace_event *e)
+{
+    (void)t;
+    struct ctr_cp_history *h = ctx;
+    if (h->oom || e->type != CTR_EV_RELEASE || !wanted(h, e->ns, e->ns))
+        return;
+    if (ctr_grow(&h->rel, &h->rel_cap, h->nrel + 1, sizeof(*h->rel)) != 0) {
+        h->oom = 1;
+        return;
+    }
+    h->rel[h->nrel++] = (struct cp_release){e->ns, e->args[0], e->args[1], thread};
+}
+
 struct ctr_consumer ctr_cp_history_consumer(struct ctr_cp_history *h)
 {
-    return (struct ctr_consumer){.ctx = h, .interval = on_interval};
+    return (struct ctr_consumer){.ctx = h, .event = on_event, .interval = on_interval};
 }
 
 /* ---------------------------------------------------------------------------
@@ -202,6 +226,57 @@ static uint64_t running_end_stack(const struct cp_thread *th, ptrdiff_t i, int f
     return 0;
 }
 
+static void explain(struct walk *w, uint32_t ti, uint64_t from, uint64_t to, unsigned hops,
+                    uint32_t via, uint64_t end_stack);
+
+/* Whether a wait's object is held by one thread at a time, so that its
+ * releases during the wait name its holders in turn. */
+static int one_holder(uint8_t reason)
+{
+    return reason == CTR_REASON_MUTEX_LOCK || reason == CTR_REASON_MUTEX_TIMEDLOCK ||
+           reason == CTR_REASON_MUTEX_CLOCKLOCK;
+}
+
+/* The first release at or after ns. */
+static size_t release_from(const struct ctr_cp_history *h, uint64_t ns)
+{
+    size_t lo = 0, hi = h->nrel;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->rel[mid].ns < ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Explains the part [lo, until) of a wait of thread ti that `last` (a
+ * thread, its release's stack) ended, by the releasers' histories: a lock's
+ * holders in turn, each over the span from the release before its own (or
+ * lo) to its release; for other waits, the last releaser over all of it. */
+static void explain_wait(struct walk *w, uint32_t ti, const struct cp_iv *iv, uint64_t lo,
+                         uint64_t until, unsigned hops, uint32_t via)
+{
+    uint32_t releaser = iv->releaser;
+    uint64_t stack = iv->release_stack, end = until;
+    if (one_holder(iv->reason)) {
+        const struct ctr_cp_history *h = w->h;
+        size_t first = release_from(h, lo + 1), k = release_from(h, until);
+        /* Latest first: [previous release, this one) is this releaser's. */
+        while (k-- > first && !w->oom) {
+            const struct cp_release *r = &h->rel[k];
+            if (r->object != iv->object || r->thread == ti || r->ns >= end)
+                continue;
+            explain(w, releaser, r->ns, end, hops + 1, via, stack);
+            releaser = r->thread;
+            stack = r->stack_id;
+            end = r->ns;
+        }
+    }
+    explain(w, releaser, lo, end, hops + 1, via, stack);
+}
+
 /* Explains [from, to) on thread ti, latest first; `hops` releases deep,
  * reached through the task thread's hop `via`. */
 static void explain(struct walk *w, uint32_t ti, uint64_t from, uint64_t to, unsigned hops,
@@ -259,7 +334,7 @@ static void explain(struct walk *w, uint32_t ti, uint64_t from, uint64_t to, uns
                                                           .end_ns = until};
                     next_via = (uint32_t)p->nhop++;
                 }
-                explain(w, iv->releaser, lo, until, hops + 1, next_via, iv->release_stack);
+                explain_wait(w, ti, iv, lo, until, hops, next_via);
             }
         } else {
             s.state = iv->state == CTR_STATE_RUNNING    ? CTR_CP_RUNNING
