@@ -16,7 +16,7 @@
  *    same span, walked back the same way from the release (a hop); then
  *    the walk goes on, on the waiter, before the wait. A mutex's wait is
  *    cut by the mutex's releases during it: its holders in turn, each over
- *    the span from the release before its own;
+ *    the span from the release before its own.
  * Hops recurse (the releaser waited on a third thread), so a convoy (each
  * waiter let go by the one released before it) leads through its members'
  * short critical sections to what held the queue up. The releaser's time
