@@ -55,6 +55,20 @@ void ctr_text_pc(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char 
     }
 }
 
+/* "function(sep)(file.c:line)", or "function\tfile.c:line" (tab). */
+static void put_frame(FILE *out, const struct ctr_sym_frame *f, const char *sep, int tab)
+{
+    fputs(f->function ? f->function : "?", out);
+    const char *base = f->file ? strrchr(f->file, '/') : NULL;
+    base = base ? base + 1 : f->file;
+    if (base && f->line > 0 && tab)
+        fprintf(out, "\t%s:%d", base, f->line);
+    else if (base && f->line > 0)
+        fprintf(out, "%s(%s:%d)", sep, base, f->line);
+    else if (tab)
+        fputs("\t?", out);
+}
+
 void ctr_text_frame(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *sep)
 {
     struct ctr_sym_frame chain[INLINE_MAX];
@@ -67,16 +81,13 @@ void ctr_text_frame(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const ch
             fputs("\t?", out);
         return;
     }
-    const struct ctr_sym_frame *f = &chain[0];
-    fputs(f->function, out);
-    const char *base = f->file ? strrchr(f->file, '/') : NULL;
-    base = base ? base + 1 : f->file;
-    if (base && f->line > 0 && tab)
-        fprintf(out, "\t%s:%d", base, f->line);
-    else if (base && f->line > 0)
-        fprintf(out, "%s(%s:%d)", sep, base, f->line);
-    else if (tab)
-        fputs("\t?", out);
+    put_frame(out, &chain[0], sep, tab);
+    /* Text: when inlined, the function it was inlined into too (a
+     * helper's line says little alone). */
+    if (!tab && k > 1) {
+        fputs(" in ", out);
+        put_frame(out, &chain[k - 1], sep, 0);
+    }
 }
 
 void ctr_text_clean(FILE *out, const char *s, size_t len, int tsv)

@@ -41,7 +41,9 @@ void ctr_text_thread(FILE *out, const struct ctr_trace *t, uint32_t i);
 
 /* ctr_text_frame() : the innermost frame of pc (a call instruction, as for
  * ctr_text_pc()) on one line, as "function (file.c:line)" with the file's
- * base name, or the address form when it does not symbolize; sep between
+ * base name, and when that frame was inlined, " in " the function it was
+ * inlined into, the same way; or the address form when it does not
+ * symbolize; sep between
  * function and place ("\t" for a tab-separated form, which prints
  * "function\tfile.c:line", "?" for what is unknown). No newline. */
 void ctr_text_frame(FILE *out, struct ctr_profile_sym *ps, uint64_t pc, const char *sep);

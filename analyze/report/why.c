@@ -109,6 +109,20 @@ static void put_stack(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     ctr_text_frame(out, ps, s->pcs[0] - 1, sep); /* a return address: the call is before */
 }
 
+/* "thread ID (name)<sep>state in CALL at FRAME" ("running up to FRAME"). */
+static void put_part(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                     const struct part *v, const char *sep)
+{
+    ctr_text_thread(out, t, v->thread);
+    fprintf(out, "%s%s", sep, ctr_cp_state_name(v->state));
+    if (v->state == CTR_CP_BLOCKED || v->state == CTR_CP_RUNNABLE)
+        fprintf(out, " in %s at ", call_name(v->reason));
+    else if (v->state == CTR_CP_RUNNING && v->stack_id)
+        fputs(" up to ", out);
+    if (v->state != CTR_CP_UNKNOWN && (v->state != CTR_CP_RUNNING || v->stack_id))
+        put_stack(out, t, ps, v->stack_id, " ");
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -245,25 +259,27 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         return -ENOMEM;
     }
     fputs("  the path, largest parts first:\n", out);
-    for (size_t i = 0; i < n && i < WHY_PARTS; i++) {
+    uint64_t own = 0;
+    const struct part *own_best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].hopped) {
+            own += v[i].ns;
+            own_best = own_best ? own_best : &v[i];
+        }
+        if (i >= WHY_PARTS)
+            continue;
         fprintf(out, "    %5.1f%% %9s  ", pct(v[i].ns, latency),
                 ctr_text_ns((int64_t)v[i].ns, a, sizeof(a)));
-        ctr_text_thread(out, t, v[i].thread);
-        fprintf(out, "  %s", ctr_cp_state_name(v[i].state));
-        if (v[i].state == CTR_CP_BLOCKED || v[i].state == CTR_CP_RUNNABLE)
-            fprintf(out, " in %s at ", call_name(v[i].reason));
-        else if (v[i].state == CTR_CP_RUNNING && v[i].stack_id)
-            fputs(" up to ", out);
-        if (v[i].state != CTR_CP_UNKNOWN && (v[i].state != CTR_CP_RUNNING || v[i].stack_id))
-            put_stack(out, t, ps, v[i].stack_id, " ");
+        put_part(out, t, ps, &v[i], "  ");
         fputc('\n', out);
     }
-    free(v);
-    if (ng) {
+    if (ng && g[0].ns > own) {
         struct part best;
-        if (dominant_under(p, &g[0], &best) != 0) {
+        int rc = dominant_under(p, &g[0], &best);
+        if (rc != 0) {
+            free(v);
             free(g);
-            return -ENOMEM;
+            return rc;
         }
         const struct ctr_cp_hop *h = &p->hop[g[0].first];
         fprintf(out, "  dominant: %.1f%% behind %s at ", pct(g[0].ns, latency),
@@ -272,19 +288,16 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         if (best.ns) {
             fprintf(out, "; of that, %.1f%% (%s) is ", pct(best.ns, g[0].ns),
                     ctr_text_ns((int64_t)best.ns, b, sizeof(b)));
-            ctr_text_thread(out, t, best.thread);
-            fprintf(out, " %s", ctr_cp_state_name(best.state));
-            if (best.state == CTR_CP_BLOCKED || best.state == CTR_CP_RUNNABLE)
-                fprintf(out, " in %s", call_name(best.reason));
-            if (best.stack_id) {
-                fputs(best.state == CTR_CP_RUNNING ? " up to " : " at ", out);
-                put_stack(out, t, ps, best.stack_id, " ");
-            }
+            put_part(out, t, ps, &best, " ");
         }
         fputc('\n', out);
-    } else {
-        fputs("  dominant: its own thread (no wait of it was ended by another thread)\n", out);
+    } else if (own_best) {
+        fprintf(out, "  dominant: %.1f%% on its own thread; the most, %s, ", pct(own, latency),
+                ctr_text_ns((int64_t)own_best->ns, b, sizeof(b)));
+        put_part(out, t, ps, own_best, " ");
+        fputc('\n', out);
     }
+    free(v);
     free(g);
     if (p->unknown_ns)
         fprintf(out, "  %s of the path (%.1f%%) is outside what the trace holds of its threads\n",

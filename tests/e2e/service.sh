@@ -108,12 +108,26 @@ blame=$("$ctrace" -pprof=blame -top -n 2 "$tmp/trace.bin"); echo "$blame"
 check "traced: blame's top two name table_update's unlock (service.c:$update_unlock)" \
     grep -qE "^ +table_update \(.*service\.c:$update_unlock\)$" <<<"$blame"
 
+# Why the slowest were slow: their critical paths cross to the threads
+# that held the table, and reach table_update's sleep under the lock.
+why=$("$ctrace" why -n 5 "$tmp/trace.bin"); status=$?
+echo "$why" | head -40
+check "traced: ctrace why exits 0" test "$status" -eq 0
+check "traced: ctrace why explains the 5 slowest requests" \
+    test "$(grep -c '^task [0-9]* request: ' <<<"$why")" -eq 5
+check "traced: their paths leave the request's thread at the table's lock" \
+    grep -qE "behind other threads .*: pthread_mutex_lock at table_lookup \(service\.c:$lookup_lock\)" <<<"$why"
+check "traced: and reach table_update's sleep under the lock" \
+    grep -qE 'blocked in clock_nanosleep at .* in table_update \(service\.c:[0-9]+\)' <<<"$why"
+
 echo "== flight recorder =="
 run flight -flight -flight-dump "$tmp/flight.bin"
 expect "flight: ctrace stats reads the dump" 0 '^events: +[0-9]+' -- "$ctrace" stats "$tmp/flight.bin"
 tasks=$("$ctrace" tasks -tsv "$tmp/flight.bin" | awk -F'\t' '!/^#/ && $1 == "request" { print $2 }')
 echo "flight: the dump holds ${tasks:-no} request tasks of $served"
 check "flight: the dump holds request tasks" test "${tasks:-0}" -gt 0
+expect "flight: ctrace why reads the dump" 0 '^task [0-9]+ request: ' -- \
+    "$ctrace" why -n 1 "$tmp/flight.bin"
 
 echo "== bad requests =="
 start bad
