@@ -90,6 +90,11 @@ if diff <("$ctrace" tasks -tsv "$tmp/gw.bin" | sort) <("$ctrace" tasks -tsv -pid
 then ok "gateway: same task table"; else bad "gateway: task tables differ"; fi
 if diff <("$ctrace" threads -tsv "$tmp/gw.bin") <("$ctrace" threads -tsv -pid "$gw_pid" "$tmp/gw-lttng") >/dev/null
 then ok "gateway: same threads report"; else bad "gateway: threads reports differ"; fi
+"$ctrace" why -n 3 -tsv "$tmp/gw.bin" >"$tmp/gw.why" 2>&1
+"$ctrace" why -n 3 -tsv -pid "$gw_pid" "$tmp/gw-lttng" >"$tmp/gw-ctf.why" 2>&1
+check "gateway: ctrace why explains its slowest tasks" test "$(grep -vc '^#' "$tmp/gw.why")" -gt 0
+if diff "$tmp/gw.why" "$tmp/gw-ctf.why" >/dev/null
+then ok "gateway: same critical paths (ctrace why)"; else bad "gateway: critical paths differ"; fi
 "$ctrace" -perfetto -o "$tmp/gw.pftrace" "$tmp/gw.bin" 2>"$tmp/pf-native.err"
 "$ctrace" -perfetto -o "$tmp/gw-ctf.pftrace" -pid "$gw_pid" "$tmp/gw-lttng" 2>"$tmp/pf-ctf.err"
 # The two readers number tracks, mappings and stacks each its own way, so
