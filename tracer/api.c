@@ -146,15 +146,31 @@ size_t ctr__mapped_bytes(void)
            ctr__intern_mapped_bytes(&ctr__stacks) + ctr__intern_mapped_bytes(&ctr__strings);
 }
 
+/* Whether a session ever began: until then no thread holds a slot or an
+ * id of the tables, and a start that fails gives them back. */
+static int session_began;
+
+/* A start that failed keeps nothing it made: the tables too, while no
+ * session ever began (later ones keep them: slots and ids refer to them). */
+static int begin_failed(int rc)
+{
+    if (!session_began) {
+        ctr__intern_release(&ctr__stacks);
+        ctr__intern_release(&ctr__strings);
+        ctr__threads_release();
+    }
+    return rc;
+}
+
 int ctr__session_begin(const struct trace_options *o)
 {
     int rc = ctr__init();
     if (rc != 0)
-        return rc;
+        return begin_failed(rc);
     struct ctr_session *s = &ctr__session;
     struct trace_options r;
     if ((rc = ctr__options_resolve(o, &r)) != 0)
-        return rc;
+        return begin_failed(rc);
     /* relaxed: read only as counters; the collector starts after these. */
     atomic_store_explicit(&s->chunks_flushed, 0, memory_order_relaxed);
     atomic_store_explicit(&s->events_dropped, 0, memory_order_relaxed);
@@ -179,7 +195,7 @@ int ctr__session_begin(const struct trace_options *o)
     struct ctr_pool *p = atomic_load_explicit(&s->pool, memory_order_relaxed), *was = p;
     if ((rc = ctr__pool_open(&p, r.pool_bytes / r.chunk_bytes * r.chunk_bytes, r.chunk_bytes, epoch,
                              !s->tainted)) != 0)
-        return rc;
+        return begin_failed(rc);
     int tainted = s->tainted;
     ctr__threads_reset_session(s->tainted);
     s->tainted = 0;
@@ -196,8 +212,9 @@ int ctr__session_begin(const struct trace_options *o)
             atomic_store_explicit(&s->pool, was, memory_order_relaxed);
             ctr__pool_close(p);
         }
-        return rc;
+        return begin_failed(rc);
     }
+    session_began = 1;
     /* release: the session fields above before any thread sees it on
      * (pairs with the acquire load in ctr__write_begin_n, core/emit.h). */
     atomic_store_explicit(&s->epoch, epoch, memory_order_release);

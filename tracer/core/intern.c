@@ -80,6 +80,11 @@ int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes)
     return 0;
 }
 
+void ctr__intern_release(struct ctr_intern *t)
+{
+    intern_unmap(t);
+}
+
 size_t ctr__intern_mapped_bytes(const struct ctr_intern *t)
 {
     if (!t->slots)

@@ -44,6 +44,9 @@ struct ctr_intern_entry {
  * index as they fill. @return 0 (also when t was made already), or
  * -ENOMEM with nothing left mapped. */
 int ctr__intern_init(struct ctr_intern *t, uint32_t slots, size_t arena_bytes);
+/* Unmaps t (empty again, as before ctr__intern_init), for a first start
+ * that failed: only while no id of it can be in use. */
+void ctr__intern_release(struct ctr_intern *t);
 /* Bytes of address space the tables hold. */
 size_t ctr__intern_mapped_bytes(const struct ctr_intern *t);
 uint32_t ctr__intern(struct ctr_intern *t, const void *bytes, uint32_t len);

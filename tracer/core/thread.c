@@ -85,10 +85,21 @@ void ctr__threads_init(void)
     /* relaxed: before any thread is traced (the first session's epoch,
      * published later with release, orders it). */
     atomic_store_explicit(&ctr__threads.next_id, 1, memory_order_relaxed);
-    pthread_key_create(&exit_key, thread_exit_cb);
+    static int key_made; /* once: a slab released and made again keeps it */
+    if (!key_made)
+        key_made = pthread_key_create(&exit_key, thread_exit_cb) == 0;
     membarrier_private =
         syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     ctr__threads.slab = slab;
+    ctr_lfstack_init(&ctr__threads.free_slots, &ctr__threads.slab,
+                     offsetof(struct ctr_thread, node));
+}
+
+void ctr__threads_release(void)
+{
+    ctr_segarr_destroy(&ctr__threads.slab);
+    /* relaxed: no thread was ever given a slot (the caller's promise). */
+    atomic_store_explicit(&ctr__threads.high, 0, memory_order_relaxed);
     ctr_lfstack_init(&ctr__threads.free_slots, &ctr__threads.slab,
                      offsetof(struct ctr_thread, node));
 }

@@ -185,6 +185,9 @@ void ctr__thread_free_slot(struct ctr_thread *t);
  * seen to leave and may still be handing its chunk over). */
 void ctr__threads_reset_session(int keep_exited);
 void ctr__threads_init(void);
+/* Unmaps the slab (ctr__threads_ready() is 0 again), for a first start that
+ * failed: only while no thread was ever given a slot. Under the API lock. */
+void ctr__threads_release(void);
 /* In a forked child (alone), after the intern tables were emptied: frees
  * every slot but the calling thread's, and forgets what the parent's
  * threads held (locks, rings, chunks). */
