@@ -19,6 +19,7 @@
 #include "core/intern.h"
 #include "core/pool.h"
 #include "core/real.h"
+#include "core/scribe.h"
 #include "core/session.h"
 #include "core/stack.h"
 #include "core/thread.h"
@@ -61,6 +62,7 @@ static void atfork_child(void)
 {
     ctr__fd_forget_all();
     ctr__control_forked(); /* after its descriptors went */
+    ctr__scribe_forked();
     /* relaxed (three stores): the child's only thread; nothing to order. */
     atomic_store_explicit(&ctr__session.epoch, 0, memory_order_relaxed);
     __atomic_store_n(&trace__active, 0, __ATOMIC_RELAXED);

@@ -29,8 +29,10 @@ static void sleep_ms(unsigned ms)
     nanosleep(&d, NULL);
 }
 
-/* The kernel ids of the second contender and of the reader, once known. */
+/* The kernel ids of the second contender and of the reader, once known;
+ * whether the first contender holds the mutex. */
 static volatile pid_t second_tid, reader_tid;
+static volatile int first_holds;
 
 /* Waits until *tid is known and that thread of this process sleeps. */
 static void until_asleep(volatile pid_t *tid)
@@ -42,10 +44,15 @@ static void until_asleep(volatile pid_t *tid)
 static void *contender_main(void *arg)
 {
     pthread_setname_np(pthread_self(), "contender");
-    if (arg) { /* the second */
+    if (arg) { /* the second: asks once the first holds it (threads may
+                * start in any order: it must not be done before the first
+                * begins, or the first would wait for it for ever) */
         second_tid = (pid_t)syscall(SYS_gettid);
+        while (!first_holds)
+            sched_yield();
     } else { /* the first: holds the mutex until the second waits for it */
         pthread_mutex_lock(&lock);
+        first_holds = 1;
         until_asleep(&second_tid);
         pthread_mutex_unlock(&lock);
     }

@@ -118,6 +118,12 @@ unsigned ctr__scribe_stuck(void)
     return n;
 }
 
+void ctr__scribe_forked(void)
+{
+    /* relaxed: the child's only thread; the forker's hold, if any, ends. */
+    atomic_store_explicit(&stuck_lock.word, 0, memory_order_relaxed);
+}
+
 static void abandon(struct ctr_scribe *s)
 {
     ctr_lock_acquire(&stuck_lock);

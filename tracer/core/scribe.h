@@ -69,4 +69,9 @@ const char *ctr__scribe_strerror(int err);
 /* Abandoned scribes still blocked (for `ctl status`). */
 unsigned ctr__scribe_stuck(void);
 
+/* In a forked child, alone: the list's lock, which a thread of the parent
+ * may have held at the fork, is free again (the parent's scribes on the
+ * list are let go by the next reap: they are not the child's). */
+void ctr__scribe_forked(void);
+
 #endif
