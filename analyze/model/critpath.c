@@ -8,6 +8,7 @@
 #include "read/state.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,18 +95,31 @@ int ctr_cp_history_oom(const struct ctr_cp_history *h)
     return h->oom;
 }
 
-/* Whether [start, end] overlaps a window. */
-static int wanted(const struct ctr_cp_history *h, uint64_t start, uint64_t end)
+/* The first of n elements (stride bytes apart, sorted by the uint64_t key
+ * at key_offset in each) whose key is at least ns; n if none: the one
+ * binary search of the windows, intervals and releases below. */
+static size_t first_from(const void *elems, size_t n, size_t stride, size_t key_offset, uint64_t ns)
 {
-    size_t lo = 0, hi = h->nw; /* the first window ending at or after start */
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (h->w[mid].end_ns < start)
+        uint64_t key;
+        memcpy(&key, (const uint8_t *)elems + mid * stride + key_offset, sizeof(key));
+        if (key < ns)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < h->nw && h->w[lo].begin_ns <= end;
+    return lo;
+}
+
+/* Whether [start, end] overlaps a window. */
+static int wanted(const struct ctr_cp_history *h, uint64_t start, uint64_t end)
+{
+    /* The first window ending at or after start. */
+    size_t i =
+        first_from(h->w, h->nw, sizeof(*h->w), offsetof(struct ctr_cp_window, end_ns), start);
+    return i < h->nw && h->w[i].begin_ns <= end;
 }
 
 static void on_interval(void *ctx, const struct ctr_interval *iv)
@@ -202,15 +216,8 @@ static void emit_blocked(struct walk *w, struct ctr_cp_segment s, const struct c
 /* The last interval of th that starts before ns, or -1. */
 static ptrdiff_t last_before(const struct cp_thread *th, uint64_t ns)
 {
-    size_t lo = 0, hi = th->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (th->iv[mid].start_ns < ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (ptrdiff_t)lo - 1;
+    size_t i = first_from(th->iv, th->n, sizeof(*th->iv), offsetof(struct cp_iv, start_ns), ns);
+    return (ptrdiff_t)i - 1;
 }
 
 /* Where running interval i of th ended: end_stack for the one the walk
@@ -240,15 +247,7 @@ static int one_holder(uint8_t reason)
 /* The first release at or after ns. */
 static size_t release_from(const struct ctr_cp_history *h, uint64_t ns)
 {
-    size_t lo = 0, hi = h->nrel;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->rel[mid].ns < ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return first_from(h->rel, h->nrel, sizeof(*h->rel), offsetof(struct cp_release, ns), ns);
 }
 
 /* Explains the part [lo, until) of a wait of thread ti that `last` (a
