@@ -40,6 +40,16 @@ wait_match() {
     return 1
 }
 
+# channel PID: until PID answers `ctrace ctl PID status` (30 s at most),
+# with the CLI the sourcing script keeps in $ctrace.
+channel() {
+    for _ in $(seq 300); do
+        "$ctrace" ctl "$1" status >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # finish: the closing line; its status is whether every check passed.
 finish() {
     echo "$pass passed, $fail failed"

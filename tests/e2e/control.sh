@@ -34,16 +34,6 @@ mkdir -m 0700 "$XDG_RUNTIME_DIR"
 sockets=$XDG_RUNTIME_DIR/ctrace
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 
-
-# channel PID: until PID answers `ctrace ctl PID status` (30 s at most).
-channel() {
-    for _ in $(seq 300); do
-        "$ctrace" ctl "$1" status >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 # The sync profile's heaviest stacks of a trace, as text.
 sync_top() { "$ctrace" -pprof=sync -top -n 5 "$1" 2>&1; }
 

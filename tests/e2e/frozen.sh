@@ -49,13 +49,6 @@ now() { date +%s.%N; }
 secs_since() { echo "$(now) - $1" | bc; }
 # le A B: whether A <= B (decimals).
 le() { [ "$(echo "$1 <= $2" | bc)" = 1 ]; }
-channel() {
-    for _ in $(seq 300); do
-        "$ctrace" ctl "$1" status >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # wait_gone PID TENTHS: until PID has exited (and been reaped by wait).
 wait_gone() {
     for _ in $(seq "$2"); do

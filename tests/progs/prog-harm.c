@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmsize.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Waits that libctrace records, with stacks through code without frame
@@ -177,24 +179,10 @@ static int mode_dup2top(const char *path)
     return write_data(target);
 }
 
-/* VmSize from /proc/self/status, in KiB (0 when unknown). */
-static long vm_size_kib(void)
-{
-    char line[256];
-    long kib = 0;
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, "VmSize:", 7))
-            kib = atol(line + 7);
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 static int mode_memhog(long cap_mib)
 {
     int failed = contention();
-    printf("threads %s\nvmsize %ld\n", failed ? "failed" : "made", vm_size_kib());
+    printf("threads %s\nvmsize %ld\n", failed ? "failed" : "made", ctr_test_vm_size_kib());
     long got = 0;
     char *block;
     while (got < cap_mib && (block = malloc(1 << 20))) {

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "../progs/vmsize.h"
 #include "testutil.h"
 
 #include "collect/face.h"
@@ -160,26 +161,13 @@ static void test_session_maps_what_it_uses(void **state)
     assert_int_equal(ctr_test_trace_end(path), 0);
 }
 
-static long vm_size_kib(void)
-{
-    char line[256];
-    long kib = -1;
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof(line), f))
-        if (!strncmp(line, "VmSize:", 7))
-            kib = atol(line + 7);
-    if (f)
-        fclose(f);
-    return kib;
-}
-
 /* In a new child, before any session: RLIMIT_AS at what is mapped plus
  * `spare` KiB, then a start; if it fails, fifty more. @return 0 when none
  * of them kept anything, 3 when the start succeeded (room enough), 1
  * otherwise. */
 static int failed_starts_child(const char *path, long spare)
 {
-    long before = vm_size_kib();
+    long before = ctr_test_vm_size_kib();
     struct rlimit lim = {(rlim_t)(before + spare) << 10, RLIM_INFINITY};
     if (before < 0 || setrlimit(RLIMIT_AS, &lim) != 0)
         return 1;
@@ -187,7 +175,7 @@ static int failed_starts_child(const char *path, long spare)
         trace_stop();
         return 3;
     }
-    long first = vm_size_kib();
+    long first = ctr_test_vm_size_kib();
     /* The first start of the process: its tables and pool went with it. */
     if (ctr__mapped_bytes() != 0) {
         printf("spare %ld KiB: a failed first start kept %zu bytes of tables\n", spare,
@@ -197,7 +185,7 @@ static int failed_starts_child(const char *path, long spare)
     for (int i = 0; i < 50; i++)
         if (trace_start(path) == 0)
             return 1; /* the same start, the same room: it must fail */
-    long last = vm_size_kib();
+    long last = ctr_test_vm_size_kib();
     if (last != first)
         printf("spare %ld KiB: VmSize after one failed start %ld KiB, after 51 %ld KiB\n", spare,
                first, last);
