@@ -70,7 +70,8 @@ static void thread_exit_cb(void *arg);
  * Registration
  * ------------------------------------------------------------------------- */
 
-/* Slots are mapped this many bytes' worth at a time (about 150 slots). */
+/* Slots are mapped at least this many bytes' worth at a time (a power of
+ * two of them: 256 of today's 848-byte slots, 212 KiB). */
 #define SLAB_SEGMENT_MIN (128u << 10)
 
 void ctr__threads_init(void)
