@@ -30,6 +30,8 @@ CTRACE_DEPS=(
                                             # control.sh; xz makes MiniDebugInfo in
                                             # symbol_sources.sh
     man-db groff-base                       # tests/e2e/man.sh renders the manual pages
+    bc e2fsprogs                            # tests/e2e/frozen.sh: its time bounds, and the
+                                            # ext4 loop mount it freezes
 )
 
 ctrace_missing_deps() {
