@@ -531,17 +531,26 @@ static void serve_client(struct client *c, uint64_t now)
  * The collector's side
  * ------------------------------------------------------------------------- */
 
+static void serve_clients(void)
+{
+    uint64_t now = now_ns();
+    for (int i = 0; i < CTR_CTL_CLIENTS_MAX; i++)
+        if (K.clients[i].state != CL_FREE)
+            serve_client(&K.clients[i], now);
+}
+
 void ctr__control_serve(void)
 {
     /* acquire: pairs with the release store in ctr__control_open. */
     if (!atomic_load_explicit(&K.open, memory_order_acquire) || !ctr_lock_try(&K.lock))
         return;
     if (atomic_load_explicit(&K.open, memory_order_relaxed)) { /* not closed meanwhile */
+        /* Served before the new ones are accepted, so the slots of clients
+         * that hung up are free for them; and again after, so a request
+         * that came with its connection is answered this round. */
+        serve_clients();
         accept_clients();
-        uint64_t now = now_ns();
-        for (int i = 0; i < CTR_CTL_CLIENTS_MAX; i++)
-            if (K.clients[i].state != CL_FREE)
-                serve_client(&K.clients[i], now);
+        serve_clients();
     }
     ctr_lock_release(&K.lock);
 }
