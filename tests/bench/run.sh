@@ -108,6 +108,9 @@ run_service() {
     flight) args=(-flight -flight-dump "$out") ;;
     flightcpu) args=(-flight -cpu 100 -flight-dump "$out") ;;
     esac
+    # Emptied here, not only by the background job's redirection, which may
+    # come after the loop below has read the last run's port.
+    : >"$tmp/svc.out"
     ${svc_cpus[@]+"${svc_cpus[@]}"} "$build/examples/service" ${args[@]+"${args[@]}"} \
         >"$tmp/svc.out" 2>"$tmp/svc.err" &
     svc_pid=$!

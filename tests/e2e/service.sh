@@ -110,11 +110,13 @@ check "traced: blame's top two name table_update's unlock (service.c:$update_unl
 
 # Why the slowest were slow: their critical paths cross to the threads
 # that held the table, and reach table_update's sleep under the lock.
-why=$("$ctrace" why -n 5 "$tmp/trace.bin"); status=$?
+# The 20 slowest: on a loaded machine the very slowest may be requests
+# whose thread lost its CPU (shown as running without -sched), not waits.
+why=$("$ctrace" why -n 20 "$tmp/trace.bin"); status=$?
 echo "$why" | head -40
 check "traced: ctrace why exits 0" test "$status" -eq 0
-check "traced: ctrace why explains the 5 slowest requests" \
-    test "$(grep -c '^task [0-9]* request: ' <<<"$why")" -eq 5
+check "traced: ctrace why explains the 20 slowest requests" \
+    test "$(grep -c '^task [0-9]* request: ' <<<"$why")" -eq 20
 check "traced: their paths leave the request's thread at the table's lock" \
     grep -qE "behind other threads .*: pthread_mutex_lock at table_lookup \(service\.c:$lookup_lock\)" <<<"$why"
 check "traced: and reach table_update's sleep under the lock" \
