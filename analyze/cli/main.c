@@ -159,12 +159,10 @@ static int cmd_pprof(const char *type, size_t top_n, const struct ctr_profile_fi
                      const char *out_path, const char *path, const struct ctr_pipeline_opts *ro)
 {
     if (strcmp(type, "critical") == 0) {
-        if (top_n || filter->region)
-            return ctr_cli_usage_error(NULL,
-                                       "-pprof=critical takes no %s (ctrace why says the "
-                                       "paths as text)",
-                                       top_n ? "-top" : "-region");
-        return ctr_cmd_critical(filter->task, filter->latmin_ns, out_path, path, ro);
+        if (top_n)
+            return ctr_cli_usage_error(NULL, "-pprof=critical takes no -top (ctrace why says the "
+                                             "paths as text)");
+        return ctr_cmd_critical(filter, out_path, path, ro);
     }
     enum ctr_profile_type cls = ctr_profile_parse(type);
     if (!cls)

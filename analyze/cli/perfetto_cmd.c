@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "ctrace_grow.h"
 #include "cli/reading.h"
+#include "model/critpath.h"
 #include "perfetto/perfetto.h"
 #include "profile/profile.h"
 #include "perfetto/serve.h"
@@ -36,6 +37,8 @@ static const char usage[] =
     "  -task T, -region NAME, -latmin D\n"
     "                   only the time threads worked for such tasks (as the profiles'\n"
     "                   filters), and those tasks\n"
+    "  -critical N      the critical paths of the N slowest tasks (of those), each on a\n"
+    "                   track of its own (as `ctrace why` walks them)\n"
     "  -j N             threads that read the trace (default: the cores available)\n"
     "  -mem SIZE        the memory decompression may take (default 512M)\n"
     "  -pid PID|all     of an LTTng trace of several processes, the one to show, or all\n"
@@ -58,7 +61,8 @@ struct opts {
     int has_to, jobs, http, port;
     uint64_t pid; /* -pid: ctr_pipeline_opts.pid */
     size_t buffer;
-    size_t mem; /* -mem: ctr_pipeline_opts.mem */
+    size_t mem;      /* -mem: ctr_pipeline_opts.mem */
+    size_t critical; /* -critical: how many paths */
 };
 
 /* -buffer's value: bytes, with an optional K, M or G. @return 0 or -1. */
@@ -113,18 +117,9 @@ static int tasks_shown(const struct ctr_tasks *ts, const struct ctr_profile_filt
     *n = 0;
     if (!*ids)
         return -ENOMEM;
-    for (size_t i = 0; i < ts->ntasks; i++) {
-        const struct ctr_task *task = &ts->tasks[i];
-        int keep = (!f->task || strcmp(task->type, f->task) == 0) &&
-                   ctr_task_latency(task) >= f->latmin_ns;
-        if (keep && f->region) {
-            keep = 0;
-            for (size_t r = task->region0; r < task->region0 + task->nregions && !keep; r++)
-                keep = strcmp(ts->regions[r].name, f->region) == 0;
-        }
-        if (keep)
-            (*ids)[(*n)++] = task->id;
-    }
+    for (size_t i = 0; i < ts->ntasks; i++)
+        if (ctr_profile_filter_task(ts, f, &ts->tasks[i]))
+            (*ids)[(*n)++] = ts->tasks[i].id;
     return 0;
 }
 
@@ -135,7 +130,7 @@ static int tasks_shown(const struct ctr_tasks *ts, const struct ctr_profile_filt
 static int parse(int argc, char **argv, struct opts *o)
 {
     const char *latmin = NULL, *from = NULL, *to = NULL, *j = NULL, *port = NULL, *buffer = NULL,
-               *pid = NULL, *mem = NULL;
+               *pid = NULL, *mem = NULL, *critical = NULL;
     for (int i = 1; i < argc; i++) {
         int r;
         if (ctr_cli_is_help(argv[i])) {
@@ -158,7 +153,8 @@ static int parse(int argc, char **argv, struct opts *o)
             (r = ctr_cli_flag(argc, argv, &i, "pid", &pid)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "mem", &mem)) != 0 ||
             (r = ctr_cli_flag(argc, argv, &i, "port", &port)) != 0 ||
-            (r = ctr_cli_flag(argc, argv, &i, "buffer", &buffer)) != 0) {
+            (r = ctr_cli_flag(argc, argv, &i, "buffer", &buffer)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "critical", &critical)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error("-perfetto", "flag %s needs a value", argv[i]);
             continue;
@@ -179,6 +175,16 @@ static int parse(int argc, char **argv, struct opts *o)
         (mem && !ctr_cli_mem("-perfetto", mem, &o->mem)))
         return CTR_EXIT_USAGE;
     o->has_to = to != NULL;
+    if (critical) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(critical, &end, 10);
+        if (*critical < '0' || *critical > '9' || *end || errno || n < 1 || n > 1000)
+            return ctr_cli_usage_error("-perfetto",
+                                       "-critical wants a number of tasks from 1 to 1000, not '%s'",
+                                       critical);
+        o->critical = n;
+    }
     if (buffer && parse_size(buffer, &o->buffer) != 0)
         return ctr_cli_usage_error("-perfetto", "-buffer wants a size such as 64K or 32M, not '%s'",
                                    buffer);
@@ -204,21 +210,84 @@ static int parse(int argc, char **argv, struct opts *o)
     return -1;
 }
 
-/* The second reading, into out. @return 0, or 1 after saying why. */
-static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, FILE *out,
-                          const char *name)
+/* Where the walks' paths go: w[i] for tasks[i]. */
+struct taken_paths {
+    const struct ctr_task **tasks;
+    struct ctr_cp_task *w;
+};
+
+static int take_path(void *ctx, size_t i, struct ctr_cp_path *path)
 {
-    struct ctr_perfetto *p = ctr_perfetto_new(po, ctr_reading_trace(rd), out);
-    if (!p) {
+    struct taken_paths *tp = ctx;
+    tp->w[i] = (struct ctr_cp_task){tp->tasks[i], *path};
+    return 0;
+}
+
+/* The walker of the paths of tasks[0..n-1] into tp (NULL, and tp->w NULL,
+ * if n is 0). @return 0, or 1 after saying why. */
+static int paths_begin(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n,
+                       struct taken_paths *tp, struct ctr_cp_history **h)
+{
+    *h = NULL;
+    *tp = (struct taken_paths){tasks, NULL};
+    if (!n)
+        return 0;
+    struct ctr_cp_want *want = calloc(n, sizeof(*want));
+    tp->w = calloc(n, sizeof(*tp->w));
+    for (size_t i = 0; want && i < n; i++)
+        want[i] =
+            (struct ctr_cp_want){tasks[i]->id, tasks[i]->begin_ns, tasks[i]->end_ns,
+                                 tasks[i]->ended ? tasks[i]->end_thread : tasks[i]->begin_thread};
+    if (want && tp->w)
+        *h = ctr_cp_history_new(ctr_reading_trace(rd), want, n, 0, take_path, tp);
+    free(want);
+    if (!*h) {
+        free(tp->w);
+        tp->w = NULL;
         fprintf(stderr, "ctrace: out of memory\n");
         return 1;
     }
-    struct ctr_consumer c = ctr_perfetto_consumer(p);
+    return 0;
+}
+
+static void paths_free(struct taken_paths *tp, size_t n)
+{
+    for (size_t i = 0; tp->w && i < n; i++)
+        ctr_cp_path_free(&tp->w[i].path);
+    free(tp->w);
+}
+
+/* The second reading, into out, with the critical paths of tasks[0..n-1].
+ * @return 0, or 1 after saying why. */
+static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, FILE *out,
+                          const char *name, const struct ctr_task **tasks, size_t n)
+{
+    struct taken_paths tp;
+    struct ctr_cp_history *h;
+    if (paths_begin(rd, tasks, n, &tp, &h) != 0)
+        return 1;
+    struct ctr_perfetto *p = ctr_perfetto_new(po, ctr_reading_trace(rd), out);
+    if (!p) {
+        fprintf(stderr, "ctrace: out of memory\n");
+        ctr_cp_history_free(h);
+        paths_free(&tp, n);
+        return 1;
+    }
+    struct ctr_consumer c[2] = {ctr_perfetto_consumer(p)};
+    if (h)
+        c[1] = ctr_cp_history_consumer(h);
     struct ctr_trace *t;
     struct ctr_perfetto_stats st;
     char err[256];
     int rc = 1;
-    if (ctr_reading_pass(rd, &c, 1, &t) == 0) {
+    if (ctr_reading_pass(rd, c, h ? 2 : 1, &t) != 0) {
+        /* said */
+    } else if (h && (ctr_cp_history_error(h) || ctr_cp_history_left(h))) {
+        fprintf(stderr, "ctrace: walking the critical paths: %s\n",
+                ctr_cp_history_error(h) ? strerror(-ctr_cp_history_error(h))
+                                        : "the reading ended early");
+    } else {
+        ctr_perfetto_paths(p, tp.w, n);
         if (ctr_perfetto_end(p, t, &st, err, sizeof(err)) != 0) {
             fprintf(stderr, "ctrace: %s: %s\n", name, err);
         } else {
@@ -231,6 +300,11 @@ static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, 
                     st.events ? (double)st.bytes / (double)st.events : 0.0,
                     (unsigned long long)st.slices, (unsigned long long)st.instants,
                     (unsigned long long)st.counters, (unsigned long long)st.flows);
+            if (n)
+                fprintf(stderr,
+                        "ctrace: %s: the critical paths of the %zu slowest task%s, on the "
+                        "tracks 'critical path 1' to %zu\n",
+                        name, n, n == 1 ? "" : "s", n);
             if (st.late || st.unlinked)
                 fprintf(stderr,
                         "ctrace: %s: the time-order buffer was full: %llu items placed "
@@ -239,6 +313,8 @@ static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, 
         }
     }
     ctr_perfetto_free(p);
+    ctr_cp_history_free(h);
+    paths_free(&tp, n);
     return rc;
 }
 
@@ -257,25 +333,36 @@ int ctr_cmd_perfetto(int argc, char **argv)
     uint64_t *ids = NULL;
     size_t nids = 0;
     struct ctr_trace *t1;
+    struct ctr_tasks ts;
+    int have_tasks = 0;
+    const struct ctr_task **slowest = NULL; /* into ts */
+    size_t nslowest = 0;
     int filtered = ctr_profile_filter_is_set(&o.filter);
     int status = 1;
     if (ctr_reading_open(&rd, o.path, 2, &popts) != 0)
         return 1;
     busy.t = ctr_reading_trace(&rd);
-    if (filtered) {
-        struct ctr_tasks ts;
+    if (filtered || o.critical) {
         size_t ntasks = 0, nregions = 0;
         if (ctr_reading_tasks(&rd, &ts, &bc, 1, &t1) != 0)
             goto done;
-        rc = ctr_profile_filter_windows(t1, &ts, &o.filter, &keep, &ntasks, &nregions);
-        if (rc == 0)
+        have_tasks = 1;
+        rc = 0;
+        if (filtered)
+            rc = ctr_profile_filter_windows(t1, &ts, &o.filter, &keep, &ntasks, &nregions);
+        if (rc == 0 && filtered)
             rc = tasks_shown(&ts, &o.filter, &ids, &nids);
-        ctr_tasks_free(&ts);
+        if (rc == 0 && o.critical)
+            rc = ctr_profile_filter_slowest(&ts, &o.filter, o.critical, &slowest, &nslowest);
         if (rc != 0) {
             fprintf(stderr, "ctrace: reading the tasks: %s\n", strerror(-rc));
             goto done;
         }
-        ctr_profile_filter_warn(&o.filter, ntasks, nregions, "timeline", stderr);
+        if (filtered)
+            ctr_profile_filter_warn(&o.filter, ntasks, nregions, "timeline", stderr);
+        if (o.critical && !nslowest)
+            fprintf(stderr, "ctrace: -critical: no task%s to walk\n",
+                    filtered ? " passes the filter" : " in the trace");
     } else if (ctr_reading_pass(&rd, &bc, 1, &t1) != 0) {
         goto done;
     }
@@ -316,7 +403,7 @@ int ctr_cmd_perfetto(int argc, char **argv)
         fprintf(stderr, "ctrace: %s: %s\n", o.out, strerror(errno));
         goto done;
     }
-    rc = write_timeline(&rd, &po, out, o.out ? o.out : "standard output");
+    rc = write_timeline(&rd, &po, out, o.out ? o.out : "standard output", slowest, nslowest);
     if (o.out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "ctrace: %s: %s\n", o.out, strerror(errno));
         rc = 1;
@@ -342,6 +429,9 @@ done:
     }
     free(busy.ns);
     free(ids);
+    free(slowest);
+    if (have_tasks)
+        ctr_tasks_free(&ts);
     ctr_windows_free(&keep);
     ctr_reading_close(&rd);
     return status;

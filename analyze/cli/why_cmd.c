@@ -17,17 +17,19 @@
 #include "model/critpath.h"
 #include "model/tasks.h"
 #include "profile/critical.h"
+#include "profile/profile.h"
 #include "report/why.h"
 
 static const char why_usage[] =
-    "usage: ctrace why [-type T] [-latmin DURATION] [-n N] [-tsv] [-j N] TRACE\n"
+    "usage: ctrace why [-task T] [-region NAME] [-latmin DURATION] [-n N] [-tsv] [-j N] TRACE\n"
     "Why the N slowest tasks of TRACE took as long as they did: each one's critical\n"
     "path, walked back from its end through the releases that ended its waits to\n"
     "the threads that made it wait, and their own waits in turn. Every nanosecond\n"
     "of the task's latency lands on one thread in one state: its own thread's\n"
     "running, runnable and blocked time, then the waits through which the path left\n"
     "it, the path's largest parts (thread, state, call, frame), and what dominates.\n"
-    "  -type T           only tasks of type T\n"
+    "  -task T           only tasks of type T (-type T: the same)\n"
+    "  -region NAME      only tasks with a region of that name\n"
     "  -latmin DURATION  only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
     "  -n N              how many of the slowest tasks (default 3)\n"
     "  -tsv              the paths' parts as tab-separated lines: task thread state\n"
@@ -35,35 +37,10 @@ static const char why_usage[] =
     "header)\n" CTR_CLI_JOBS_HELP;
 
 struct why_opts {
-    const char *type;
-    uint64_t latmin_ns;
+    struct ctr_profile_filter f;
     size_t n;
     int tsv;
 };
-
-/* The tasks to explain, slowest first, into a new array of *n.
- * @return 0 or -ENOMEM. */
-static int pick(const struct ctr_tasks *ts, const struct why_opts *o, const struct ctr_task ***out,
-                size_t *n)
-{
-    *n = 0;
-    *out = NULL;
-    const struct ctr_task **v = ts->ntasks ? malloc(ts->ntasks * sizeof(*v)) : NULL;
-    if (!v && ts->ntasks)
-        return -ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < ts->ntasks; i++) {
-        const struct ctr_task *task = &ts->tasks[i];
-        if ((o->type && strcmp(task->type, o->type) != 0) || ctr_task_latency(task) < o->latmin_ns)
-            continue;
-        v[k++] = task;
-    }
-    if (k)
-        qsort(v, k, sizeof(*v), ctr_task_by_slowest);
-    *n = k < o->n ? k : o->n;
-    *out = v;
-    return 0;
-}
 
 /* Parses the flags into o, *path. @return -1 to go on, else the status. */
 static int parse(int argc, char **argv, struct why_opts *o, struct ctr_pipeline_opts *po,
@@ -80,16 +57,23 @@ static int parse(int argc, char **argv, struct why_opts *o, struct ctr_pipeline_
             o->tsv = 1;
             continue;
         }
-        if ((r = ctr_cli_flag(argc, argv, &i, "type", &v)) != 0) {
+        if ((r = ctr_cli_flag(argc, argv, &i, "task", &v)) != 0 ||
+            (r = ctr_cli_flag(argc, argv, &i, "type", &v)) != 0) {
             if (r < 0 || !*v)
                 return ctr_cli_usage_error(NULL, "why: flag %s needs a task type", argv[i]);
-            o->type = v;
+            o->f.task = v;
+            continue;
+        }
+        if ((r = ctr_cli_flag(argc, argv, &i, "region", &v)) != 0) {
+            if (r < 0 || !*v)
+                return ctr_cli_usage_error(NULL, "why: flag %s needs a region name", argv[i]);
+            o->f.region = v;
             continue;
         }
         if ((r = ctr_cli_flag(argc, argv, &i, "latmin", &v)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "why: flag %s needs a value", argv[i]);
-            if (!ctr_cli_duration("why", "latmin", v, &o->latmin_ns))
+            if (!ctr_cli_duration("why", "latmin", v, &o->f.latmin_ns))
                 return CTR_EXIT_USAGE;
             continue;
         }
@@ -121,39 +105,66 @@ static int parse(int argc, char **argv, struct why_opts *o, struct ctr_pipeline_
     return -1;
 }
 
-/* The second reading and the walks: w[0..n-1] for tasks[0..n-1].
- * @return 0, 1 after saying why on stderr. */
-static int explain(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n,
-                   struct ctr_cp_task *w, struct ctr_trace **t)
+/* Where the walks' paths go: into w[] (why), or summed into sum
+ * (-pprof=critical) and let go. */
+struct take {
+    const struct ctr_task **tasks;
+    struct ctr_cp_task *w;
+    struct ctr_critical *sum;
+    size_t forgotten; /* paths that reached back past the history kept */
+};
+
+static int take_path(void *ctx, size_t i, struct ctr_cp_path *p)
 {
-    struct ctr_cp_window *win = calloc(n ? n : 1, sizeof(*win));
-    if (!win) {
+    struct take *to = ctx;
+    to->forgotten += p->forgotten != 0;
+    if (to->sum) {
+        int rc = ctr_critical_add(to->sum, to->tasks[i]->type, p);
+        ctr_cp_path_free(p);
+        return rc;
+    }
+    to->w[i] = (struct ctr_cp_task){to->tasks[i], *p};
+    return 0;
+}
+
+/* The second reading, which walks the paths of tasks[0..n-1] as it goes.
+ * @return 0, 1 after saying why on stderr. */
+static int explain(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n, struct take *to,
+                   struct ctr_trace **t)
+{
+    struct ctr_cp_want *want = calloc(n ? n : 1, sizeof(*want));
+    if (!want) {
         fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
         return 1;
     }
-    for (size_t i = 0; i < n; i++)
-        win[i] = (struct ctr_cp_window){tasks[i]->begin_ns, tasks[i]->end_ns};
-    struct ctr_cp_history *h = ctr_cp_history_new(ctr_reading_trace(rd), win, n);
-    free(win);
+    for (size_t i = 0; i < n; i++) {
+        const struct ctr_task *task = tasks[i];
+        want[i] = (struct ctr_cp_want){task->id, task->begin_ns, task->end_ns,
+                                       task->ended ? task->end_thread : task->begin_thread};
+    }
+    struct ctr_cp_history *h = ctr_cp_history_new(ctr_reading_trace(rd), want, n, 0, take_path, to);
+    free(want);
     if (!h) {
         fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
         return 1;
     }
     struct ctr_consumer c = ctr_cp_history_consumer(h);
     int status = ctr_reading_pass(rd, &c, 1, t);
-    if (status == 0 && ctr_cp_history_oom(h)) {
-        fprintf(stderr, "ctrace: why: keeping the tasks' intervals: %s\n", strerror(ENOMEM));
+    int rc = ctr_cp_history_error(h);
+    if (status == 0 && rc != 0) {
+        fprintf(stderr, "ctrace: why: walking the paths: %s\n", strerror(-rc));
+        status = 1;
+    } else if (status == 0 && ctr_cp_history_left(h) != 0) {
+        fprintf(stderr, "ctrace: why: %zu paths were never walked (the reading ended early)\n",
+                ctr_cp_history_left(h));
         status = 1;
     }
-    for (size_t i = 0; i < n && status == 0; i++) {
-        const struct ctr_task *task = tasks[i];
-        w[i].task = task;
-        uint32_t end_thread = task->ended ? task->end_thread : task->begin_thread;
-        if (ctr_cp_walk(h, task->id, end_thread, task->begin_ns, task->end_ns, &w[i].path) != 0) {
-            fprintf(stderr, "ctrace: why: walking a path: %s\n", strerror(ENOMEM));
-            status = 1;
-        }
-    }
+    if (status == 0 && to->forgotten)
+        fprintf(stderr,
+                "ctrace: %zu task%s reached back past the history kept (%zu MiB): the "
+                "parts before it are unknown\n",
+                to->forgotten, to->forgotten == 1 ? "'s path" : "s' paths",
+                CTR_CP_BUDGET_DEFAULT >> 20);
     ctr_cp_history_free(h);
     return status;
 }
@@ -163,35 +174,10 @@ struct paths {
     struct ctr_reading rd;
     struct ctr_tasks ts;
     const struct ctr_task **tasks;
-    struct ctr_cp_task *w;
+    struct ctr_cp_task *w; /* why's; NULL when summed */
     size_t n;
     struct ctr_trace *t; /* the second reading's: the paths index its threads */
 };
-
-/* Reads the trace at path twice: its tasks, then the paths of those o
- * picks. @return 0 (free ps with paths_free()), or 1 after saying why on
- * stderr (nothing to free). */
-static int paths_read(struct paths *ps, const char *path, const struct ctr_pipeline_opts *po,
-                      const struct why_opts *o)
-{
-    memset(ps, 0, sizeof(*ps));
-    if (ctr_reading_open(&ps->rd, path, 2, po) ||
-        ctr_reading_tasks(&ps->rd, &ps->ts, NULL, 0, &ps->t)) {
-        ctr_reading_close(&ps->rd);
-        return 1;
-    }
-    if (pick(&ps->ts, o, &ps->tasks, &ps->n) != 0 ||
-        !(ps->w = calloc(ps->n ? ps->n : 1, sizeof(*ps->w)))) {
-        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
-    } else if (explain(&ps->rd, ps->tasks, ps->n, ps->w, &ps->t) == 0) {
-        return 0;
-    }
-    free(ps->tasks);
-    free(ps->w);
-    ctr_tasks_free(&ps->ts);
-    ctr_reading_close(&ps->rd);
-    return 1;
-}
 
 static void paths_free(struct paths *ps)
 {
@@ -203,6 +189,30 @@ static void paths_free(struct paths *ps)
     ctr_reading_close(&ps->rd);
 }
 
+/* Reads the trace at path twice: its tasks, then the paths of those o
+ * picks, into ps->w, or summed into sum if not NULL. @return 0 (free ps
+ * with paths_free()), or 1 after saying why on stderr (nothing to free). */
+static int paths_read(struct paths *ps, const char *path, const struct ctr_pipeline_opts *po,
+                      const struct why_opts *o, struct ctr_critical *sum)
+{
+    memset(ps, 0, sizeof(*ps));
+    if (ctr_reading_open(&ps->rd, path, 2, po) ||
+        ctr_reading_tasks(&ps->rd, &ps->ts, NULL, 0, &ps->t)) {
+        ctr_reading_close(&ps->rd);
+        return 1;
+    }
+    if (ctr_profile_filter_slowest(&ps->ts, &o->f, o->n, &ps->tasks, &ps->n) != 0 ||
+        (!sum && !(ps->w = calloc(ps->n ? ps->n : 1, sizeof(*ps->w))))) {
+        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
+    } else {
+        struct take to = {ps->tasks, ps->w, sum, 0};
+        if (explain(&ps->rd, ps->tasks, ps->n, &to, &ps->t) == 0)
+            return 0;
+    }
+    paths_free(ps);
+    return 1;
+}
+
 int ctr_cmd_why(int argc, char **argv)
 {
     const char *path = NULL;
@@ -212,7 +222,7 @@ int ctr_cmd_why(int argc, char **argv)
     if (status >= 0)
         return status;
     struct paths ps;
-    if (paths_read(&ps, path, &po, &o) != 0)
+    if (paths_read(&ps, path, &po, &o, NULL) != 0)
         return 1;
     char err[256];
     status = 1;
@@ -227,7 +237,7 @@ int ctr_cmd_why(int argc, char **argv)
     return status;
 }
 
-int ctr_cmd_critical(const char *type, uint64_t latmin_ns, const char *out_path, const char *path,
+int ctr_cmd_critical(const struct ctr_profile_filter *f, const char *out_path, const char *path,
                      const struct ctr_pipeline_opts *po)
 {
     if (!out_path && isatty(1)) {
@@ -235,19 +245,28 @@ int ctr_cmd_critical(const char *type, uint64_t latmin_ns, const char *out_path,
               stderr);
         return CTR_EXIT_USAGE;
     }
-    struct why_opts o = {.type = type, .latmin_ns = latmin_ns, .n = SIZE_MAX};
+    struct why_opts o = {.f = *f, .n = SIZE_MAX};
+    struct ctr_critical *sum = ctr_critical_new();
     struct paths ps;
-    if (paths_read(&ps, path, po, &o) != 0)
+    if (!sum) {
+        fprintf(stderr, "ctrace: %s\n", strerror(ENOMEM));
         return 1;
+    }
+    if (paths_read(&ps, path, po, &o, sum) != 0) {
+        ctr_critical_free(sum);
+        return 1;
+    }
     if (ps.n == 0)
-        fprintf(stderr, "ctrace: %s: no task%s%s%s: the profile is empty\n", path,
-                type ? " of type " : "", type ? type : "", latmin_ns ? " passes -latmin" : "");
+        fprintf(stderr, "ctrace: %s: no task%s%s%s%s%s: the profile is empty\n", path,
+                f->task ? " of type " : "", f->task ? f->task : "",
+                f->region ? " with a region " : "", f->region ? f->region : "",
+                f->latmin_ns ? " passes -latmin" : "");
     /* Remove a half-written output on failure, but only a file we created. */
     struct stat st;
     int created = out_path && stat(out_path, &st) != 0;
     FILE *out = out_path ? fopen(out_path, "wb") : stdout;
     char err[256];
-    int rc = out ? ctr_critical_write(ps.t, ps.w, ps.n, out, stderr, err, sizeof(err)) : -errno;
+    int rc = out ? ctr_critical_write(sum, ps.t, out, stderr, err, sizeof(err)) : -errno;
     if (!out)
         snprintf(err, sizeof(err), "%s", strerror(-rc));
     if (rc == 0 && fflush(out) != 0)
@@ -264,5 +283,6 @@ int ctr_cmd_critical(const char *type, uint64_t latmin_ns, const char *out_path,
         status = ctr_reading_status(&ps.rd);
     }
     paths_free(&ps);
+    ctr_critical_free(sum);
     return status;
 }

@@ -10,12 +10,13 @@
  *         or 3 for a damaged trace (its damage said). */
 int ctr_cmd_why(int argc, char **argv);
 
-/* ctr_cmd_critical() : `ctrace -pprof=critical [-task T] [-latmin D] [-o
- * FILE] TRACE`: the critical paths of every task of type T (NULL: any) at
- * least latmin_ns long, as a pprof profile into out_path (NULL: stdout,
- * not a terminal). @return the exit status, as ctr_cmd_why(). */
+/* ctr_cmd_critical() : `ctrace -pprof=critical [-task T] [-region NAME]
+ * [-latmin D] [-o FILE] TRACE`: the critical paths of every task filter f
+ * keeps, as a pprof profile into out_path (NULL: stdout, not a terminal).
+ * @return the exit status, as ctr_cmd_why(). */
 struct ctr_pipeline_opts;
-int ctr_cmd_critical(const char *type, uint64_t latmin_ns, const char *out_path, const char *path,
+struct ctr_profile_filter;
+int ctr_cmd_critical(const struct ctr_profile_filter *f, const char *out_path, const char *path,
                      const struct ctr_pipeline_opts *po);
 
 #endif

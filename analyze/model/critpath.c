@@ -24,9 +24,16 @@ struct cp_iv {
     uint8_t state, reason;
 };
 
+/* A thread's intervals in time order: iv[head..n) are kept (those before
+ * head were let go), then the one it is in now (`open`, from the engine's
+ * begin callback), which ends at UINT64_MAX as far as a walk can tell: a
+ * walk only looks before the settled time, before which it does not
+ * change. */
 struct cp_thread {
-    struct cp_iv *iv; /* in time order */
-    size_t n, cap;
+    struct cp_iv *iv;
+    size_t head, n, cap;
+    struct cp_iv open;
+    int has_open;
 };
 
 /* A RELEASE event: who let an object go, when, from where. */
@@ -41,9 +48,21 @@ struct ctr_cp_history {
     size_t nw;
     struct cp_thread *th;
     size_t nth;
-    struct cp_release *rel; /* in time order */
-    size_t nrel, rel_cap;
-    int oom;
+    struct cp_release *rel; /* in time order; rel[rel_head..nrel) kept */
+    size_t rel_head, nrel, rel_cap;
+    /* The tasks to walk, as each becomes final (NULL fn: none; the caller
+     * walks with ctr_cp_walk()). */
+    const struct ctr_cp_want *want;
+    size_t nwant;
+    size_t *order;       /* wants by end time */
+    uint64_t *keep_from; /* keep_from[k]: earliest begin of order[k..] */
+    size_t next;         /* order[next] is the next to walk */
+    ctr_cp_path_fn fn;
+    void *fn_ctx;
+    size_t budget, kept;    /* bytes of intervals and releases kept */
+    size_t prune_at;        /* kept's size that triggers the next prune */
+    uint64_t forgot_before; /* let go for the budget before this time */
+    int err;                /* 0, -ENOMEM, or what fn returned */
 };
 
 static int by_begin(const void *a, const void *b)
@@ -52,21 +71,30 @@ static int by_begin(const void *a, const void *b)
     return x->begin_ns < y->begin_ns ? -1 : x->begin_ns > y->begin_ns;
 }
 
-struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struct ctr_cp_window *w,
-                                          size_t n)
+/* A want's place in the walking order. */
+struct by_end_key {
+    uint64_t end_ns;
+    size_t index;
+};
+
+static int by_end(const void *a, const void *b)
 {
-    struct ctr_cp_history *h = calloc(1, sizeof(*h));
-    if (!h || (n && !(h->w = malloc(n * sizeof(*w))))) {
-        free(h);
-        return NULL;
-    }
-    h->t = t;
-    if (n)
-        memcpy(h->w, w, n * sizeof(*w));
+    const struct by_end_key *x = a, *y = b;
+    if (x->end_ns != y->end_ns)
+        return x->end_ns < y->end_ns ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Windows merged where they overlap: the test of an interval is then one
+ * binary search. */
+static int set_windows(struct ctr_cp_history *h, const struct ctr_cp_want *w, size_t n)
+{
+    if (n && !(h->w = malloc(n * sizeof(*h->w))))
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        h->w[i] = (struct ctr_cp_window){w[i].begin_ns, w[i].end_ns};
     if (n) /* qsort wants an array, even of none */
         qsort(h->w, n, sizeof(*h->w), by_begin);
-    /* Merged where they overlap: the test of an interval is then one
-     * binary search. */
     for (size_t i = 0; i < n; i++) {
         if (h->nw && h->w[i].begin_ns <= h->w[h->nw - 1].end_ns) {
             if (h->w[i].end_ns > h->w[h->nw - 1].end_ns)
@@ -74,6 +102,56 @@ struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struc
         } else {
             h->w[h->nw++] = h->w[i];
         }
+    }
+    return 0;
+}
+
+/* The walking order, and how far back each point of it needs history. */
+static int set_order(struct ctr_cp_history *h)
+{
+    size_t n = h->nwant;
+    if (!(h->order = malloc((n ? n : 1) * sizeof(*h->order))) ||
+        !(h->keep_from = malloc((n + 1) * sizeof(*h->keep_from))))
+        return -ENOMEM;
+    struct by_end_key *key = malloc((n ? n : 1) * sizeof(*key));
+    if (!key)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        key[i] = (struct by_end_key){h->want[i].end_ns, i};
+    if (n)
+        qsort(key, n, sizeof(*key), by_end);
+    for (size_t i = 0; i < n; i++)
+        h->order[i] = key[i].index;
+    free(key);
+    h->keep_from[n] = UINT64_MAX;
+    for (size_t k = n; k-- > 0;) {
+        uint64_t b = h->want[h->order[k]].begin_ns;
+        h->keep_from[k] = b < h->keep_from[k + 1] ? b : h->keep_from[k + 1];
+    }
+    return 0;
+}
+
+struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struct ctr_cp_want *w,
+                                          size_t n, size_t budget, ctr_cp_path_fn fn, void *ctx)
+{
+    struct ctr_cp_history *h = calloc(1, sizeof(*h));
+    if (!h)
+        return NULL;
+    h->t = t;
+    h->fn = fn;
+    h->fn_ctx = ctx;
+    h->budget = budget ? budget : CTR_CP_BUDGET_DEFAULT;
+    h->prune_at = 4096 * sizeof(struct cp_iv);
+    if (n && !(h->want = malloc(n * sizeof(*w)))) {
+        free(h);
+        return NULL;
+    }
+    if (n)
+        memcpy((void *)h->want, w, n * sizeof(*w));
+    h->nwant = n;
+    if (set_windows(h, w, n) != 0 || (fn && set_order(h) != 0)) {
+        ctr_cp_history_free(h);
+        return NULL;
     }
     return h;
 }
@@ -87,12 +165,25 @@ void ctr_cp_history_free(struct ctr_cp_history *h)
     free(h->th);
     free(h->rel);
     free(h->w);
+    free((void *)h->want);
+    free(h->order);
+    free(h->keep_from);
     free(h);
 }
 
-int ctr_cp_history_oom(const struct ctr_cp_history *h)
+int ctr_cp_history_error(const struct ctr_cp_history *h)
 {
-    return h->oom;
+    return h->err;
+}
+
+size_t ctr_cp_history_kept(const struct ctr_cp_history *h)
+{
+    return h->kept;
+}
+
+size_t ctr_cp_history_left(const struct ctr_cp_history *h)
+{
+    return h->fn ? h->nwant - h->next : 0;
 }
 
 /* The first of n elements (stride bytes apart, sorted by the uint64_t key
@@ -122,38 +213,65 @@ static int wanted(const struct ctr_cp_history *h, uint64_t start, uint64_t end)
     return i < h->nw && h->w[i].begin_ns <= end;
 }
 
-static void on_interval(void *ctx, const struct ctr_interval *iv)
+/* Thread index ti's store, made if new; NULL if out of memory. */
+static struct cp_thread *thread_of(struct ctr_cp_history *h, size_t ti)
 {
-    struct ctr_cp_history *h = ctx;
-    if (h->oom || !wanted(h, iv->start_ns, iv->end_ns))
-        return;
-    size_t ti = (size_t)(iv->thread - h->t->threads);
     if (ti >= h->nth) {
         size_t cap = h->nth;
         if (ctr_grow_zeroed(&h->th, &cap, ti + 1, sizeof(*h->th)) != 0) {
-            h->oom = 1;
-            return;
+            h->err = -ENOMEM;
+            return NULL;
         }
         h->nth = cap;
     }
-    struct cp_thread *th = &h->th[ti];
-    if (ctr_grow(&th->iv, &th->cap, th->n + 1, sizeof(*th->iv)) != 0) {
-        h->oom = 1;
+    return &h->th[ti];
+}
+
+static struct cp_iv kept_interval(const struct ctr_cp_history *h, const struct ctr_interval *iv)
+{
+    struct cp_iv s = {.start_ns = iv->start_ns,
+                      .end_ns = iv->end_ns,
+                      .object = iv->object,
+                      .stack_id = iv->stack_id,
+                      .releaser = UINT32_MAX,
+                      .state = (uint8_t)iv->state,
+                      .reason = iv->reason};
+    if (iv->state != CTR_STATE_RUNNING && iv->release && iv->release->thread) {
+        s.releaser = (uint32_t)(iv->release->thread - h->t->threads);
+        s.release_ns = iv->release->ns;
+        s.release_stack = iv->release->stack_id;
+    }
+    return s;
+}
+
+static void on_begin(void *ctx, const struct ctr_interval *iv)
+{
+    struct ctr_cp_history *h = ctx;
+    struct cp_thread *th = h->err ? NULL : thread_of(h, (size_t)(iv->thread - h->t->threads));
+    if (!th)
+        return;
+    th->open = kept_interval(h, iv);
+    th->open.end_ns = UINT64_MAX;
+    th->has_open = 1;
+}
+
+static void on_interval(void *ctx, const struct ctr_interval *iv)
+{
+    struct ctr_cp_history *h = ctx;
+    if (h->err)
+        return;
+    size_t ti = (size_t)(iv->thread - h->t->threads);
+    if (ti < h->nth && h->th[ti].has_open && iv->start_ns >= h->th[ti].open.start_ns)
+        h->th[ti].has_open = 0; /* what it was in has ended */
+    if (!wanted(h, iv->start_ns, iv->end_ns))
+        return;
+    struct cp_thread *th = thread_of(h, ti);
+    if (!th || ctr_grow(&th->iv, &th->cap, th->n + 1, sizeof(*th->iv)) != 0) {
+        h->err = -ENOMEM;
         return;
     }
-    struct cp_iv *s = &th->iv[th->n++];
-    *s = (struct cp_iv){.start_ns = iv->start_ns,
-                        .end_ns = iv->end_ns,
-                        .object = iv->object,
-                        .stack_id = iv->stack_id,
-                        .releaser = UINT32_MAX,
-                        .state = (uint8_t)iv->state,
-                        .reason = iv->reason};
-    if (iv->state != CTR_STATE_RUNNING && iv->release && iv->release->thread) {
-        s->releaser = (uint32_t)(iv->release->thread - h->t->threads);
-        s->release_ns = iv->release->ns;
-        s->release_stack = iv->release->stack_id;
-    }
+    th->iv[th->n++] = kept_interval(h, iv);
+    h->kept += sizeof(struct cp_iv);
 }
 
 /* Releases are kept too: the holders of a lock in turn during one wait. */
@@ -162,18 +280,107 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
 {
     (void)t;
     struct ctr_cp_history *h = ctx;
-    if (h->oom || e->type != CTR_EV_RELEASE || !wanted(h, e->ns, e->ns))
+    if (h->err || e->type != CTR_EV_RELEASE || !wanted(h, e->ns, e->ns))
         return;
     if (ctr_grow(&h->rel, &h->rel_cap, h->nrel + 1, sizeof(*h->rel)) != 0) {
-        h->oom = 1;
+        h->err = -ENOMEM;
         return;
     }
     h->rel[h->nrel++] = (struct cp_release){e->ns, e->args[0], e->args[1], thread};
+    h->kept += sizeof(struct cp_release);
+}
+
+/* Lets go of the intervals that end at or before ns, and the releases
+ * before it; the stores shrink once half of them is let go. */
+static void let_go(struct ctr_cp_history *h, uint64_t ns)
+{
+    for (size_t i = 0; i < h->nth; i++) {
+        struct cp_thread *th = &h->th[i];
+        size_t k = th->head;
+        while (k < th->n && th->iv[k].end_ns <= ns)
+            k++;
+        h->kept -= (k - th->head) * sizeof(struct cp_iv);
+        th->head = k;
+        if (th->head == th->n) {
+            th->head = th->n = 0;
+        } else if (th->head > 64 && th->head > th->n / 2) {
+            memmove(th->iv, th->iv + th->head, (th->n - th->head) * sizeof(*th->iv));
+            th->n -= th->head;
+            th->head = 0;
+        }
+    }
+    size_t k = h->rel_head;
+    while (k < h->nrel && h->rel[k].ns < ns)
+        k++;
+    h->kept -= (k - h->rel_head) * sizeof(struct cp_release);
+    h->rel_head = k;
+    if (h->rel_head == h->nrel) {
+        h->rel_head = h->nrel = 0;
+    } else if (h->rel_head > 64 && h->rel_head > h->nrel / 2) {
+        memmove(h->rel, h->rel + h->rel_head, (h->nrel - h->rel_head) * sizeof(*h->rel));
+        h->nrel -= h->rel_head;
+        h->rel_head = 0;
+    }
+}
+
+/* The start of the oldest interval or release kept; UINT64_MAX if none. */
+static uint64_t oldest_kept(const struct ctr_cp_history *h)
+{
+    uint64_t oldest = h->rel_head < h->nrel ? h->rel[h->rel_head].ns : UINT64_MAX;
+    for (size_t i = 0; i < h->nth; i++)
+        if (h->th[i].head < h->th[i].n && h->th[i].iv[h->th[i].head].start_ns < oldest)
+            oldest = h->th[i].iv[h->th[i].head].start_ns;
+    return oldest;
+}
+
+/* After the walks up to `settled`: history no task left needs goes, and,
+ * over the budget, the oldest half of what is kept (the tasks that needed
+ * it will say so: ctr_cp_path.forgotten). */
+static void prune(struct ctr_cp_history *h, uint64_t settled)
+{
+    if (h->kept < h->prune_at)
+        return;
+    let_go(h, h->keep_from[h->next]);
+    while (h->kept > h->budget) {
+        uint64_t oldest = oldest_kept(h);
+        if (oldest >= settled)
+            break;
+        uint64_t cut = oldest + (settled - oldest) / 2 + 1;
+        let_go(h, cut);
+        if (cut > h->forgot_before)
+            h->forgot_before = cut;
+    }
+    /* Pruned again once it has doubled: linear in what is kept, so
+     * amortized over what was added. */
+    h->prune_at =
+        2 * h->kept > 4096 * sizeof(struct cp_iv) ? 2 * h->kept : 4096 * sizeof(struct cp_iv);
+}
+
+static void on_settle(void *ctx, uint64_t ns)
+{
+    struct ctr_cp_history *h = ctx;
+    while (!h->err && h->next < h->nwant &&
+           (ns == UINT64_MAX || h->want[h->order[h->next]].end_ns < ns)) {
+        size_t i = h->order[h->next++];
+        const struct ctr_cp_want *w = &h->want[i];
+        struct ctr_cp_path p;
+        int rc = ctr_cp_walk(h, w->task, w->end_thread, w->begin_ns, w->end_ns, &p);
+        if (rc == 0)
+            rc = h->fn(h->fn_ctx, i, &p);
+        if (rc != 0)
+            h->err = rc;
+    }
+    if (!h->err && h->fn)
+        prune(h, ns);
 }
 
 struct ctr_consumer ctr_cp_history_consumer(struct ctr_cp_history *h)
 {
-    return (struct ctr_consumer){.ctx = h, .event = on_event, .interval = on_interval};
+    return (struct ctr_consumer){.ctx = h,
+                                 .event = on_event,
+                                 .interval = on_interval,
+                                 .begin = on_begin,
+                                 .settle = h->fn ? on_settle : NULL};
 }
 
 /* ---------------------------------------------------------------------------
@@ -213,10 +420,26 @@ static void emit_blocked(struct walk *w, struct ctr_cp_segment s, const struct c
     emit(w, s);
 }
 
+/* How many intervals of th a walk sees: those kept, then the open one. */
+static size_t count(const struct cp_thread *th)
+{
+    return th->n - th->head + (th->has_open ? 1 : 0);
+}
+
+/* The i-th of them. */
+static const struct cp_iv *at(const struct cp_thread *th, ptrdiff_t i)
+{
+    size_t k = th->head + (size_t)i;
+    return k < th->n ? &th->iv[k] : &th->open;
+}
+
 /* The last interval of th that starts before ns, or -1. */
 static ptrdiff_t last_before(const struct cp_thread *th, uint64_t ns)
 {
-    size_t i = first_from(th->iv, th->n, sizeof(*th->iv), offsetof(struct cp_iv, start_ns), ns);
+    if (th->has_open && th->open.start_ns < ns)
+        return (ptrdiff_t)count(th) - 1;
+    size_t i = first_from(th->iv + th->head, th->n - th->head, sizeof(*th->iv),
+                          offsetof(struct cp_iv, start_ns), ns);
     return (ptrdiff_t)i - 1;
 }
 
@@ -227,9 +450,9 @@ static uint64_t running_end_stack(const struct cp_thread *th, ptrdiff_t i, int f
 {
     if (first) /* the release's site, or unknown (the task's own end) */
         return end_stack;
-    if ((size_t)i + 1 < th->n && th->iv[i + 1].state != CTR_STATE_RUNNING &&
-        th->iv[i + 1].start_ns == th->iv[i].end_ns)
-        return th->iv[i + 1].stack_id;
+    if ((size_t)i + 1 < count(th) && at(th, i + 1)->state != CTR_STATE_RUNNING &&
+        at(th, i + 1)->start_ns == at(th, i)->end_ns)
+        return at(th, i + 1)->stack_id;
     return 0;
 }
 
@@ -247,7 +470,8 @@ static int one_holder(uint8_t reason)
 /* The first release at or after ns. */
 static size_t release_from(const struct ctr_cp_history *h, uint64_t ns)
 {
-    return first_from(h->rel, h->nrel, sizeof(*h->rel), offsetof(struct cp_release, ns), ns);
+    return h->rel_head + first_from(h->rel + h->rel_head, h->nrel - h->rel_head, sizeof(*h->rel),
+                                    offsetof(struct cp_release, ns), ns);
 }
 
 /* Explains the part [lo, until) of a wait of thread ti that `last` (a
@@ -291,10 +515,10 @@ static void explain(struct walk *w, uint32_t ti, uint64_t from, uint64_t to, uns
     while (t > from && !w->oom) {
         struct ctr_cp_segment s = {
             .thread = ti, .hops = (uint16_t)(hops > UINT16_MAX ? UINT16_MAX : hops), .via = via};
-        if (i < 0 || th->iv[i].end_ns < t) {
+        if (i < 0 || at(th, i)->end_ns < t) {
             /* Nothing of this thread from the interval before (if any)
              * up to t: not in the trace, or not kept. */
-            uint64_t lo = i >= 0 && th->iv[i].end_ns > from ? th->iv[i].end_ns : from;
+            uint64_t lo = i >= 0 && at(th, i)->end_ns > from ? at(th, i)->end_ns : from;
             s.state = CTR_CP_UNKNOWN;
             s.start_ns = lo;
             s.end_ns = t;
@@ -304,7 +528,7 @@ static void explain(struct walk *w, uint32_t ti, uint64_t from, uint64_t to, uns
                 break;
             continue;
         }
-        const struct cp_iv *iv = &th->iv[i];
+        const struct cp_iv *iv = at(th, i);
         uint64_t lo = iv->start_ns > from ? iv->start_ns : from;
         if (iv->state == CTR_STATE_BLOCKED && iv->releaser != UINT32_MAX && iv->releaser != ti &&
             iv->release_ns > lo) {
@@ -360,6 +584,7 @@ int ctr_cp_walk(const struct ctr_cp_history *h, uint64_t task, uint32_t end_thre
     p->task = task;
     p->begin_ns = begin_ns;
     p->end_ns = end_ns;
+    p->forgotten = begin_ns < h->forgot_before;
     struct walk w = {h, p, 0};
     explain(&w, end_thread, begin_ns, end_ns, 0, UINT32_MAX, 0);
     if (w.oom) {

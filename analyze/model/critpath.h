@@ -83,6 +83,9 @@ struct ctr_cp_path {
     size_t nhop, hop_cap;
     uint64_t unknown_ns; /* time in CTR_CP_UNKNOWN segments */
     int cut;             /* a chain of hops longer than the walk follows */
+    /* Part of the history it needed was let go to keep within the memory
+     * budget: its unknown time includes that. */
+    int forgotten;
 };
 
 /* A task and its path, as the reports take them. */
@@ -92,27 +95,52 @@ struct ctr_cp_task {
     struct ctr_cp_path path;
 };
 
-/* The windows the paths will be asked for: the second reading keeps the
- * intervals that overlap one of them, and only those. */
+/* A task whose path a reading is to walk: its id, span and the thread that
+ * ended it (for an open task: the trace's end on the thread that began
+ * it). */
+struct ctr_cp_want {
+    uint64_t task, begin_ns, end_ns;
+    uint32_t end_thread;
+};
+
+/* A window of time to keep intervals in (the wants' spans, merged). */
 struct ctr_cp_window {
     uint64_t begin_ns, end_ns;
 };
 
+/* Takes the path of want `index` as soon as it is walked; *p is then the
+ * callee's (free with ctr_cp_path_free()). @return 0, or a negative errno
+ * that stops the walks. */
+typedef int (*ctr_cp_path_fn)(void *ctx, size_t index, struct ctr_cp_path *p);
+
+/* What the history keeps at most (intervals and releases), unless told:
+ * beyond it, the oldest half goes, and the paths that needed it say so. */
+#define CTR_CP_BUDGET_DEFAULT ((size_t)32 << 20)
+
 struct ctr_cp_history;
 
 /* ctr_cp_history_new() : a store of the intervals of trace t's threads that
- * overlap one of w[0..n-1] (copied). @return NULL if out of memory. */
-struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struct ctr_cp_window *w,
-                                          size_t n);
-/* The consumer that fills h (engine.h): intervals only. */
+ * overlap the span of one of w[0..n-1] (copied), as the reading goes.
+ * With fn, each want's path is walked as soon as the reading has settled
+ * past its end (engine.h) and handed to fn, and what no task left needs is
+ * let go: memory stays within what the tasks open at one time need, and
+ * `budget` bytes (0: CTR_CP_BUDGET_DEFAULT). Without fn, everything in the
+ * windows is kept for ctr_cp_walk(). @return NULL if out of memory. */
+struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struct ctr_cp_want *w,
+                                          size_t n, size_t budget, ctr_cp_path_fn fn, void *ctx);
+/* The consumer that fills h (engine.h), and walks as the reading settles. */
 struct ctr_consumer ctr_cp_history_consumer(struct ctr_cp_history *h);
-/* Whether an allocation failed while filling h. */
-int ctr_cp_history_oom(const struct ctr_cp_history *h);
+/* 0, or the negative errno that stopped h (-ENOMEM, or fn's). */
+int ctr_cp_history_error(const struct ctr_cp_history *h);
+/* The bytes of history h keeps now. */
+size_t ctr_cp_history_kept(const struct ctr_cp_history *h);
+/* How many wants are still to walk (after a complete reading: none). */
+size_t ctr_cp_history_left(const struct ctr_cp_history *h);
 void ctr_cp_history_free(struct ctr_cp_history *h);
 
 /* ctr_cp_walk() : the critical path of the task that began at begin_ns and
- * ended at end_ns on thread index end_thread (for an open task: the trace's
- * end on the thread that began it), from h, once every interval is in.
+ * ended at end_ns on thread index end_thread, from what h keeps (every
+ * interval before end_ns must be in).
  * Fills *p (zeroed first; free with ctr_cp_path_free()).
  * @return 0 or -ENOMEM. */
 int ctr_cp_walk(const struct ctr_cp_history *h, uint64_t task, uint32_t end_thread,

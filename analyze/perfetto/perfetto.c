@@ -59,6 +59,8 @@ struct ctr_perfetto {
     int gap_open; /* a gap's END not yet queued: at gap_end */
     uint64_t gap_end;
     uint64_t events, unlinked;
+    const struct ctr_cp_task *paths; /* written after the timeline */
+    size_t npaths;
 };
 
 static void fail(struct ctr_perfetto *p, int rc)
@@ -532,6 +534,12 @@ struct ctr_perfetto *ctr_perfetto_new(const struct ctr_perfetto_opts *o,
     return p;
 }
 
+void ctr_perfetto_paths(struct ctr_perfetto *p, const struct ctr_cp_task *w, size_t n)
+{
+    p->paths = w;
+    p->npaths = n;
+}
+
 int ctr_perfetto_end(struct ctr_perfetto *p, const struct ctr_trace *t,
                      struct ctr_perfetto_stats *st, char *err, size_t errlen)
 {
@@ -550,6 +558,8 @@ int ctr_perfetto_end(struct ctr_perfetto *p, const struct ctr_trace *t,
                                  .what = PF_GAP});
     if (!p->err)
         fail(p, ctr_idmap_filter(&p->tasks, close_task, p));
+    if (!p->err)
+        fail(p, pf_out_paths(p->out, p->paths, p->npaths));
     int rc = p->err ? p->err : pf_out_end(p->out, st);
     st->events = p->events;
     st->unlinked = p->unlinked;

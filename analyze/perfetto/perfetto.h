@@ -35,6 +35,12 @@ struct ctr_perfetto *ctr_perfetto_new(const struct ctr_perfetto_opts *o,
 /* The consumer that feeds p. */
 struct ctr_consumer ctr_perfetto_consumer(struct ctr_perfetto *p);
 
+/* ctr_perfetto_paths() : the critical paths of w[0..n-1] (kept, not
+ * copied: they must outlive p's end) are to be written after the timeline
+ * (perfetto_paths.h). */
+struct ctr_cp_task;
+void ctr_perfetto_paths(struct ctr_perfetto *p, const struct ctr_cp_task *w, size_t n);
+
 /* ctr_perfetto_end() : once the pipeline is done with `walked` (t), writes the
  * rest and flushes out; *st (may be NULL) gets the figures.
  * @return 0, or a negative errno with a one-line reason in err (out of

@@ -17,36 +17,10 @@
 #include "ctrace_grow.h"
 #include "read/idmap.h"
 #include "read/pbwrite.h"
+#include "perfetto/pf_proto.h"
 #include "profile/profile.h"
 #include "symbols/symbolize.h"
 
-/* Field numbers of perfetto_trace.proto (tests/data/proto/perfetto.proto). */
-/* clang-format off */
-enum {
-    TRACE_PACKET = 1,
-    PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
-    PKT_SEQ_FLAGS = 13, PKT_TRACK_DESCRIPTOR = 60,
-    SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
-    TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
-    TD_RANK = 12, TD_THREAD_ORDERING = 20,
-    PD_PID = 1, PD_NAME = 6,
-    THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-    CD_UNIT = 3, UNIT_COUNT = 2,
-    TE_CATEGORY_IIDS = 3, TE_ARGS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
-    TE_NAME = 23, TE_COUNTER = 30, TE_FLOWS = 47, TE_TERMINATING_FLOWS = 48, TE_CALLSTACK = 56,
-    TE_EXTRA_COUNTER_VALUES = 12, TE_EXTRA_COUNTER_TRACKS = 31,
-    TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
-    DA_NAME_IID = 1, DA_UINT = 3, DA_STRING = 6, DA_POINTER = 7, DA_STRING_IID = 17,
-    ID_CATEGORIES = 1, ID_NAMES = 2, ID_ARG_NAMES = 3, ID_FUNCTIONS = 5, ID_FRAMES = 6,
-    ID_CALLSTACKS = 7, ID_BUILD_IDS = 16, ID_MAPPING_PATHS = 17, ID_SOURCE_PATHS = 18,
-    ID_MAPPINGS = 19, ID_STRING_VALUES = 29,
-    FR_IID = 1, FR_FUNCTION = 2, FR_MAPPING = 3, FR_REL_PC = 4, FR_SOURCE = 5, FR_LINE = 6,
-    CS_IID = 1, CS_FRAMES = 2,
-    MP_IID = 1, MP_BUILD_ID = 2, MP_START_OFFSET = 3, MP_START = 4, MP_END = 5, MP_PATHS = 7,
-};
-/* clang-format on */
-
-#define SEQUENCE 1 /* the one trusted_packet_sequence_id */
 #define UUID_PROCESS 1
 #define FLUSH_AT (1u << 20) /* bytes buffered before a write */
 #define INLINE_MAX 8        /* inlined frames kept per address */
@@ -118,10 +92,12 @@ static int flush_file(struct pf_enc *e)
     return 0;
 }
 
-/* Writes a packet whose one message, field `field`, is in e->ev, with the
- * interned entries its message is the first to use (in e->intern). Its
- * length is known before it is written: no length to patch, no move. */
-static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int flags)
+/* Writes a packet of sequence seq whose one message, field `field`, is in
+ * e->ev, with the interned entries its message is the first to use (in
+ * e->intern). Its length is known before it is written: no length to
+ * patch, no move. */
+static int end_packet_on(struct pf_enc *e, uint32_t seq, int field, uint64_t ts, int has_ts,
+                         int flags)
 {
     size_t nev = e->ev.len, nin = e->intern.len;
     if (e->ev.err || e->intern.err)
@@ -137,7 +113,7 @@ static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int 
     q = ctr_put_uvarint(q, body);
     if (has_ts)
         q = ctr_pb_put_field(q, PKT_TIMESTAMP, ts);
-    q = ctr_pb_put_field(q, PKT_SEQ_ID, SEQUENCE);
+    q = ctr_pb_put_field(q, PKT_SEQ_ID, seq);
     if (flags)
         q = ctr_pb_put_field(q, PKT_SEQ_FLAGS, (uint64_t)flags);
     if (nin)
@@ -147,6 +123,36 @@ static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int 
     e->intern.len = e->ev.len = 0;
     e->st_out.packets++;
     return e->file.len >= FLUSH_AT ? flush_file(e) : 0;
+}
+
+/* The same on the timeline's sequence. */
+static int end_packet(struct pf_enc *e, int field, uint64_t ts, int has_ts, int flags)
+{
+    return end_packet_on(e, PF_SEQ_TIMELINE, field, ts, has_ts, flags);
+}
+
+struct ctr_pb *pf_enc_raw(struct pf_enc *e)
+{
+    e->ev.len = 0;
+    return &e->ev;
+}
+
+int pf_enc_raw_end(struct pf_enc *e, uint32_t seq, int field, uint64_t ts, int has_ts)
+{
+    if (e->err)
+        return e->err;
+    e->intern.len = 0;
+    return end_packet_on(e, seq, field, ts, has_ts, 0);
+}
+
+struct ctr_profile_sym *pf_enc_symbols(struct pf_enc *e)
+{
+    return &e->sym;
+}
+
+void pf_enc_count_slices(struct pf_enc *e, uint64_t n)
+{
+    e->st_out.slices += n;
 }
 
 /* ---------------------------------------------------------------------------

@@ -42,6 +42,22 @@ int pf_enc_item(struct pf_enc *e, const struct pf_item *it, int new_task,
 /* pf_enc_counter() : writes counter track's value v at ts. @return as above. */
 int pf_enc_counter(struct pf_enc *e, uint64_t track, uint64_t ts, int64_t v);
 
+/* pf_enc_raw() : the buffer of the next packet's one message, emptied,
+ * for a writer beside this one that makes its own messages (perfetto_paths.c,
+ * on a sequence of its own, with nothing interned); pf_enc_raw_end() then
+ * writes it as field `field` of a packet of sequence seq, at ts if has_ts.
+ * @return (raw_end) 0 or a negative errno. */
+struct ctr_pb;
+struct ctr_pb *pf_enc_raw(struct pf_enc *e);
+int pf_enc_raw_end(struct pf_enc *e, uint32_t seq, int field, uint64_t ts, int has_ts);
+
+/* The symbols of the export's model, as the encoder has them open. */
+struct ctr_profile_sym;
+struct ctr_profile_sym *pf_enc_symbols(struct pf_enc *e);
+
+/* Adds n slices a raw writer wrote to the figures. */
+void pf_enc_count_slices(struct pf_enc *e, uint64_t n);
+
 /* pf_enc_finish() : writes what is buffered and flushes the output; adds the
  * figures to *st. @return 0 or a negative errno (the output's, e.g. -ENOSPC). */
 int pf_enc_finish(struct pf_enc *e, struct ctr_perfetto_stats *st);

@@ -23,6 +23,7 @@
 
 #include "ctrace_grow.h"
 #include "perfetto/perfetto_enc.h"
+#include "perfetto/perfetto_paths.h"
 
 struct qitem {
     struct pf_item it;
@@ -507,6 +508,14 @@ struct pf_item *pf_out_release(struct pf_out *p, uint32_t thread, uint64_t ns, u
 int pf_out_settle(struct pf_out *p, uint64_t ns)
 {
     return flush_below(p, ns, 0);
+}
+
+int pf_out_paths(struct pf_out *p, const struct ctr_cp_task *w, size_t n)
+{
+    int rc = flush_below(p, UINT64_MAX, 0);
+    if (rc == 0 && n)
+        rc = pf_paths_write(p->enc, p->o.model, w, n, p->o.from_ns, p->o.to_ns);
+    return rc;
 }
 
 int pf_out_end(struct pf_out *p, struct ctr_perfetto_stats *st)

@@ -60,6 +60,12 @@ int pf_out_kept(const struct pf_out *p, uint64_t track, uint64_t ns);
  * errno (out of memory, or the output's error). */
 int pf_out_settle(struct pf_out *p, uint64_t ns);
 
+/* pf_out_paths() : writes every item queued, then the critical paths of
+ * w[0..n-1] (perfetto_paths.h), cut to the export's time.
+ * @return 0 or a negative errno. */
+struct ctr_cp_task;
+int pf_out_paths(struct pf_out *p, const struct ctr_cp_task *w, size_t n);
+
 /* pf_out_end() : writes the rest and flushes; *st gets the figures.
  * @return 0 or a negative errno. */
 int pf_out_end(struct pf_out *p, struct ctr_perfetto_stats *st);

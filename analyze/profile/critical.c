@@ -8,34 +8,92 @@
 #include <string.h>
 
 #include "ctrace_format.h"
+#include "ctrace_grow.h"
 #include "profile/pprof.h"
+#include "profile/sums.h"
 #include "symbols/tracesym.h"
 
 /* The frames a stack can give a sample: the leaf, then its PCs. */
 #define CRITICAL_FRAMES_MAX 256
 
-/* One part of a path into p. */
-static int add_segment(struct ctr_pprof *p, const struct ctr_trace *t, const struct ctr_task *task,
-                       const struct ctr_cp_segment *s, struct ctr_pprof_frame *frames)
+struct ctr_critical {
+    struct ctr_sums sums; /* leaf, stack, thread | state << 32, type index */
+    const char **types;   /* the task types met, each once */
+    size_t ntypes, types_cap;
+};
+
+struct ctr_critical *ctr_critical_new(void)
+{
+    return calloc(1, sizeof(struct ctr_critical));
+}
+
+void ctr_critical_free(struct ctr_critical *c)
+{
+    if (c) {
+        ctr_sums_free(&c->sums);
+        free(c->types);
+        free(c);
+    }
+}
+
+/* Type's index in c->types (added if new), or -1 if out of memory. Tasks
+ * are few kinds: a look along the list, by address first. */
+static ptrdiff_t type_index(struct ctr_critical *c, const char *type)
+{
+    for (size_t i = 0; i < c->ntypes; i++)
+        if (c->types[i] == type || strcmp(c->types[i], type) == 0)
+            return (ptrdiff_t)i;
+    if (ctr_grow(&c->types, &c->types_cap, c->ntypes + 1, sizeof(*c->types)) != 0)
+        return -1;
+    c->types[c->ntypes] = type;
+    return (ptrdiff_t)c->ntypes++;
+}
+
+/* A segment's leaf: its wait's call when blocked, else its state. Static
+ * strings, so their addresses tell them apart. */
+static const char *leaf_of(const struct ctr_cp_segment *s)
+{
+    const char *call = s->reason < CTR_REASON_LIMIT ? ctr_reason_specs[s->reason].call : NULL;
+    return s->state == CTR_CP_BLOCKED && call ? call : ctr_cp_state_name(s->state);
+}
+
+int ctr_critical_add(struct ctr_critical *c, const char *type, const struct ctr_cp_path *p)
+{
+    ptrdiff_t ti = type_index(c, type);
+    if (ti < 0)
+        return -ENOMEM;
+    for (size_t k = 0; k < p->nseg; k++) {
+        const struct ctr_cp_segment *s = &p->seg[k];
+        struct ctr_sum_key key = {{(uint64_t)(uintptr_t)leaf_of(s), s->stack_id,
+                                   (uint64_t)s->thread | (uint64_t)s->state << 32, (uint64_t)ti}};
+        if (ctr_sums_add(&c->sums, &key, 1, (int64_t)(s->end_ns - s->start_ns)) != 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* One sum into p. */
+static int add_sum(struct ctr_pprof *p, const struct ctr_trace *t, const struct ctr_critical *c,
+                   const struct ctr_sum *e, struct ctr_pprof_frame *frames)
 {
     size_t n = 0;
-    const char *call = s->reason < CTR_REASON_LIMIT ? ctr_reason_specs[s->reason].call : NULL;
-    frames[n++] = (struct ctr_pprof_frame){
-        0, s->state == CTR_CP_BLOCKED && call ? call : ctr_cp_state_name(s->state)};
-    const struct ctr_stack_info *st = s->stack_id ? ctr_trace_stack(t, s->stack_id) : NULL;
+    frames[n++] = (struct ctr_pprof_frame){0, (const char *)(uintptr_t)e->key.w[0]};
+    const struct ctr_stack_info *st = e->key.w[1] ? ctr_trace_stack(t, e->key.w[1]) : NULL;
     for (uint32_t i = 0; st && i < st->n && n < CRITICAL_FRAMES_MAX; i++)
         frames[n++] = (struct ctr_pprof_frame){st->pcs[i] - 1, NULL}; /* the call, not the return */
-    const struct ctr_thread_info *th = &t->threads[s->thread];
+    uint32_t thread_index = (uint32_t)e->key.w[2];
+    uint8_t state = (uint8_t)(e->key.w[2] >> 32);
+    const struct ctr_thread_info *th = &t->threads[thread_index];
     char thread[96];
     snprintf(thread, sizeof(thread), "%" PRIu64 "%s%.64s", th->id, th->name[0] ? " " : "",
              th->name);
     struct ctr_pprof_label labels[] = {
-        {"thread", thread}, {"task", task->type}, {"state", ctr_cp_state_name(s->state)}};
-    int64_t values[2] = {1, (int64_t)(s->end_ns - s->start_ns)};
+        {"thread", thread}, {"task", c->types[e->key.w[3]]}, {"state", ctr_cp_state_name(state)}};
+    int64_t values[2] = {e->count, e->ns};
     return ctr_pprof_add_labeled(p, frames, n, values, labels, 3);
 }
 
-int ctr_critical_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n, FILE *out,
+int ctr_critical_write(const struct ctr_critical *c, const struct ctr_trace *t, FILE *out,
                        FILE *warn, char *err, size_t errlen)
 {
     struct ctr_profile_sym ps;
@@ -51,9 +109,8 @@ int ctr_critical_write(const struct ctr_trace *t, const struct ctr_cp_task *w, s
     int rc = p && frames ? 0 : -ENOMEM;
     if (rc == 0)
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
-    for (size_t i = 0; i < n && rc == 0; i++)
-        for (size_t k = 0; k < w[i].path.nseg && rc == 0; k++)
-            rc = add_segment(p, t, w[i].task, &w[i].path.seg[k], frames);
+    for (size_t i = 0; i < c->sums.n && rc == 0; i++)
+        rc = add_sum(p, t, c, &c->sums.v[i], frames);
     if (rc == 0)
         rc = ctr_pprof_write(p, out);
     free(frames);

@@ -10,6 +10,10 @@
  * Labels say the thread ("ID name"), the task's type and the state. Values:
  * parts/count and delay/nanoseconds; the delays of a profile sum to the
  * latencies of its tasks (every nanosecond once).
+ *
+ * Paths are summed as they come (per leaf, stack, thread, state and task
+ * type: sums.h), so a profile of every task of a long trace takes the
+ * memory of its distinct stacks, not of its paths.
  */
 #ifndef CTR_CRITICAL_H
 #define CTR_CRITICAL_H
@@ -18,13 +22,23 @@
 #include <stdio.h>
 
 #include "model/critpath.h"
-#include "model/tasks.h"
 #include "read/trace.h"
 
-/* ctr_critical_write() : the profile of the paths of w[0..n-1], of trace t, gzip'd to out;
- * symbolization problems on warn (may be NULL). @return 0, or a negative errno with a one-line
- * reason in err. */
-int ctr_critical_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n, FILE *out,
+struct ctr_critical;
+
+/* ctr_critical_new() : an empty profile. @return NULL if out of memory. */
+struct ctr_critical *ctr_critical_new(void);
+
+/* ctr_critical_add() : sums path p of a task of `type` (a string that
+ * outlives c) into c. @return 0 or -ENOMEM. */
+int ctr_critical_add(struct ctr_critical *c, const char *type, const struct ctr_cp_path *p);
+
+/* ctr_critical_write() : the profile of the paths summed in c, of trace t,
+ * gzip'd to out; symbolization problems on warn (may be NULL). @return 0,
+ * or a negative errno with a one-line reason in err. */
+int ctr_critical_write(const struct ctr_critical *c, const struct ctr_trace *t, FILE *out,
                        FILE *warn, char *err, size_t errlen);
+
+void ctr_critical_free(struct ctr_critical *c);
 
 #endif

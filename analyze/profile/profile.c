@@ -12,6 +12,7 @@
 #include "read/state.h"
 #include "symbols/symbolize.h"
 #include "model/tasks.h"
+#include "profile/sums.h"
 #include "profile/text.h"
 #include "ctrace_grow.h"
 
@@ -52,15 +53,6 @@ static uint8_t class_of(uint8_t reason)
     return reason < CTR_REASON_LIMIT ? ctr_reason_specs[reason].wait_class : 0;
 }
 
-/* One stack summed: the leaf's name (NULL: none, a CPU sample), the
- * recorded stack, and for a preempted sample the start routine that stands
- * for it. */
-struct summed {
-    const char *leaf;
-    uint64_t stack_id, pc;
-    int64_t count, delay_ns;
-};
-
 struct ctr_profile_collect {
     const struct ctr_trace *t;
     enum ctr_profile_type type;
@@ -68,12 +60,10 @@ struct ctr_profile_collect {
     ctr_sample_fn each;
     void *each_ctx;
     int rc;
-    /* Summed per (leaf, stack, pc): entries in the order first seen, and an
-     * open-addressing index into them (slot = entry + 1, 0: empty). */
-    struct summed *sums;
-    size_t nsums, sums_cap;
-    size_t *slots;
-    size_t nslots;
+    /* Summed per (leaf, stack, pc); the leaf's name (NULL: none, a CPU
+     * sample) by its address, the pc a preempted sample's start routine
+     * that stands for its stack. */
+    struct ctr_sums sums;
 };
 
 struct ctr_profile_collect *ctr_profile_collect_new(const struct ctr_trace *t,
@@ -91,8 +81,7 @@ struct ctr_profile_collect *ctr_profile_collect_new(const struct ctr_trace *t,
 void ctr_profile_collect_free(struct ctr_profile_collect *c)
 {
     if (c) {
-        free(c->sums);
-        free(c->slots);
+        ctr_sums_free(&c->sums);
         free(c);
     }
 }
@@ -117,33 +106,6 @@ static int give(const struct ctr_trace *t, const char *leaf, uint64_t stack_id, 
     return fn(ctx, frames, n, count, ns);
 }
 
-static uint64_t sum_hash(const char *leaf, uint64_t stack_id, uint64_t pc)
-{
-    uint64_t h = (uint64_t)(uintptr_t)leaf * 0x9e3779b97f4a7c15ull;
-    h = (h ^ stack_id) * 0xff51afd7ed558ccdull;
-    h = (h ^ pc) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 29);
-}
-
-static int sum_rehash(struct ctr_profile_collect *c)
-{
-    size_t n = c->nslots ? c->nslots * 2 : 256;
-    size_t *slots = calloc(n, sizeof(*slots));
-    if (!slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < c->nsums; i++) {
-        const struct summed *e = &c->sums[i];
-        size_t j = (size_t)sum_hash(e->leaf, e->stack_id, e->pc) & (n - 1);
-        while (slots[j])
-            j = (j + 1) & (n - 1);
-        slots[j] = i + 1;
-    }
-    free(c->slots);
-    c->slots = slots;
-    c->nslots = n;
-    return 0;
-}
-
 /* A wait's delay at its stack: to `each`, or into its stack's sum. Leaf
  * names are static strings, so their addresses tell them apart. */
 static void add_sample(struct ctr_profile_collect *c, const char *leaf, uint64_t stack_id,
@@ -153,25 +115,9 @@ static void add_sample(struct ctr_profile_collect *c, const char *leaf, uint64_t
         c->rc = give(c->t, leaf, stack_id, pc, 1, (int64_t)ns, c->each, c->each_ctx);
         return;
     }
-    if ((c->nsums + 1) * 2 > c->nslots && sum_rehash(c) != 0) {
+    struct ctr_sum_key key = {{(uint64_t)(uintptr_t)leaf, stack_id, pc, 0}};
+    if (ctr_sums_add(&c->sums, &key, 1, (int64_t)ns) != 0)
         c->rc = -ENOMEM;
-        return;
-    }
-    size_t j = (size_t)sum_hash(leaf, stack_id, pc) & (c->nslots - 1);
-    for (; c->slots[j]; j = (j + 1) & (c->nslots - 1)) {
-        struct summed *e = &c->sums[c->slots[j] - 1];
-        if (e->leaf == leaf && e->stack_id == stack_id && e->pc == pc) {
-            e->count++;
-            e->delay_ns += (int64_t)ns;
-            return;
-        }
-    }
-    if (ctr_grow(&c->sums, &c->sums_cap, c->nsums + 1, sizeof(*c->sums)) != 0) {
-        c->rc = -ENOMEM;
-        return;
-    }
-    c->sums[c->nsums] = (struct summed){leaf, stack_id, pc, 1, (int64_t)ns};
-    c->slots[j] = ++c->nsums;
 }
 
 static void on_interval(void *ctx, const struct ctr_interval *iv)
@@ -245,9 +191,10 @@ struct ctr_consumer ctr_profile_consumer(struct ctr_profile_collect *c)
 
 int ctr_profile_collect_end(struct ctr_profile_collect *c, ctr_sample_fn fn, void *ctx)
 {
-    for (size_t i = 0; c->rc == 0 && fn && i < c->nsums; i++) {
-        const struct summed *e = &c->sums[i];
-        c->rc = give(c->t, e->leaf, e->stack_id, e->pc, e->count, e->delay_ns, fn, ctx);
+    for (size_t i = 0; c->rc == 0 && fn && i < c->sums.n; i++) {
+        const struct ctr_sum *e = &c->sums.v[i];
+        c->rc = give(c->t, (const char *)(uintptr_t)e->key.w[0], e->key.w[1], e->key.w[2], e->count,
+                     e->ns, fn, ctx);
     }
     return c->rc;
 }
@@ -255,6 +202,36 @@ int ctr_profile_collect_end(struct ctr_profile_collect *c, ctr_sample_fn fn, voi
 /* ---------------------------------------------------------------------------
  * Filters
  * ------------------------------------------------------------------------- */
+
+int ctr_profile_filter_task(const struct ctr_tasks *ts, const struct ctr_profile_filter *f,
+                            const struct ctr_task *task)
+{
+    if ((f->task && strcmp(task->type, f->task) != 0) || ctr_task_latency(task) < f->latmin_ns)
+        return 0;
+    if (!f->region)
+        return 1;
+    for (size_t r = task->region0; r < task->region0 + task->nregions; r++)
+        if (strcmp(ts->regions[r].name, f->region) == 0)
+            return 1;
+    return 0;
+}
+
+int ctr_profile_filter_slowest(const struct ctr_tasks *ts, const struct ctr_profile_filter *f,
+                               size_t max, const struct ctr_task ***out, size_t *n)
+{
+    *n = 0;
+    const struct ctr_task **v = malloc((ts->ntasks ? ts->ntasks : 1) * sizeof(*v));
+    if (!(*out = v))
+        return -ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < ts->ntasks; i++)
+        if (ctr_profile_filter_task(ts, f, &ts->tasks[i]))
+            v[k++] = &ts->tasks[i];
+    if (k) /* qsort wants an array, even of none */
+        qsort(v, k, sizeof(*v), ctr_task_by_slowest);
+    *n = k < max ? k : max;
+    return 0;
+}
 
 int ctr_profile_filter_is_set(const struct ctr_profile_filter *f)
 {

@@ -102,6 +102,18 @@ int ctr_profile_filter_windows(const struct ctr_trace *t, const struct ctr_tasks
                                const struct ctr_profile_filter *f, struct ctr_windows *keep,
                                size_t *ntasks, size_t *nregions);
 
+struct ctr_task;
+/* ctr_profile_filter_task() : whether f keeps task (of ts): of f's type,
+ * at least f's -latmin long, with a region of f's name. */
+int ctr_profile_filter_task(const struct ctr_tasks *ts, const struct ctr_profile_filter *f,
+                            const struct ctr_task *task);
+
+/* ctr_profile_filter_slowest() : the tasks of ts that f keeps, slowest
+ * first (ctr_task_by_slowest()), at most max of them, into a new array
+ * *out (free() it) of *n. @return 0 or -ENOMEM. */
+int ctr_profile_filter_slowest(const struct ctr_tasks *ts, const struct ctr_profile_filter *f,
+                               size_t max, const struct ctr_task ***out, size_t *n);
+
 /* ctr_profile_filter_is_set() : whether f restricts anything. */
 int ctr_profile_filter_is_set(const struct ctr_profile_filter *f);
 

@@ -300,8 +300,9 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     free(v);
     free(g);
     if (p->unknown_ns)
-        fprintf(out, "  %s of the path (%.1f%%) is outside what the trace holds of its threads\n",
-                ctr_text_ns((int64_t)p->unknown_ns, a, sizeof(a)), pct(p->unknown_ns, latency));
+        fprintf(out, "  %s of the path (%.1f%%) is outside what the trace holds of its threads%s\n",
+                ctr_text_ns((int64_t)p->unknown_ns, a, sizeof(a)), pct(p->unknown_ns, latency),
+                p->forgotten ? ", or before the history the walk could keep in memory" : "");
     if (p->cut)
         fputs("  a chain of releases deeper than 512 was cut: its last releaser takes the rest\n",
               out);

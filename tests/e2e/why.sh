@@ -93,7 +93,34 @@ expect "-pprof=critical -top: usage" 2 'takes no -top' -- \
 expect "-pprof=critical -task other: said empty" 0 'no task of type other' -- \
     "$ctrace" -pprof=critical -task other -o "$tmp/empty.pb.gz" "$tmp/chain.bin"
 
-# -type and -latmin filter; -n bounds.
+# -perfetto -critical: the paths on tracks of their own, which the
+# project's Perfetto checker accepts, each naming every link.
+checker=$(dirname "${BASH_SOURCE[0]}")/perfetto_check.py
+"$ctrace" -perfetto -critical $requests -o "$tmp/chain.pftrace" "$tmp/chain.bin" 2>"$tmp/pf.err"
+check "-perfetto -critical: exit 0" test $? -eq 0
+check "-perfetto -critical: says where the paths are" grep -q "the critical paths of the $requests slowest tasks" "$tmp/pf.err"
+if python3 "$checker" "$tmp/chain.pftrace" >"$tmp/pf.facts" 2>"$tmp/pf.check"; then
+    check "-perfetto -critical: a valid trace" true
+    check "-perfetto -critical: a track per path" \
+        test "$(grep -c '^track_slices critical path [0-9]*: request ' "$tmp/pf.facts")" -eq $requests
+    check "-perfetto -critical: io's read on the paths" \
+        test "$(awk '/^slice_name io: read / { print $NF }' "$tmp/pf.facts")" -eq $requests
+    check "-perfetto -critical: the holder's part" grep -q '^slice_name holder: running ' "$tmp/pf.facts"
+    check "-perfetto -critical: the request's own part" grep -q '^slice_name request: ' "$tmp/pf.facts"
+elif [ $? -eq 2 ]; then
+    echo "skip: protoc not found (perfetto_check.py decodes with it)"
+else
+    check "-perfetto -critical: a valid trace" false
+    cat "$tmp/pf.check"
+fi
+expect "-perfetto -critical 0: usage" 2 '\-critical wants a number' -- \
+    "$ctrace" -perfetto -critical 0 -o "$tmp/x.pftrace" "$tmp/chain.bin"
+
+# -task (or -type), -region and -latmin filter; -n bounds.
+expect "why -task request: every request" 0 '^task [0-9]+ request: ' -- \
+    "$ctrace" why -task request "$tmp/chain.bin"
+expect "why -region nosuch: nothing to explain" 0 '^no task to explain' -- \
+    "$ctrace" why -region nosuch "$tmp/chain.bin"
 expect "why -type other: nothing to explain" 0 '^no task to explain' -- \
     "$ctrace" why -type other "$tmp/chain.bin"
 expect "why -latmin 1s: nothing to explain" 0 '^no task to explain' -- \

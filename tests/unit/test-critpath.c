@@ -10,7 +10,10 @@
  *   - a thread's own release is no hop; a wait with no release stays its
  *     thread's;
  *   - a chain deeper than the walk follows is cut, and said;
- *   - intervals outside every window are not kept. */
+ *   - intervals outside every window are not kept;
+ *   - walked as the reading settles past a task's end (open intervals as
+ *     they began), the history of tasks walked let go, and a task longer
+ *     than the memory budget says it lost its start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,8 +39,8 @@ struct fixture {
 
 static void start(struct fixture *f, uint64_t begin, uint64_t end)
 {
-    struct ctr_cp_window w = {begin, end};
-    f->h = ctr_cp_history_new(&trace, &w, 1);
+    struct ctr_cp_want w = {1, begin, end, 0};
+    f->h = ctr_cp_history_new(&trace, &w, 1, 0, NULL, NULL);
     assert_non_null(f->h);
     f->c = ctr_cp_history_consumer(f->h);
 }
@@ -233,6 +236,145 @@ static void test_outside_the_windows_not_kept(void **state)
     ctr_cp_history_free(f.h);
 }
 
+/* ---------------------------------------------------------------------------
+ * Walking as the reading goes (a path function given)
+ * ------------------------------------------------------------------------- */
+
+struct taken {
+    struct ctr_cp_path p[4];
+    size_t index[4], n;
+};
+
+static int take(void *ctx, size_t index, struct ctr_cp_path *p)
+{
+    struct taken *tk = ctx;
+    if (tk->n < 4) {
+        tk->index[tk->n] = index;
+        tk->p[tk->n++] = *p;
+    } else {
+        ctr_cp_path_free(p);
+    }
+    return 0;
+}
+
+static void begin_(struct fixture *f, uint32_t th, enum ctr_state state, uint64_t at,
+                   uint8_t reason, uint64_t obj)
+{
+    struct ctr_interval iv = {&threads[th], state, at, 0, reason, obj, 3, NULL, 0};
+    f->c.begin(f->c.ctx, &iv);
+}
+
+/* Task 7 on thread 0 from 100 to 500: it runs to 200, waits on a lock to
+ * 400 (released by thread 1), then runs on: its last interval and thread
+ * 1's only one are still open when the reading settles past 500, and the
+ * walk uses them as they began. */
+static void test_walked_as_the_reading_settles(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct taken tk = {0};
+    struct ctr_cp_want w[] = {{9, 2000, 3000, 0}, {7, 100, 500, 0}};
+    f.h = ctr_cp_history_new(&trace, w, 2, 0, take, &tk);
+    assert_non_null(f.h);
+    f.c = ctr_cp_history_consumer(f.h);
+    begin_(&f, 0, CTR_STATE_RUNNING, 0, 0, 0);
+    begin_(&f, 1, CTR_STATE_RUNNING, 0, 0, 0);
+    running(&f, 0, 0, 200);
+    begin_(&f, 0, CTR_STATE_BLOCKED, 200, CTR_REASON_MUTEX_LOCK, 0x1);
+    release(&f, 1, 400, 0x1, 11);
+    wait_(&f, 0, 200, 400, 400, 1, CTR_REASON_MUTEX_LOCK, 0x1, 3);
+    begin_(&f, 0, CTR_STATE_RUNNING, 400, 0, 0);
+    f.c.settle(f.c.ctx, 500); /* not past the end yet */
+    assert_int_equal(tk.n, 0);
+    f.c.settle(f.c.ctx, 501);
+    assert_int_equal(tk.n, 1);
+    assert_int_equal(tk.index[0], 1);
+    struct ctr_cp_path *p = &tk.p[0];
+    assert_int_equal(p->task, 7);
+    assert_int_equal(sum(p, UINT32_MAX, 0), 400);
+    assert_int_equal(p->unknown_ns, 0);
+    assert_int_equal(sum(p, 0, CTR_CP_RUNNING), 100 + 100); /* [100, 200], [400, 500] */
+    assert_int_equal(sum(p, 1, CTR_CP_RUNNING), 200);       /* [200, 400], still open */
+    assert_int_equal(ctr_cp_history_left(f.h), 1);
+    /* Nothing the task left needs is kept once pruned; the end walks it. */
+    f.c.settle(f.c.ctx, UINT64_MAX);
+    assert_int_equal(tk.n, 2);
+    assert_int_equal(tk.p[1].task, 9);
+    assert_int_equal(tk.p[1].unknown_ns, 0); /* thread 0 runs on, open */
+    assert_int_equal(ctr_cp_history_left(f.h), 0);
+    assert_int_equal(ctr_cp_history_error(f.h), 0);
+    for (size_t i = 0; i < tk.n; i++)
+        ctr_cp_path_free(&tk.p[i]);
+    ctr_cp_history_free(f.h);
+}
+
+/* 20,000 short tasks one after another: what is kept stays bounded (the
+ * history of tasks walked goes), and every one is walked whole. */
+static void test_history_of_walked_tasks_goes(void **state)
+{
+    (void)state;
+    enum { TASKS = 20000 };
+    struct ctr_cp_want *w = calloc(TASKS, sizeof(*w));
+    assert_non_null(w);
+    for (uint32_t k = 0; k < TASKS; k++)
+        w[k] = (struct ctr_cp_want){k + 1, k * 1000 + 100, k * 1000 + 900, 0};
+    struct fixture f;
+    struct taken tk = {0};
+    f.h = ctr_cp_history_new(&trace, w, TASKS, 0, take, &tk);
+    free(w);
+    assert_non_null(f.h);
+    f.c = ctr_cp_history_consumer(f.h);
+    size_t most = 0;
+    for (uint64_t k = 0; k < TASKS; k++) {
+        for (uint64_t t = k * 1000; t < k * 1000 + 1000; t += 100)
+            running(&f, 0, t, t + 100);
+        f.c.settle(f.c.ctx, k * 1000 + 1000);
+        if (ctr_cp_history_kept(f.h) > most)
+            most = ctr_cp_history_kept(f.h);
+    }
+    f.c.settle(f.c.ctx, UINT64_MAX);
+    assert_int_equal(ctr_cp_history_left(f.h), 0);
+    assert_int_equal(ctr_cp_history_error(f.h), 0);
+    /* 200,000 intervals went by; it keeps at most a few thousand. */
+    assert_true(most < 20000 * 64);
+    assert_int_equal(sum(&tk.p[3], UINT32_MAX, CTR_CP_RUNNING), 800);
+    for (size_t i = 0; i < tk.n; i++)
+        ctr_cp_path_free(&tk.p[i]);
+    ctr_cp_history_free(f.h);
+}
+
+/* A task longer than the budget keeps: the oldest history goes, the path
+ * says so, and its parts still tile the latency. */
+static void test_budget_forgets_and_says_so(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct taken tk = {0};
+    struct ctr_cp_want w = {1, 0, 2000000, 0};
+    const size_t budget = 64 << 10;
+    f.h = ctr_cp_history_new(&trace, &w, 1, budget, take, &tk);
+    assert_non_null(f.h);
+    f.c = ctr_cp_history_consumer(f.h);
+    size_t most = 0;
+    for (uint64_t t = 0; t < 2000000; t += 50) {
+        running(&f, 0, t, t + 50);
+        if (t % 25600 == 0)
+            f.c.settle(f.c.ctx, t + 50);
+        if (ctr_cp_history_kept(f.h) > most)
+            most = ctr_cp_history_kept(f.h);
+    }
+    f.c.settle(f.c.ctx, UINT64_MAX);
+    assert_int_equal(tk.n, 1);
+    assert_true(tk.p[0].forgotten);
+    assert_true(tk.p[0].unknown_ns > 0);
+    assert_int_equal(sum(&tk.p[0], UINT32_MAX, 0), 2000000);
+    assert_int_equal(sum(&tk.p[0], 0, CTR_CP_UNKNOWN), tk.p[0].unknown_ns);
+    /* Within the budget, or the least a prune waits for, and a settle's worth. */
+    assert_true(most < 2 * (budget > 4096 * 64 ? budget : 4096 * 64));
+    ctr_cp_path_free(&tk.p[0]);
+    ctr_cp_history_free(f.h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +384,9 @@ int main(void)
         cmocka_unit_test(test_no_hop_without_another_releaser),
         cmocka_unit_test(test_deep_chain_cut),
         cmocka_unit_test(test_outside_the_windows_not_kept),
+        cmocka_unit_test(test_walked_as_the_reading_settles),
+        cmocka_unit_test(test_history_of_walked_tasks_goes),
+        cmocka_unit_test(test_budget_forgets_and_says_so),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
