@@ -28,6 +28,8 @@
  *                            then flightrec_dump(FILE, default "flight.bin")
  *         -cpu HZ before trace or flight: CPU samples too (the always-on cost
  *                            table of tests/bench/run.sh runs all four ways)
+ *         -fixed before trace or flight: record the fast version instead
+ * Each request is a ctrace task "request" (`ctrace why` explains the slowest).
  * Each run prints one line: request count, p50/p99/max request latency (us) and
  * total wall time (ms). Runs are reproducible: every thread draws its requests
  * from its own xorshift PRNG seeded by its index, and each run starts from the
@@ -179,7 +181,9 @@ static void *worker_main(void *arg)
             key = 1 + ex_xorshift64(&rng) % NHOT;
 
         uint64_t t0 = ex_now_ns();
+        trace_task_t task = trace_task_begin("request", 0); /* ctrace why explains the slowest */
         uint64_t v = w->get(key);
+        trace_task_end(task);
         w->lat_ns[r] = ex_now_ns() - t0;
 
         if (v != remote_value(key)) {
@@ -221,29 +225,34 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: cache              run the slow version, then the fast one\n"
             "       cache slow|fast    run one version\n"
-            "       cache [-cpu HZ] trace [FILE]\n"
+            "       cache [-cpu HZ] [-fixed] trace [FILE]\n"
             "                          run the slow version under ctrace, writing\n"
             "                          FILE (default trace.bin)\n"
-            "       cache [-cpu HZ] flight [FILE]\n"
+            "       cache [-cpu HZ] [-fixed] flight [FILE]\n"
             "                          run the slow version with the flight recorder\n"
             "                          on (its defaults), then dump its window into\n"
             "                          FILE (default flight.bin)\n"
             "-cpu HZ also samples each thread's CPU HZ times a second.\n"
+            "-fixed records the fast version instead.\n"
             "%d threads x %d requests; %d%% miss and wait %ld us for a fetch.\n"
             "slow holds the cache mutex during the fetch, fast releases it.\n",
             NTHREADS, REQS_PER, MISS_PERCENT, FETCH_NS / 1000);
 }
 
-/* Runs the slow version traced into path (flight: with the flight recorder,
- * dumped into path at the end), sampling CPU cpu_hz times a second. */
-static int run_recorded(int flight, const char *path, unsigned cpu_hz)
+/* Runs the slow version (fixed: the fast one) traced into path (flight:
+ * with the flight recorder, dumped into path at the end), sampling CPU
+ * cpu_hz times a second. */
+static int run_recorded(int flight, int fixed, const char *path, unsigned cpu_hz)
 {
     struct trace_options o = {.path = path, .cpu_hz = cpu_hz};
     struct flightrec_config fc = {.trace = &o};
     const char *what = flight ? "flightrec_start" : "trace_start";
     int rc = flight ? flightrec_start(&fc) : trace_start_opts(&o);
     if (rc == 0) {
-        run("slow", cache_get_slow);
+        if (fixed)
+            run("fast", cache_get_fast);
+        else
+            run("slow", cache_get_slow);
         what = flight ? "flightrec_dump" : "trace_stop";
         rc = flight ? flightrec_dump(path) : trace_stop();
         if (flight && (flightrec_stop() != 0 || rc != 0) && rc == 0)
@@ -260,16 +269,24 @@ static int run_recorded(int flight, const char *path, unsigned cpu_hz)
 int main(int argc, char **argv)
 {
     unsigned cpu_hz = 0;
-    int first = 1;
-    if (argc > 2 && !strcmp(argv[1], "-cpu")) {
-        char *end;
-        unsigned long hz = strtoul(argv[2], &end, 10);
-        if (*end || hz < 1 || hz > 10000) {
-            fprintf(stderr, "cache: -cpu wants a rate from 1 to 10000, not '%s'\n", argv[2]);
-            return 2;
+    int first = 1, fixed = 0;
+    for (;;) { /* the flags that go before trace or flight */
+        if (argc > first + 1 && !strcmp(argv[first], "-cpu")) {
+            char *end;
+            unsigned long hz = strtoul(argv[first + 1], &end, 10);
+            if (*end || hz < 1 || hz > 10000) {
+                fprintf(stderr, "cache: -cpu wants a rate from 1 to 10000, not '%s'\n",
+                        argv[first + 1]);
+                return 2;
+            }
+            cpu_hz = (unsigned)hz;
+            first += 2;
+        } else if (argc > first && !strcmp(argv[first], "-fixed")) {
+            fixed = 1;
+            first++;
+        } else {
+            break;
         }
-        cpu_hz = (unsigned)hz;
-        first = 3;
     }
     const char *mode = argc > first ? argv[first] : "";
     int is_trace = !strcmp(mode, "trace"), is_flight = !strcmp(mode, "flight");
@@ -290,7 +307,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (recorded)
-        return run_recorded(is_flight,
+        return run_recorded(is_flight, fixed,
                             argc == max_args ? argv[first + 1]
                             : is_flight      ? "flight.bin"
                                              : "trace.bin",
