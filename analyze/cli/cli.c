@@ -72,6 +72,17 @@ int ctr_cli_pid(const char *verb, const char *v, uint64_t *pid)
     return 1;
 }
 
+int ctr_cli_count(const char *v, uint64_t min, uint64_t max, size_t *n)
+{
+    char *end;
+    errno = 0;
+    unsigned long long k = strtoull(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || errno || k < min || k > max || k > SIZE_MAX)
+        return 0;
+    *n = (size_t)k;
+    return 1;
+}
+
 int ctr_cli_jobs(const char *verb, const char *v, int *jobs)
 {
     char *end;

@@ -57,6 +57,10 @@ int ctr_cli_is_help(const char *a);
 int ctr_cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ctr_cli_count() : whether v is a number written in decimal digits alone,
+ * from min to max; then *n gets it. The caller says what was wrong. */
+int ctr_cli_count(const char *v, uint64_t min, uint64_t max, size_t *n);
+
 /* ctr_cli_jobs() : -j's value v, a number of threads from 1 to 1024, into
  * *jobs. @return 1, or 0 after printing a usage error (verb "" for the
  * profile flags). */

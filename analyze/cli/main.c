@@ -317,12 +317,8 @@ static int cmd_tasks(int argc, char **argv)
         if ((r = ctr_cli_flag(argc, argv, &i, "n", &v)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "tasks: flag %s needs a value", argv[i]);
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end || errno || n > SIZE_MAX)
+            if (!ctr_cli_count(v, 0, SIZE_MAX, &o.n))
                 return ctr_cli_usage_error(NULL, "tasks: -n wants a number of tasks, not '%s'", v);
-            o.n = (size_t)n;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1])
@@ -490,14 +486,10 @@ int main(int argc, char **argv)
                                    filter.task && !*filter.task ? "task" : "region");
     size_t top_n = 10;
     if (n) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(n, &end, 10);
         if (!top)
             return ctr_cli_usage_error(NULL, "-n goes with -top");
-        if (*n < '0' || *n > '9' || *end || errno || v == 0 || v > SIZE_MAX)
+        if (!ctr_cli_count(n, 1, SIZE_MAX, &top_n))
             return ctr_cli_usage_error(NULL, "-n wants a number of stacks >= 1, not '%s'", n);
-        top_n = (size_t)v;
     }
     return cmd_pprof(type, top ? top_n : 0, &filter, out, path, &ro);
 }

@@ -175,16 +175,9 @@ static int parse(int argc, char **argv, struct opts *o)
         (mem && !ctr_cli_mem("-perfetto", mem, &o->mem)))
         return CTR_EXIT_USAGE;
     o->has_to = to != NULL;
-    if (critical) {
-        char *end;
-        errno = 0;
-        unsigned long n = strtoul(critical, &end, 10);
-        if (*critical < '0' || *critical > '9' || *end || errno || n < 1 || n > 1000)
-            return ctr_cli_usage_error("-perfetto",
-                                       "-critical wants a number of tasks from 1 to 1000, not '%s'",
-                                       critical);
-        o->critical = n;
-    }
+    if (critical && !ctr_cli_count(critical, 1, 1000, &o->critical))
+        return ctr_cli_usage_error(
+            "-perfetto", "-critical wants a number of tasks from 1 to 1000, not '%s'", critical);
     if (buffer && parse_size(buffer, &o->buffer) != 0)
         return ctr_cli_usage_error("-perfetto", "-buffer wants a size such as 64K or 32M, not '%s'",
                                    buffer);

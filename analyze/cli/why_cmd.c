@@ -85,13 +85,9 @@ static int parse(int argc, char **argv, struct why_opts *o, struct ctr_pipeline_
         if ((r = ctr_cli_flag(argc, argv, &i, "n", &v)) != 0) {
             if (r < 0)
                 return ctr_cli_usage_error(NULL, "why: flag %s needs a value", argv[i]);
-            char *end;
-            errno = 0;
-            unsigned long long n = strtoull(v, &end, 10);
-            if (*v < '0' || *v > '9' || *end || errno || n == 0 || n > 1000000)
+            if (!ctr_cli_count(v, 1, 1000000, &o->n))
                 return ctr_cli_usage_error(NULL, "why: -n wants a number of tasks from 1, not '%s'",
                                            v);
-            o->n = (size_t)n;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1])

@@ -10,8 +10,8 @@
 #include "ctrace_format.h"
 #include "ctrace_grow.h"
 #include "profile/pprof.h"
+#include "profile/profile.h"
 #include "profile/sums.h"
-#include "symbols/tracesym.h"
 
 /* The frames a stack can give a sample: the leaf, then its PCs. */
 #define CRITICAL_FRAMES_MAX 256
@@ -93,30 +93,29 @@ static int add_sum(struct ctr_pprof *p, const struct ctr_trace *t, const struct 
     return ctr_pprof_add_labeled(p, frames, n, values, labels, 3);
 }
 
+/* Every sum into p. */
+struct fill {
+    const struct ctr_trace *t;
+    const struct ctr_critical *c;
+};
+
+static int fill_sums(void *ctx, struct ctr_pprof *p)
+{
+    const struct fill *f = ctx;
+    struct ctr_pprof_frame *frames = malloc(CRITICAL_FRAMES_MAX * sizeof(*frames));
+    int rc = frames ? 0 : -ENOMEM;
+    for (size_t i = 0; i < f->c->sums.n && rc == 0; i++)
+        rc = add_sum(p, f->t, f->c, &f->c->sums.v[i], frames);
+    free(frames);
+    return rc;
+}
+
 int ctr_critical_write(const struct ctr_critical *c, const struct ctr_trace *t, FILE *out,
                        FILE *warn, char *err, size_t errlen)
 {
-    struct ctr_profile_sym ps;
-    if (ctr_profile_sym_open(t, &ps) != 0) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
     static const struct ctr_pprof_value_type types[] = {{"parts", "count"},
                                                         {"delay", "nanoseconds"}};
     static const struct ctr_pprof_value_type per_event = {"trace", "count"};
-    struct ctr_pprof *p = ctr_pprof_new(types, 2, per_event, 1, ps.sym, ps.maps, ps.nmaps);
-    struct ctr_pprof_frame *frames = malloc(CRITICAL_FRAMES_MAX * sizeof(*frames));
-    int rc = p && frames ? 0 : -ENOMEM;
-    if (rc == 0)
-        ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
-    for (size_t i = 0; i < c->sums.n && rc == 0; i++)
-        rc = add_sum(p, t, c, &c->sums.v[i], frames);
-    if (rc == 0)
-        rc = ctr_pprof_write(p, out);
-    free(frames);
-    ctr_pprof_free(p);
-    ctr_profile_sym_close(&ps, warn);
-    if (rc != 0)
-        snprintf(err, errlen, "writing the profile: %s", strerror(-rc));
-    return rc;
+    struct fill f = {t, c};
+    return ctr_profile_emit(t, types, &per_event, 1, fill_sums, &f, out, warn, err, errlen);
 }

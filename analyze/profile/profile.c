@@ -379,29 +379,21 @@ int ctr_profile_check(const struct ctr_trace *t, enum ctr_profile_type type, cha
     return -ENODATA;
 }
 
-int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c, FILE *out,
-                                FILE *warn, char *err, size_t errlen)
+int ctr_profile_emit(const struct ctr_trace *t, const struct ctr_pprof_value_type *types,
+                     const struct ctr_pprof_value_type *period_type, int64_t period,
+                     ctr_profile_fill_fn fill, void *ctx, FILE *out, FILE *warn, char *err,
+                     size_t errlen)
 {
     struct ctr_profile_sym ps;
     if (ctr_profile_sym_open(t, &ps) != 0) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    /* Go's value types: a CPU profile's period is the sampling period, a
-     * delay profile's one event of the trace. */
-    static const struct ctr_pprof_value_type delay_types[] = {{"contentions", "count"},
-                                                              {"delay", "nanoseconds"}};
-    static const struct ctr_pprof_value_type cpu_types[] = {{"samples", "count"},
-                                                            {"cpu", "nanoseconds"}};
-    static const struct ctr_pprof_value_type per_event = {"trace", "count"};
-    int cpu = c->type == CTR_PROFILE_CPU;
-    struct ctr_pprof *p =
-        ctr_pprof_new(cpu ? cpu_types : delay_types, 2, cpu ? cpu_types[1] : per_event,
-                      cpu ? (int64_t)t->cpu_period_ns : 1, ps.sym, ps.maps, ps.nmaps);
+    struct ctr_pprof *p = ctr_pprof_new(types, 2, *period_type, period, ps.sym, ps.maps, ps.nmaps);
     int rc = -ENOMEM;
     if (p) {
         ctr_pprof_set_time(p, (int64_t)t->start_real_ns, (int64_t)(t->end_ns - t->start_ns));
-        rc = ctr_profile_collect_end(c, to_pprof, p);
+        rc = fill(ctx, p);
         if (rc == 0)
             rc = ctr_pprof_write(p, out);
         ctr_pprof_free(p);
@@ -410,6 +402,27 @@ int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_co
     if (rc != 0)
         snprintf(err, errlen, "writing the profile: %s", strerror(-rc));
     return rc;
+}
+
+static int fill_collected(void *ctx, struct ctr_pprof *p)
+{
+    return ctr_profile_collect_end(ctx, to_pprof, p);
+}
+
+int ctr_profile_write_collected(const struct ctr_trace *t, struct ctr_profile_collect *c, FILE *out,
+                                FILE *warn, char *err, size_t errlen)
+{
+    /* Go's value types: a CPU profile's period is the sampling period, a
+     * delay profile's one event of the trace. */
+    static const struct ctr_pprof_value_type delay_types[] = {{"contentions", "count"},
+                                                              {"delay", "nanoseconds"}};
+    static const struct ctr_pprof_value_type cpu_types[] = {{"samples", "count"},
+                                                            {"cpu", "nanoseconds"}};
+    static const struct ctr_pprof_value_type per_event = {"trace", "count"};
+    int cpu = c->type == CTR_PROFILE_CPU;
+    return ctr_profile_emit(t, cpu ? cpu_types : delay_types, cpu ? &cpu_types[1] : &per_event,
+                            cpu ? (int64_t)t->cpu_period_ns : 1, fill_collected, c, out, warn, err,
+                            errlen);
 }
 
 int ctr_profile_collect_checked(const struct ctr_trace *t, enum ctr_profile_type type,

@@ -131,6 +131,19 @@ int ctr_profile_filter_warn(const struct ctr_profile_filter *f, size_t ntasks, s
 int ctr_profile_check(const struct ctr_trace *t, enum ctr_profile_type type, char *err,
                       size_t errlen);
 
+/* ctr_profile_emit() : a pprof profile of trace t (symbolized by its
+ * mappings, over its span) with the two value types types[] and the period
+ * (period_type, period), whose samples fill(ctx, builder) adds, gzip'd to
+ * out; symbolization problems go to `warn` (may be NULL). The one way the
+ * profiles are written (this file's, critical.h's).
+ * @return 0, or a negative errno (fill's, or the output's) with a one-line
+ *         reason in err. */
+typedef int (*ctr_profile_fill_fn)(void *ctx, struct ctr_pprof *p);
+int ctr_profile_emit(const struct ctr_trace *t, const struct ctr_pprof_value_type *types,
+                     const struct ctr_pprof_value_type *period_type, int64_t period,
+                     ctr_profile_fill_fn fill, void *ctx, FILE *out, FILE *warn, char *err,
+                     size_t errlen);
+
 /* ctr_profile_write_collected() : writes what c summed (made without
  * `each`) to out as gzip'd profile.proto, samples typed contentions/count
  * and delay/nanoseconds (cpu: samples/count and cpu/nanoseconds, the
