@@ -474,10 +474,37 @@ static size_t release_from(const struct ctr_cp_history *h, uint64_t ns)
                                     offsetof(struct cp_release, ns), ns);
 }
 
+/* When holder, which released a lock at `end` after another thread had
+ * released it at `from`, can have taken it: not before it ran again after
+ * `from`. A thread takes a lock while running; one that was waiting (or
+ * preempted) from before `from` took it once that ended. A wakee of the
+ * release at `from` (runnable from then on) is the lock's next holder
+ * waiting for a CPU: its runnable time is on the path. @return that time
+ * (`from` if it was running then, or the trace has nothing of it). */
+static uint64_t taken_after(const struct ctr_cp_history *h, uint32_t holder, uint64_t from,
+                            uint64_t end)
+{
+    if (holder >= h->nth)
+        return from;
+    const struct cp_thread *th = &h->th[holder];
+    uint64_t taken = from;
+    for (ptrdiff_t i = last_before(th, from + 1); i >= 0 && (size_t)i < count(th); i++) {
+        const struct cp_iv *iv = at(th, i);
+        if (iv->state == CTR_STATE_RUNNING || iv->start_ns > taken || iv->end_ns <= taken)
+            break;
+        if (taken == from && iv->start_ns == from && iv->state == CTR_STATE_RUNNABLE)
+            break; /* woken by that release */
+        taken = iv->end_ns;
+    }
+    return taken < end ? taken : end;
+}
+
 /* Explains the part [lo, until) of a wait of thread ti that `last` (a
  * thread, its release's stack) ended, by the releasers' histories: a lock's
  * holders in turn, each over the span from the release before its own (or
- * lo) to its release; for other waits, the last releaser over all of it. */
+ * lo) to its release; for other waits, the last releaser over all of it.
+ * A holder's span starts when it can have taken the lock (taken_after());
+ * before, the lock was between holders, and the time is the waiter's. */
 static void explain_wait(struct walk *w, uint32_t ti, const struct cp_iv *iv, uint64_t lo,
                          uint64_t until, unsigned hops, uint32_t via)
 {
@@ -486,12 +513,15 @@ static void explain_wait(struct walk *w, uint32_t ti, const struct cp_iv *iv, ui
     if (one_holder(iv->reason)) {
         const struct ctr_cp_history *h = w->h;
         size_t first = release_from(h, lo + 1), k = release_from(h, until);
+        struct ctr_cp_segment own = {.thread = ti, .hops = (uint16_t)hops, .via = via};
         /* Latest first: [previous release, this one) is this releaser's. */
         while (k-- > first && !w->oom) {
             const struct cp_release *r = &h->rel[k];
             if (r->object != iv->object || r->thread == ti || r->ns >= end)
                 continue;
-            explain(w, releaser, r->ns, end, hops + 1, via, stack);
+            uint64_t taken = taken_after(h, releaser, r->ns, end);
+            explain(w, releaser, taken, end, hops + 1, via, stack);
+            emit_blocked(w, own, iv, r->ns, taken);
             releaser = r->thread;
             stack = r->stack_id;
             end = r->ns;

@@ -16,7 +16,12 @@
  *    same span, walked back the same way from the release (a hop); then
  *    the walk goes on, on the waiter, before the wait. A mutex's wait is
  *    cut by the mutex's releases during it: its holders in turn, each over
- *    the span from the release before its own.
+ *    the span from the release before its own, or rather from when it can
+ *    have taken the lock: a thread takes a lock while running, so a holder
+ *    that was waiting (or preempted) when the release before its own came
+ *    took it later, and the time up to then is the waiter's own (the lock
+ *    was between holders, or with one whose release was not recorded); a
+ *    holder woken by that release, waiting for a CPU, is on the path.
  * Hops recurse (the releaser waited on a third thread), so a convoy (each
  * waiter let go by the one released before it) leads through its members'
  * short critical sections to what held the queue up. The releaser's time

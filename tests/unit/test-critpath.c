@@ -5,7 +5,9 @@
  *     right thread in the right state, the parts tiling the latency;
  *   - a releaser's time counts only within the wait it explains;
  *   - a lock's holders in turn during one wait (its releases) each explain
- *     their own span;
+ *     their own span, from when they can have taken it: a holder's wait
+ *     from before the release ahead of its own is not on the path, a
+ *     wakee's time waiting for a CPU is;
  *   - time no interval covers is unknown, and said;
  *   - a thread's own release is no hop; a wait with no release stays its
  *     thread's;
@@ -136,9 +138,10 @@ static void release(struct fixture *f, uint32_t th, uint64_t ns, uint64_t obj, u
 }
 
 /* A lock wait [100, 1000] during which thread 1 held the lock to 400 (its
- * release there woke nobody in time) and thread 2 from then to 1000: each
+ * release there woke nobody in time) and thread 2 later, to 1000: each
  * holder explains its own span, and thread 2's time before 400 (other
- * work) is not on the path. */
+ * work) is not on the path, nor its wait after 400: it took the lock once
+ * it ran again. */
 static void test_lock_holders_in_turn(void **state)
 {
     (void)state;
@@ -158,11 +161,45 @@ static void test_lock_holders_in_turn(void **state)
     assert_int_equal(sum(&p, 2, CTR_CP_RUNNING), 400); /* [600, 1000] */
     /* [400, 600]: thread 2 was in epoll_wait, so the lock was free or
      * someone's whose release was not recorded (glibc's lock word shows no
-     * waiter to a barging unlock): the path cannot tell, and keeps it. */
-    assert_int_equal(sum(&p, 2, CTR_CP_BLOCKED), 200);
+     * waiter to a barging unlock): the waiter's own, blocked on the lock,
+     * not thread 2's. */
+    assert_int_equal(sum(&p, 2, CTR_CP_BLOCKED), 0);
+    assert_int_equal(sum(&p, 0, CTR_CP_BLOCKED), 200);
+    for (size_t i = 0; i < p.nseg; i++)
+        if (p.seg[i].thread == 0 && p.seg[i].state == CTR_CP_BLOCKED) {
+            assert_int_equal(p.seg[i].start_ns, 400);
+            assert_int_equal(p.seg[i].reason, CTR_REASON_MUTEX_LOCK);
+            assert_int_equal(p.seg[i].hops, 0);
+        }
     for (size_t i = 0; i < p.nseg; i++)
         if (p.seg[i].thread == 1)
             assert_int_equal(p.seg[i].stack_id, 11); /* up to its own release */
+    ctr_cp_path_free(&p);
+    ctr_cp_history_free(f.h);
+}
+
+/* A lock wait [100, 1000] whose holder released at 400, waking thread 2
+ * (waiting on the same lock), which then waited for a CPU to 700 and held
+ * the lock to 1000: the lock's handoff to a runnable thread is on the path,
+ * as thread 2's runnable time. */
+static void test_lock_handed_to_a_runnable_thread(void **state)
+{
+    (void)state;
+    struct fixture f;
+    start(&f, 0, 1000);
+    running(&f, 1, 0, 2000);
+    wait_(&f, 2, 50, 400, 700, 1, CTR_REASON_MUTEX_LOCK, 0x1, 5);
+    running(&f, 2, 700, 2000);
+    release(&f, 1, 400, 0x1, 11);
+    release(&f, 2, 1000, 0x1, 12);
+    wait_(&f, 0, 100, 1000, 1000, 2, CTR_REASON_MUTEX_LOCK, 0x1, 3);
+    struct ctr_cp_path p;
+    assert_int_equal(ctr_cp_walk(f.h, 1, 0, 100, 1000, &p), 0);
+    assert_int_equal(sum(&p, UINT32_MAX, 0), 900);
+    assert_int_equal(sum(&p, 1, CTR_CP_RUNNING), 300);  /* [100, 400] */
+    assert_int_equal(sum(&p, 2, CTR_CP_RUNNABLE), 300); /* [400, 700] */
+    assert_int_equal(sum(&p, 2, CTR_CP_RUNNING), 300);  /* [700, 1000] */
+    assert_int_equal(sum(&p, 0, 0), 0);
     ctr_cp_path_free(&p);
     ctr_cp_history_free(f.h);
 }
@@ -381,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_chain_across_three_threads),
         cmocka_unit_test(test_releaser_only_within_the_wait_and_unknown),
         cmocka_unit_test(test_lock_holders_in_turn),
+        cmocka_unit_test(test_lock_handed_to_a_runnable_thread),
         cmocka_unit_test(test_no_hop_without_another_releaser),
         cmocka_unit_test(test_deep_chain_cut),
         cmocka_unit_test(test_outside_the_windows_not_kept),
