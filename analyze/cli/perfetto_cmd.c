@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "ctrace_grow.h"
 #include "cli/reading.h"
-#include "model/critpath.h"
+#include "cli/paths.h"
 #include "perfetto/perfetto.h"
 #include "profile/profile.h"
 #include "perfetto/serve.h"
@@ -216,33 +216,6 @@ static int take_path(void *ctx, size_t i, struct ctr_cp_path *path)
     return 0;
 }
 
-/* The walker of the paths of tasks[0..n-1] into tp (NULL, and tp->w NULL,
- * if n is 0). @return 0, or 1 after saying why. */
-static int paths_begin(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n,
-                       struct taken_paths *tp, struct ctr_cp_history **h)
-{
-    *h = NULL;
-    *tp = (struct taken_paths){tasks, NULL};
-    if (!n)
-        return 0;
-    struct ctr_cp_want *want = calloc(n, sizeof(*want));
-    tp->w = calloc(n, sizeof(*tp->w));
-    for (size_t i = 0; want && i < n; i++)
-        want[i] =
-            (struct ctr_cp_want){tasks[i]->id, tasks[i]->begin_ns, tasks[i]->end_ns,
-                                 tasks[i]->ended ? tasks[i]->end_thread : tasks[i]->begin_thread};
-    if (want && tp->w)
-        *h = ctr_cp_history_new(ctr_reading_trace(rd), want, n, 0, take_path, tp);
-    free(want);
-    if (!*h) {
-        free(tp->w);
-        tp->w = NULL;
-        fprintf(stderr, "ctrace: out of memory\n");
-        return 1;
-    }
-    return 0;
-}
-
 static void paths_free(struct taken_paths *tp, size_t n)
 {
     for (size_t i = 0; tp->w && i < n; i++)
@@ -250,36 +223,38 @@ static void paths_free(struct taken_paths *tp, size_t n)
     free(tp->w);
 }
 
-/* The second reading, into out, with the critical paths of tasks[0..n-1].
- * @return 0, or 1 after saying why. */
+/* The second reading, into out, with the critical paths of tasks[0..n-1]
+ * of the model ts. @return 0, or 1 after saying why. */
 static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, FILE *out,
-                          const char *name, const struct ctr_task **tasks, size_t n)
+                          const char *name, const struct ctr_tasks *ts,
+                          const struct ctr_task **tasks, size_t n)
 {
-    struct taken_paths tp;
-    struct ctr_cp_history *h;
-    if (paths_begin(rd, tasks, n, &tp, &h) != 0)
+    struct taken_paths tp = {tasks, n ? calloc(n, sizeof(*tp.w)) : NULL};
+    struct ctr_paths walk = {0};
+    if (n && (!tp.w || ctr_paths_begin(&walk, rd, ts, tasks, n, take_path, &tp) != 0)) {
+        if (!tp.w)
+            fprintf(stderr, "ctrace: out of memory\n");
+        free(tp.w);
         return 1;
+    }
     struct ctr_perfetto *p = ctr_perfetto_new(po, ctr_reading_trace(rd), out);
     if (!p) {
         fprintf(stderr, "ctrace: out of memory\n");
-        ctr_cp_history_free(h);
+        if (n)
+            ctr_paths_end(&walk, 1);
         paths_free(&tp, n);
         return 1;
     }
     struct ctr_consumer c[2] = {ctr_perfetto_consumer(p)};
-    if (h)
-        c[1] = ctr_cp_history_consumer(h);
+    if (n)
+        c[1] = ctr_paths_consumer(&walk);
     struct ctr_trace *t;
     struct ctr_perfetto_stats st;
     char err[256];
-    int rc = 1;
-    if (ctr_reading_pass(rd, c, h ? 2 : 1, &t) != 0) {
-        /* said */
-    } else if (h && (ctr_cp_history_error(h) || ctr_cp_history_left(h))) {
-        fprintf(stderr, "ctrace: walking the critical paths: %s\n",
-                ctr_cp_history_error(h) ? strerror(-ctr_cp_history_error(h))
-                                        : "the reading ended early");
-    } else {
+    int rc = 1, status = ctr_reading_pass(rd, c, n ? 2 : 1, &t);
+    if (n)
+        status = ctr_paths_end(&walk, status);
+    if (status == 0) {
         ctr_perfetto_paths(p, tp.w, n);
         if (ctr_perfetto_end(p, t, &st, err, sizeof(err)) != 0) {
             fprintf(stderr, "ctrace: %s: %s\n", name, err);
@@ -306,7 +281,6 @@ static int write_timeline(struct ctr_reading *rd, struct ctr_perfetto_opts *po, 
         }
     }
     ctr_perfetto_free(p);
-    ctr_cp_history_free(h);
     paths_free(&tp, n);
     return rc;
 }
@@ -396,7 +370,8 @@ int ctr_cmd_perfetto(int argc, char **argv)
         fprintf(stderr, "ctrace: %s: %s\n", o.out, strerror(errno));
         goto done;
     }
-    rc = write_timeline(&rd, &po, out, o.out ? o.out : "standard output", slowest, nslowest);
+    rc = write_timeline(&rd, &po, out, o.out ? o.out : "standard output", have_tasks ? &ts : NULL,
+                        slowest, nslowest);
     if (o.out && fclose(out) != 0 && rc == 0) {
         fprintf(stderr, "ctrace: %s: %s\n", o.out, strerror(errno));
         rc = 1;

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/paths.h"
 #include "cli/reading.h"
-#include "model/critpath.h"
 #include "model/tasks.h"
 #include "profile/critical.h"
 #include "profile/profile.h"
@@ -27,14 +27,15 @@ static const char why_usage[] =
     "the threads that made it wait, and their own waits in turn. Every nanosecond\n"
     "of the task's latency lands on one thread in one state: its own thread's\n"
     "running, runnable and blocked time, then the waits through which the path left\n"
-    "it, the path's largest parts (thread, state, call, frame), and what dominates.\n"
+    "it, the path's largest parts (thread, state, call, frame, and the innermost\n"
+    "region of that thread then), and what dominates.\n"
     "  -task T           only tasks of type T (-type T: the same)\n"
     "  -region NAME      only tasks with a region of that name\n"
     "  -latmin DURATION  only tasks at least this long (200ns, 500us, 30ms, 1.5s)\n"
     "  -n N              how many of the slowest tasks (default 3)\n"
     "  -tsv              the paths' parts as tab-separated lines: task thread state\n"
-    "                    call hopped ns function file:line (after a '#' "
-    "header)\n" CTR_CLI_JOBS_HELP;
+    "                    call hopped ns function file:line region (after a '#'\n"
+    "                    header)\n" CTR_CLI_JOBS_HELP;
 
 struct why_opts {
     struct ctr_profile_filter f;
@@ -107,13 +108,11 @@ struct take {
     const struct ctr_task **tasks;
     struct ctr_cp_task *w;
     struct ctr_critical *sum;
-    size_t forgotten; /* paths that reached back past the history kept */
 };
 
 static int take_path(void *ctx, size_t i, struct ctr_cp_path *p)
 {
     struct take *to = ctx;
-    to->forgotten += p->forgotten != 0;
     if (to->sum) {
         int rc = ctr_critical_add(to->sum, to->tasks[i]->type, p);
         ctr_cp_path_free(p);
@@ -121,48 +120,6 @@ static int take_path(void *ctx, size_t i, struct ctr_cp_path *p)
     }
     to->w[i] = (struct ctr_cp_task){to->tasks[i], *p};
     return 0;
-}
-
-/* The second reading, which walks the paths of tasks[0..n-1] as it goes.
- * @return 0, 1 after saying why on stderr. */
-static int explain(struct ctr_reading *rd, const struct ctr_task **tasks, size_t n, struct take *to,
-                   struct ctr_trace **t)
-{
-    struct ctr_cp_want *want = calloc(n ? n : 1, sizeof(*want));
-    if (!want) {
-        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
-        return 1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        const struct ctr_task *task = tasks[i];
-        want[i] = (struct ctr_cp_want){task->id, task->begin_ns, task->end_ns,
-                                       task->ended ? task->end_thread : task->begin_thread};
-    }
-    struct ctr_cp_history *h = ctr_cp_history_new(ctr_reading_trace(rd), want, n, 0, take_path, to);
-    free(want);
-    if (!h) {
-        fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
-        return 1;
-    }
-    struct ctr_consumer c = ctr_cp_history_consumer(h);
-    int status = ctr_reading_pass(rd, &c, 1, t);
-    int rc = ctr_cp_history_error(h);
-    if (status == 0 && rc != 0) {
-        fprintf(stderr, "ctrace: why: walking the paths: %s\n", strerror(-rc));
-        status = 1;
-    } else if (status == 0 && ctr_cp_history_left(h) != 0) {
-        fprintf(stderr, "ctrace: why: %zu paths were never walked (the reading ended early)\n",
-                ctr_cp_history_left(h));
-        status = 1;
-    }
-    if (status == 0 && to->forgotten)
-        fprintf(stderr,
-                "ctrace: %zu task%s reached back past the history kept (%zu MiB): the "
-                "parts before it are unknown\n",
-                to->forgotten, to->forgotten == 1 ? "'s path" : "s' paths",
-                CTR_CP_BUDGET_DEFAULT >> 20);
-    ctr_cp_history_free(h);
-    return status;
 }
 
 /* A reading of the trace and the paths of the tasks picked. */
@@ -201,9 +158,14 @@ static int paths_read(struct paths *ps, const char *path, const struct ctr_pipel
         (!sum && !(ps->w = calloc(ps->n ? ps->n : 1, sizeof(*ps->w))))) {
         fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
     } else {
-        struct take to = {ps->tasks, ps->w, sum, 0};
-        if (explain(&ps->rd, ps->tasks, ps->n, &to, &ps->t) == 0)
-            return 0;
+        struct take to = {ps->tasks, ps->w, sum};
+        struct ctr_paths walk;
+        if (ctr_paths_begin(&walk, &ps->rd, &ps->ts, ps->tasks, ps->n, take_path, &to) == 0) {
+            struct ctr_consumer c = ctr_paths_consumer(&walk);
+            int status = ctr_reading_pass(&ps->rd, &c, 1, &ps->t);
+            if (ctr_paths_end(&walk, status) == 0)
+                return 0;
+        }
     }
     paths_free(ps);
     return 1;

@@ -43,6 +43,8 @@
 #include "read/engine.h"
 #include "read/trace.h"
 
+struct ctr_region;
+
 /* A segment's state: the state machine's (state.h), or no data. */
 enum ctr_cp_state {
     CTR_CP_RUNNING = 1, /* CTR_STATE_RUNNING */
@@ -68,6 +70,9 @@ struct ctr_cp_segment {
     /* The first hop that led here (index in the path's hops), or
      * UINT32_MAX on the task's own thread before any hop. */
     uint32_t via;
+    /* The innermost region open on its thread then, of whichever task, or
+     * NULL (set by ctr_region_line_split(); the walk leaves it NULL). */
+    const struct ctr_region *region;
 };
 
 /* A wait of the task's own thread that the path left through its release. */

@@ -112,6 +112,8 @@ static void describe(struct pf_enc *e, struct ctr_pb *w, const struct ctr_trace 
         ctr_text_frame(t.f, pf_enc_symbols(e), st->pcs[0] - 1, " ");
         arg_string(w, "frame", text_close(&t));
     }
+    if (s->region)
+        arg_string(w, "region", s->region->name);
     if (s->object)
         arg_uint(w, "object", s->object, DA_POINTER);
     arg_uint(w, "hops", s->hops, DA_UINT);

@@ -12,14 +12,21 @@
 #include "profile/pprof.h"
 #include "profile/profile.h"
 #include "profile/sums.h"
+#include "model/tasks.h"
 
 /* The frames a stack can give a sample: the leaf, then its PCs. */
 #define CRITICAL_FRAMES_MAX 256
 
+/* Names met, each once: task types, region names. */
+struct names {
+    const char **v;
+    size_t n, cap;
+};
+
 struct ctr_critical {
-    struct ctr_sums sums; /* leaf, stack, thread | state << 32, type index */
-    const char **types;   /* the task types met, each once */
-    size_t ntypes, types_cap;
+    /* leaf, stack, thread | state << 32, type index | (region index + 1) << 32 */
+    struct ctr_sums sums;
+    struct names types, regions;
 };
 
 struct ctr_critical *ctr_critical_new(void)
@@ -31,22 +38,23 @@ void ctr_critical_free(struct ctr_critical *c)
 {
     if (c) {
         ctr_sums_free(&c->sums);
-        free(c->types);
+        free(c->types.v);
+        free(c->regions.v);
         free(c);
     }
 }
 
-/* Type's index in c->types (added if new), or -1 if out of memory. Tasks
- * are few kinds: a look along the list, by address first. */
-static ptrdiff_t type_index(struct ctr_critical *c, const char *type)
+/* Name's index in ns (added if new), or -1 if out of memory. Task types
+ * and region names are few: a look along the list, by address first. */
+static ptrdiff_t name_index(struct names *ns, const char *name)
 {
-    for (size_t i = 0; i < c->ntypes; i++)
-        if (c->types[i] == type || strcmp(c->types[i], type) == 0)
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->v[i] == name || strcmp(ns->v[i], name) == 0)
             return (ptrdiff_t)i;
-    if (ctr_grow(&c->types, &c->types_cap, c->ntypes + 1, sizeof(*c->types)) != 0)
+    if (ctr_grow(&ns->v, &ns->cap, ns->n + 1, sizeof(*ns->v)) != 0)
         return -1;
-    c->types[c->ntypes] = type;
-    return (ptrdiff_t)c->ntypes++;
+    ns->v[ns->n] = name;
+    return (ptrdiff_t)ns->n++;
 }
 
 /* A segment's leaf: its wait's call when blocked, else its state. Static
@@ -59,13 +67,17 @@ static const char *leaf_of(const struct ctr_cp_segment *s)
 
 int ctr_critical_add(struct ctr_critical *c, const char *type, const struct ctr_cp_path *p)
 {
-    ptrdiff_t ti = type_index(c, type);
+    ptrdiff_t ti = name_index(&c->types, type);
     if (ti < 0)
         return -ENOMEM;
     for (size_t k = 0; k < p->nseg; k++) {
         const struct ctr_cp_segment *s = &p->seg[k];
+        ptrdiff_t ri = s->region ? name_index(&c->regions, s->region->name) : -1;
+        if (s->region && ri < 0)
+            return -ENOMEM;
         struct ctr_sum_key key = {{(uint64_t)(uintptr_t)leaf_of(s), s->stack_id,
-                                   (uint64_t)s->thread | (uint64_t)s->state << 32, (uint64_t)ti}};
+                                   (uint64_t)s->thread | (uint64_t)s->state << 32,
+                                   (uint64_t)ti | (uint64_t)(ri + 1) << 32}};
         if (ctr_sums_add(&c->sums, &key, 1, (int64_t)(s->end_ns - s->start_ns)) != 0)
             return -ENOMEM;
     }
@@ -87,10 +99,13 @@ static int add_sum(struct ctr_pprof *p, const struct ctr_trace *t, const struct 
     char thread[96];
     snprintf(thread, sizeof(thread), "%" PRIu64 "%s%.64s", th->id, th->name[0] ? " " : "",
              th->name);
-    struct ctr_pprof_label labels[] = {
-        {"thread", thread}, {"task", c->types[e->key.w[3]]}, {"state", ctr_cp_state_name(state)}};
+    uint32_t type = (uint32_t)e->key.w[3], region = (uint32_t)(e->key.w[3] >> 32);
+    struct ctr_pprof_label labels[] = {{"thread", thread},
+                                       {"task", c->types.v[type]},
+                                       {"state", ctr_cp_state_name(state)},
+                                       {"region", region ? c->regions.v[region - 1] : NULL}};
     int64_t values[2] = {e->count, e->ns};
-    return ctr_pprof_add_labeled(p, frames, n, values, labels, 3);
+    return ctr_pprof_add_labeled(p, frames, n, values, labels, region ? 4 : 3);
 }
 
 /* Every sum into p. */

@@ -7,12 +7,13 @@
  * profiles do), a running stretch's (where it ended: the release that made
  * it a hop's end, or the next wait) under the leaf "running", a runnable
  * one under "runnable", time the trace does not cover under "unknown".
- * Labels say the thread ("ID name"), the task's type and the state. Values:
+ * Labels say the thread ("ID name"), the task's type, the state and the
+ * innermost region of that thread then (when in one: regionline.h). Values:
  * parts/count and delay/nanoseconds; the delays of a profile sum to the
  * latencies of its tasks (every nanosecond once).
  *
- * Paths are summed as they come (per leaf, stack, thread, state and task
- * type: sums.h), so a profile of every task of a long trace takes the
+ * Paths are summed as they come (per leaf, stack, thread, state, task type
+ * and region: sums.h), so a profile of every task of a long trace takes the
  * memory of its distinct stacks, not of its paths.
  */
 #ifndef CTR_CRITICAL_H

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* why.c - `ctrace why`: critical paths as a report (why.h).
  *
- * A path's parts are summed by (thread, state, call, stack, whether reached
- * through a hop): the same wait or the same running stretch met several
+ * A path's parts are summed by (thread, state, call, stack, region, whether
+ * reached through a hop): the same wait or the same running stretch met several
  * times along the path is one line. What dominates is the task thread's
  * hop (its wait, by call and stack) that explains the most time, and, within
  * what that hop's releasers did, their largest part. */
@@ -25,7 +25,8 @@ struct part {
     uint8_t state, reason;
     int hopped; /* reached through a release */
     uint64_t stack_id;
-    uint32_t via; /* the task thread's hop (UINT32_MAX: none) */
+    const char *region; /* the innermost region's name, or NULL */
+    uint32_t via;       /* the task thread's hop (UINT32_MAX: none) */
     uint64_t ns;
 };
 
@@ -41,6 +42,8 @@ static int part_key_cmp(const struct part *a, const struct part *b)
         return a->hopped < b->hopped ? -1 : 1;
     if (a->stack_id != b->stack_id)
         return a->stack_id < b->stack_id ? -1 : 1;
+    if (a->region != b->region)
+        return !a->region ? -1 : !b->region ? 1 : strcmp(a->region, b->region);
     return 0;
 }
 
@@ -57,9 +60,17 @@ static int by_ns_desc(const void *pa, const void *pb)
     return part_key_cmp(a, b);
 }
 
-/* The path's parts summed by key (and by `via` when by_via), largest
- * first, into a new array of *n. @return NULL if out of memory (or empty). */
-static struct part *sum_parts(const struct ctr_cp_path *p, int by_via, uint32_t only_via, size_t *n)
+static int hop_same(const struct ctr_cp_hop *a, const struct ctr_cp_hop *b)
+{
+    return a->reason == b->reason && a->stack_id == b->stack_id;
+}
+
+/* The path's parts summed by key, largest first, into a new array of *n:
+ * all of them, or (under not NULL) those reached through a hop of the task
+ * thread like `under` (the same wait), summed across threads (their thread
+ * UINT32_MAX). @return NULL if out of memory (or empty). */
+static struct part *sum_parts(const struct ctr_cp_path *p, const struct ctr_cp_hop *under,
+                              size_t *n)
 {
     *n = 0;
     struct part *v = p->nseg ? malloc(p->nseg * sizeof(*v)) : NULL;
@@ -68,13 +79,14 @@ static struct part *sum_parts(const struct ctr_cp_path *p, int by_via, uint32_t 
     size_t k = 0;
     for (size_t i = 0; i < p->nseg; i++) {
         const struct ctr_cp_segment *s = &p->seg[i];
-        if (by_via && s->via != only_via)
+        if (under && (s->hops == 0 || s->via >= p->nhop || !hop_same(&p->hop[s->via], under)))
             continue;
-        v[k++] = (struct part){s->thread,
+        v[k++] = (struct part){under ? UINT32_MAX : s->thread,
                                s->state,
                                s->reason,
                                s->hops > 0,
                                s->stack_id,
+                               s->region ? s->region->name : NULL,
                                s->via,
                                s->end_ns - s->start_ns};
     }
@@ -109,18 +121,32 @@ static void put_stack(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     ctr_text_frame(out, ps, s->pcs[0] - 1, sep); /* a return address: the call is before */
 }
 
-/* "thread ID (name)<sep>state in CALL at FRAME" ("running up to FRAME"). */
-static void put_part(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
-                     const struct part *v, const char *sep)
+/* "state in CALL at FRAME" ("running up to FRAME"), then ' in region
+ * "NAME"'. */
+static void put_what(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                     const struct part *v)
 {
-    ctr_text_thread(out, t, v->thread);
-    fprintf(out, "%s%s", sep, ctr_cp_state_name(v->state));
+    fputs(ctr_cp_state_name(v->state), out);
     if (v->state == CTR_CP_BLOCKED || v->state == CTR_CP_RUNNABLE)
         fprintf(out, " in %s at ", call_name(v->reason));
     else if (v->state == CTR_CP_RUNNING && v->stack_id)
         fputs(" up to ", out);
     if (v->state != CTR_CP_UNKNOWN && (v->state != CTR_CP_RUNNING || v->stack_id))
         put_stack(out, t, ps, v->stack_id, " ");
+    if (v->region) {
+        fputs(" in region \"", out);
+        ctr_text_clean(out, v->region, strlen(v->region), 0);
+        fputc('"', out);
+    }
+}
+
+/* "thread ID (name)<sep>" and what it did there. */
+static void put_part(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
+                     const struct part *v, const char *sep)
+{
+    ctr_text_thread(out, t, v->thread);
+    fputs(sep, out);
+    put_what(out, t, ps, v);
 }
 
 static double pct(uint64_t part, uint64_t whole)
@@ -139,6 +165,11 @@ static void write_tsv(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
                     : "-",
                 v[i].hopped, v[i].ns);
         put_stack(out, t, ps, v[i].stack_id, "\t");
+        fputc('\t', out);
+        if (v[i].region)
+            ctr_text_clean(out, v[i].region, strlen(v[i].region), 1);
+        else
+            fputc('-', out);
         fputc('\n', out);
     }
 }
@@ -165,17 +196,12 @@ static void write_own(FILE *out, const struct ctr_cp_path *p, uint64_t latency)
     fputc('\n', out);
 }
 
-/* Hops grouped by the wait's call and stack: (index of the first hop of
- * each group, its summed span), largest first. */
+/* Hops grouped by the wait's call and stack: the index of each group's
+ * first hop, and the time on other threads under them; largest first. */
 struct hop_group {
     size_t first;
-    uint64_t ns, explained; /* the waits' span; the path time under them */
+    uint64_t ns; /* the time on other threads reached through them */
 };
-
-static int hop_same(const struct ctr_cp_hop *a, const struct ctr_cp_hop *b)
-{
-    return a->reason == b->reason && a->stack_id == b->stack_id;
-}
 
 static int by_group_ns(const void *pa, const void *pb)
 {
@@ -188,38 +214,73 @@ static struct hop_group *group_hops(const struct ctr_cp_path *p, size_t *n)
 {
     *n = 0;
     struct hop_group *g = p->nhop ? calloc(p->nhop, sizeof(*g)) : NULL;
-    if (!g)
+    size_t *group_of = p->nhop ? malloc(p->nhop * sizeof(*group_of)) : NULL;
+    if (!g || !group_of) {
+        free(g);
+        free(group_of);
         return NULL;
+    }
     for (size_t i = 0; i < p->nhop; i++) {
         size_t k = 0;
         while (k < *n && !hop_same(&p->hop[g[k].first], &p->hop[i]))
             k++;
         if (k == *n)
             g[(*n)++].first = i;
-        g[k].ns += p->hop[i].end_ns - p->hop[i].start_ns;
+        group_of[i] = k;
     }
+    /* The time on other threads under each: a lock's wait can also hold
+     * time of its own, where the lock was between holders (critpath.h). */
+    for (size_t i = 0; i < p->nseg; i++)
+        if (p->seg[i].hops > 0 && p->seg[i].via < p->nhop)
+            g[group_of[p->seg[i].via]].ns += p->seg[i].end_ns - p->seg[i].start_ns;
+    free(group_of);
     qsort(g, *n, sizeof(*g), by_group_ns);
     return g;
 }
 
-/* The largest part reached through any hop of group g. */
-static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g, struct part *best)
+static int by_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The largest part, summed across threads, reached through the hops of
+ * group g; on how many threads it was, and one of them. */
+static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g, struct part *best,
+                          size_t *nthreads, uint32_t *one)
 {
     memset(best, 0, sizeof(*best));
-    const struct ctr_cp_hop *h0 = &p->hop[g->first];
-    for (size_t i = 0; i < p->nhop; i++) {
-        if (!hop_same(&p->hop[i], h0))
-            continue;
-        size_t n;
-        struct part *v = sum_parts(p, 1, (uint32_t)i, &n);
-        if (!v && p->nseg)
-            return -ENOMEM;
-        /* Summing across the group's hops would need another pass; the
-         * largest part of the largest hop is what a reader acts on. */
-        if (n && v[0].ns > best->ns)
-            *best = v[0];
+    *nthreads = 0;
+    size_t n;
+    const struct ctr_cp_hop *under = &p->hop[g->first];
+    struct part *v = sum_parts(p, under, &n);
+    if (!v && p->nseg)
+        return -ENOMEM;
+    if (!n) {
         free(v);
+        return 0;
     }
+    *best = v[0];
+    free(v);
+    uint32_t *threads = malloc(p->nseg * sizeof(*threads));
+    if (!threads)
+        return -ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < p->nseg; i++) {
+        const struct ctr_cp_segment *s = &p->seg[i];
+        struct part key = {UINT32_MAX,  s->state,
+                           s->reason,   s->hops > 0,
+                           s->stack_id, s->region ? s->region->name : NULL,
+                           s->via,      0};
+        if (s->hops > 0 && s->via < p->nhop && hop_same(&p->hop[s->via], under) &&
+            part_key_cmp(&key, best) == 0)
+            threads[k++] = s->thread;
+    }
+    qsort(threads, k, sizeof(*threads), by_u32);
+    *one = k ? threads[0] : 0;
+    for (size_t i = 0; i < k; i++)
+        *nthreads += i == 0 || threads[i] != threads[i - 1];
+    free(threads);
     return 0;
 }
 
@@ -253,7 +314,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         fputc('\n', out);
     }
     size_t n;
-    struct part *v = sum_parts(p, 0, 0, &n);
+    struct part *v = sum_parts(p, NULL, &n);
     if (!v && p->nseg) {
         free(g);
         return -ENOMEM;
@@ -275,7 +336,9 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     }
     if (ng && g[0].ns > own) {
         struct part best;
-        int rc = dominant_under(p, &g[0], &best);
+        size_t nthreads;
+        uint32_t one;
+        int rc = dominant_under(p, &g[0], &best, &nthreads, &one);
         if (rc != 0) {
             free(v);
             free(g);
@@ -288,7 +351,13 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         if (best.ns) {
             fprintf(out, "; of that, %.1f%% (%s) is ", pct(best.ns, g[0].ns),
                     ctr_text_ns((int64_t)best.ns, b, sizeof(b)));
-            put_part(out, t, ps, &best, " ");
+            put_what(out, t, ps, &best);
+            if (nthreads == 1) {
+                fputs(", on ", out);
+                ctr_text_thread(out, t, one);
+            } else {
+                fprintf(out, ", on %zu threads", nthreads);
+            }
         }
         fputc('\n', out);
     } else if (own_best) {
@@ -319,13 +388,13 @@ int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t
     }
     int rc = 0;
     if (tsv)
-        fputs("# task\tthread\tstate\tcall\thopped\tns\tfunction\tfile:line\n", out);
+        fputs("# task\tthread\tstate\tcall\thopped\tns\tfunction\tfile:line\tregion\n", out);
     else if (n == 0)
         fputs("no task to explain (none in the trace, or none passed the filters)\n", out);
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (tsv) {
             size_t k;
-            struct part *v = sum_parts(&w[i].path, 0, 0, &k);
+            struct part *v = sum_parts(&w[i].path, NULL, &k);
             if (!v && w[i].path.nseg)
                 rc = -ENOMEM;
             else

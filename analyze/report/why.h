@@ -14,10 +14,11 @@
 /* ctr_why_write() : for each of w[0..n-1] (slowest first), its latency along
  * its critical path: the part on its own thread by state, the waits through
  * which it went to other threads, the path's largest parts (thread, state,
- * call, frame) and the one line of what dominates; then what the data cannot
- * tell. With tsv, only lines "task\tthread\tstate\tcall\thops\tns\tfunction\t
- * file:line" (the path's parts summed by thread, state, call and stack,
- * largest first), after a '#' header line. Thread names and frames come
+ * call, frame, region) and the one line of what dominates; then what the
+ * data cannot tell. With tsv, only lines "task\tthread\tstate\tcall\thops\t
+ * ns\tfunction\tfile:line\tregion" (the path's parts summed by thread,
+ * state, call, stack and region, largest first; region "-" when none),
+ * after a '#' header line. Thread names and frames come
  * from t (the trace whose indexes the paths use).
  * @return 0, or -ENOMEM with a one-line reason in err; write errors are left
  *         in out's error flag. */

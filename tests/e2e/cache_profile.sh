@@ -6,7 +6,15 @@
 #   - at least 90% of the delay is in pthread_mutex_lock called from
 #     cache_get_slow,
 #   - `-list cache_get_slow` puts that delay on the source line of the lock,
-#   - the blame profile puts most of it on cache_get_slow's unlock.
+#   - the blame profile puts most of it on cache_get_slow's unlock;
+#   - `ctrace why` says the slowest requests waited behind cache_get_slow's
+#     lock, and follows it to the fetch its holders made under it (most of
+#     their critical path is clock_nanosleep in remote_fetch, on other
+#     threads); the fixed build (-fixed) fetches unlocked, so the paths of
+#     its slowest requests do not go to other threads' fetches (under a
+#     tenth of their time: a holder that took the lock uncontended, its
+#     acquisition unrecorded, after fetching while the lock was free can
+#     look as if it fetched under it).
 # usage: cache_profile.sh CACHE_BINARY CTRACE_BINARY CACHE_SOURCE
 set -euo pipefail
 cache=$1 ctrace=$2 src=$3
@@ -73,4 +81,29 @@ echo "cache_profile: share of blame at pthread_mutex_unlock in cache_get_slow: $
 awk -v s="$blame" 'BEGIN { exit !(s > 0.5) }' || {
     echo "cache_profile: FAIL: blame: want most (> 0.5) at cache_get_slow's unlock" >&2
     cat "$tmp/blame.txt" >&2; exit 1; }
-echo "2 passed, 0 failed"
+
+# why_fetch_share TRACE: the share of the 5 slowest requests' critical paths
+# spent in clock_nanosleep (the fetch) on threads other than the request's.
+why_fetch_share() {
+    "$ctrace" why -n 5 -tsv "$1" | awk -F'\t' '
+        !/^#/ { total += $6; if ($5 == 1 && $4 == "clock_nanosleep") fetch += $6 }
+        END { if (total == 0) print "0"; else printf "%.4f\n", fetch / total }'
+}
+why=$("$ctrace" why -n 5 "$tmp/trace.bin")
+echo "$why" | head -12
+grep -qE "behind other threads .*: pthread_mutex_lock at cache_get_slow \(cache\.c:$line\)" <<<"$why" || {
+    echo "cache_profile: FAIL: why: no wait behind cache_get_slow's lock (line $line)" >&2; exit 1; }
+grep -qE 'blocked in clock_nanosleep at .* in remote_fetch \(cache\.c:[0-9]+\)' <<<"$why" || {
+    echo "cache_profile: FAIL: why: no path reaches the fetch in remote_fetch" >&2; exit 1; }
+slow_fetch=$(why_fetch_share "$tmp/trace.bin")
+echo "cache_profile: why: share of the slowest paths in other threads' fetch: $slow_fetch"
+awk -v s="$slow_fetch" 'BEGIN { exit !(s >= 0.5) }' || {
+    echo "cache_profile: FAIL: why: want most (>= 0.5) of the path in the holders' fetch" >&2; exit 1; }
+
+"$cache" -fixed trace "$tmp/fixed.bin"
+fixed_fetch=$(why_fetch_share "$tmp/fixed.bin")
+echo "cache_profile: why, fixed: share of the slowest paths in other threads' fetch: $fixed_fetch"
+awk -v s="$fixed_fetch" 'BEGIN { exit !(s < 0.1) }' || {
+    echo "cache_profile: FAIL: why, fixed: paths still lead to other threads' fetches" >&2
+    "$ctrace" why -n 5 "$tmp/fixed.bin" >&2; exit 1; }
+echo "4 passed, 0 failed"

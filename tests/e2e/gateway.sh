@@ -21,6 +21,14 @@
 # ASan), so a single such convoy can make the fixed build's summed delay a
 # quarter of the unfixed one's, while it adds only the few waits that came in
 # meanwhile. Nor does any check ask that the lock be absent, or not at the top.
+# `ctrace why` over every request (their critical paths, cut at regions)
+# must count, in the slow build, most requests behind other threads' time
+# in region "quota" (the holders' digest under the lock) and in region
+# "redact" for over 1 ms (the regex compilation, on their own thread); with
+# the quota lock alone unfixed, as many behind "quota" but not in "redact";
+# fixed, under a tenth of the slow build's count of either (counted, not
+# summed, for the reason above). The text names the quota lock and the
+# redact region.
 # usage: gateway.sh GATEWAY_BINARY CTRACE_BINARY
 set -uo pipefail
 gateway=$1 ctrace=$2
@@ -41,6 +49,17 @@ quota_waits() {
         /^ +[0-9.]+(ns|us|ms|s) +[0-9]+ +[0-9.]+%/ { d = ns($1); n = $2; counted = 0; next }
         /quota_charge/ && !counted { total += d; waits += n; counted = 1 }
         END { printf "%d %.0f\n", waits, total }'
+}
+
+# why_counts TRACE: "TASKS QUOTA REDACT": how many requests TRACE has, how
+# many of their critical paths go to another thread while it is in region
+# "quota", and how many spend over 1 ms in region "redact".
+why_counts() {
+    "$ctrace" why -task request -n 1000000 -tsv "$1" | awk -F'\t' '
+        !/^#/ { task[$1] = 1; if ($5 == 1 && $9 == "quota") quota[$1] = 1
+                if ($9 == "redact") redact[$1] += $6 }
+        END { r = 0; for (k in redact) if (redact[k] > 1000000) r++
+              printf "%d %d %d\n", length(task), length(quota), r }'
 }
 
 # field NAME LINE: the value of NAME=VALUE in the example's result line.
@@ -117,11 +136,28 @@ check "... in quota_charge, with its line" \
 
 tasks_check slow
 
+why=$("$ctrace" why -task request -n 3 "$trace"); echo "$why"
+check "slow: why: the slowest wait behind the quota lock, in quota_charge" \
+    grep -qE "behind other threads .*: pthread_mutex_lock at quota_charge \(gateway\.c:[0-9]+\)" <<<"$why"
+check "slow: why: names the redact region" grep -q 'in region "redact"' <<<"$why"
+read -r why_tasks slow_quota slow_redact <<<"$(why_counts "$trace")"
+echo "slow: why: of $why_tasks requests, $slow_quota behind the quota lock's holders," \
+     "$slow_redact over 1 ms in redact"
+check "slow: why: most requests behind the holders of the quota lock" \
+    test "${slow_quota:-0}" -gt "$((${why_tasks:-0} / 4))"
+check "slow: why: most requests over 1 ms in redact (regcomp)" \
+    test "${slow_redact:-0}" -gt "$((${why_tasks:-0} / 4))"
+
 # ------------------------------------------------------------ all fixed but the quota lock
 echo "== every fix but the quota lock's =="
 run_traced quota -fix=redact,upstream
 check "quota lock unfixed: exits 0" test "$status" -eq 0
 read -r quota_unfixed quota_unfixed_ns <<<"$(quota_waits "$trace")"
+read -r _ q_quota q_redact <<<"$(why_counts "$trace")"
+echo "quota lock unfixed: why: $q_quota requests behind the quota lock's holders," \
+     "$q_redact over 1 ms in redact"
+check "quota lock unfixed: why: no more redact over 1 ms than a tenth of the slow build's" \
+    test "${q_redact:-x}" -lt "$((${slow_redact:-0} / 10 + 1))"
 
 # ------------------------------------------------------------ the fixed build
 echo "== fixed build =="
@@ -141,6 +177,16 @@ echo "quota lock: ${quota_unfixed:-?} waits (${quota_unfixed_ns:-?} ns) unfixed,
      "${fixed_quota:-?} waits (${fixed_quota_ns:-?} ns) fixed"
 check "fixed: under a tenth of the unfixed quota lock's waits" \
     test "${quota_unfixed:-0}" -gt 0 -a "${fixed_quota:-x}" -lt "$((${quota_unfixed:-0} / 10))"
+
+read -r _ fixed_quota_why fixed_redact <<<"$(why_counts "$trace")"
+echo "fixed: why: $fixed_quota_why requests behind the quota lock's holders," \
+     "$fixed_redact over 1 ms in redact"
+check "fixed: why: under a tenth of the slow build's requests behind the quota lock" \
+    test "${fixed_quota_why:-x}" -lt "$((${slow_quota:-0} / 10))"
+check "fixed: why: under a tenth of the quota-unfixed build's behind it" \
+    test "${fixed_quota_why:-x}" -lt "$((${q_quota:-0} / 10))"
+check "fixed: why: under a tenth of the slow build's requests over 1 ms in redact" \
+    test "${fixed_redact:-x}" -lt "$((${slow_redact:-0} / 10))"
 
 tasks_check fixed
 

@@ -36,7 +36,7 @@ check "why: every request explained" test "$(grep -c '^task [0-9]* request: ' "$
 check "why: the request's wait is the lock, at main (prog-chain.c:$lock_line)" \
     test "$(grep -cE "behind other threads .*: pthread_mutex_lock at main \(prog-chain\.c:$lock_line\), released by thread $holder \(holder\) at holder \(prog-chain\.c:$unlock_line\)$" "$tmp/why.txt")" -eq $requests
 check "why: what dominates is io's read (prog-chain.c:$read_line), behind the lock" \
-    test "$(grep -cE "^  dominant: .* behind pthread_mutex_lock at main \(prog-chain\.c:$lock_line\); .*thread $io \(io\) blocked in read at io \(prog-chain\.c:$read_line\)$" "$tmp/why.txt")" -eq $requests
+    test "$(grep -cE "^  dominant: .* behind pthread_mutex_lock at main \(prog-chain\.c:$lock_line\); .* is blocked in read at io \(prog-chain\.c:$read_line\), on thread $io \(io\)$" "$tmp/why.txt")" -eq $requests
 check "why: says what the data cannot tell" grep -q '^Uncontended acquisitions are not recorded' \
     "$tmp/why.txt"
 
