@@ -32,6 +32,8 @@ int ctr_paths_begin(struct ctr_paths *ps, struct ctr_reading *rd, const struct c
     }
     if (want && ctr_region_line_new(ts, &ps->line) == 0)
         ps->h = ctr_cp_history_new(ctr_reading_trace(rd), want, n, 0, take_cut, ps);
+    if (ps->h)
+        ctr_cp_history_use_phases(ps->h, ctr_region_line_phase, ps->line);
     free(want);
     if (!ps->h) {
         ctr_region_line_free(ps->line);

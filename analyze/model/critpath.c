@@ -34,6 +34,13 @@ struct cp_thread {
     size_t head, n, cap;
     struct cp_iv open;
     int has_open;
+    /* Where its last interval and its last release met the windows
+     * (wanted()): a thread's come in time order, so the next test starts
+     * there. */
+    struct cp_cursor {
+        size_t w;
+        uint64_t ns;
+    } iv_at, rel_at;
 };
 
 /* A RELEASE event: who let an object go, when, from where. */
@@ -59,10 +66,12 @@ struct ctr_cp_history {
     size_t next;         /* order[next] is the next to walk */
     ctr_cp_path_fn fn;
     void *fn_ctx;
-    size_t budget, kept;    /* bytes of intervals and releases kept */
-    size_t prune_at;        /* kept's size that triggers the next prune */
-    uint64_t forgot_before; /* let go for the budget before this time */
-    int err;                /* 0, -ENOMEM, or what fn returned */
+    size_t budget, kept;      /* bytes of intervals and releases kept */
+    size_t prune_at;          /* kept's size that triggers the next prune */
+    uint64_t forgot_before;   /* let go for the budget before this time */
+    ctr_cp_phase_fn phase_of; /* NULL: not used */
+    void *phase_ctx;
+    int err; /* 0, -ENOMEM, or what fn returned */
 };
 
 static int by_begin(const void *a, const void *b)
@@ -204,12 +213,19 @@ static size_t first_from(const void *elems, size_t n, size_t stride, size_t key_
     return lo;
 }
 
-/* Whether [start, end] overlaps a window. */
-static int wanted(const struct ctr_cp_history *h, uint64_t start, uint64_t end)
+/* Whether [start, end] overlaps a window; c is where the thread's last
+ * test of this kind left off (a step or two forward from there, since a
+ * thread's intervals and events come in time order; a search if not). */
+static int wanted(const struct ctr_cp_history *h, struct cp_cursor *c, uint64_t start, uint64_t end)
 {
     /* The first window ending at or after start. */
-    size_t i =
-        first_from(h->w, h->nw, sizeof(*h->w), offsetof(struct ctr_cp_window, end_ns), start);
+    size_t i = c->w;
+    if (start < c->ns)
+        i = first_from(h->w, h->nw, sizeof(*h->w), offsetof(struct ctr_cp_window, end_ns), start);
+    while (i < h->nw && h->w[i].end_ns < start)
+        i++;
+    c->w = i;
+    c->ns = start;
     return i < h->nw && h->w[i].begin_ns <= end;
 }
 
@@ -260,13 +276,14 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     struct ctr_cp_history *h = ctx;
     if (h->err)
         return;
-    size_t ti = (size_t)(iv->thread - h->t->threads);
-    if (ti < h->nth && h->th[ti].has_open && iv->start_ns >= h->th[ti].open.start_ns)
-        h->th[ti].has_open = 0; /* what it was in has ended */
-    if (!wanted(h, iv->start_ns, iv->end_ns))
+    struct cp_thread *th = thread_of(h, (size_t)(iv->thread - h->t->threads));
+    if (!th)
         return;
-    struct cp_thread *th = thread_of(h, ti);
-    if (!th || ctr_grow(&th->iv, &th->cap, th->n + 1, sizeof(*th->iv)) != 0) {
+    if (th->has_open && iv->start_ns >= th->open.start_ns)
+        th->has_open = 0; /* what it was in has ended */
+    if (!wanted(h, &th->iv_at, iv->start_ns, iv->end_ns))
+        return;
+    if (ctr_grow(&th->iv, &th->cap, th->n + 1, sizeof(*th->iv)) != 0) {
         h->err = -ENOMEM;
         return;
     }
@@ -280,7 +297,10 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
 {
     (void)t;
     struct ctr_cp_history *h = ctx;
-    if (h->err || e->type != CTR_EV_RELEASE || !wanted(h, e->ns, e->ns))
+    if (h->err || e->type != CTR_EV_RELEASE)
+        return;
+    struct cp_thread *th = thread_of(h, thread);
+    if (!th || !wanted(h, &th->rel_at, e->ns, e->ns))
         return;
     if (ctr_grow(&h->rel, &h->rel_cap, h->nrel + 1, sizeof(*h->rel)) != 0) {
         h->err = -ENOMEM;
@@ -372,6 +392,12 @@ static void on_settle(void *ctx, uint64_t ns)
     }
     if (!h->err && h->fn)
         prune(h, ns);
+}
+
+void ctr_cp_history_use_phases(struct ctr_cp_history *h, ctr_cp_phase_fn fn, void *ctx)
+{
+    h->phase_of = fn;
+    h->phase_ctx = ctx;
 }
 
 struct ctr_consumer ctr_cp_history_consumer(struct ctr_cp_history *h)
@@ -479,8 +505,9 @@ static size_t release_from(const struct ctr_cp_history *h, uint64_t ns)
  * `from`. A thread takes a lock while running; one that was waiting (or
  * preempted) from before `from` took it once that ended. A wakee of the
  * release at `from` (runnable from then on) is the lock's next holder
- * waiting for a CPU: its runnable time is on the path. @return that time
- * (`from` if it was running then, or the trace has nothing of it). */
+ * waiting for a CPU: its runnable time is on the path. With regions, not
+ * before the outermost region of its release began. @return that time
+ * (`from` if nothing tells otherwise). */
 static uint64_t taken_after(const struct ctr_cp_history *h, uint32_t holder, uint64_t from,
                             uint64_t end)
 {
@@ -496,6 +523,11 @@ static uint64_t taken_after(const struct ctr_cp_history *h, uint32_t holder, uin
             break; /* woken by that release */
         taken = iv->end_ns;
     }
+    /* A phase entered since: the lock was taken in it (the assumption
+     * ctr_cp_history_use_phases() states). */
+    uint64_t phase = h->phase_of ? h->phase_of(h->phase_ctx, holder, end) : 0;
+    if (phase > taken)
+        taken = phase;
     return taken < end ? taken : end;
 }
 

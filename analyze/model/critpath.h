@@ -21,7 +21,11 @@
  *    that was waiting (or preempted) when the release before its own came
  *    took it later, and the time up to then is the waiter's own (the lock
  *    was between holders, or with one whose release was not recorded); a
- *    holder woken by that release, waiting for a CPU, is on the path.
+ *    holder woken by that release, waiting for a CPU, is on the path; and
+ *    with regions (ctr_cp_history_use_phases()), a holder that entered
+ *    the outermost region of its release after the release before its own
+ *    took the lock inside it: what it did before, for another task, is not
+ *    this task's.
  * Hops recurse (the releaser waited on a third thread), so a convoy (each
  * waiter let go by the one released before it) leads through its members'
  * short critical sections to what held the queue up. The releaser's time
@@ -138,6 +142,16 @@ struct ctr_cp_history;
  * windows is kept for ctr_cp_walk(). @return NULL if out of memory. */
 struct ctr_cp_history *ctr_cp_history_new(const struct ctr_trace *t, const struct ctr_cp_want *w,
                                           size_t n, size_t budget, ctr_cp_path_fn fn, void *ctx);
+/* Where the phase (the outermost region, regionline.h) that thread was in
+ * at ns began; 0 if it was in none. */
+typedef uint64_t (*ctr_cp_phase_fn)(void *ctx, uint32_t thread, uint64_t ns);
+
+/* ctr_cp_history_use_phases() : lets h's walks assume that a critical
+ * section does not straddle the start of the phase its release is in: a
+ * holder's span then starts no earlier than that phase. Without it, no
+ * such assumption. */
+void ctr_cp_history_use_phases(struct ctr_cp_history *h, ctr_cp_phase_fn fn, void *ctx);
+
 /* The consumer that fills h (engine.h), and walks as the reading settles. */
 struct ctr_consumer ctr_cp_history_consumer(struct ctr_cp_history *h);
 /* 0, or the negative errno that stopped h (-ENOMEM, or fn's). */

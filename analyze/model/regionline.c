@@ -10,10 +10,10 @@
 #include <string.h>
 
 /* From ns on (to the next point of its thread), the innermost region is r
- * (NULL: none). */
+ * and the outermost `outer` (NULL: none). */
 struct rl_point {
     uint64_t ns;
-    const struct ctr_region *r;
+    const struct ctr_region *r, *outer;
 };
 
 struct ctr_region_line {
@@ -68,11 +68,12 @@ static void sweep(struct ctr_region_line *rl, const struct edge *e, size_t n,
             }
         }
         const struct ctr_region *top = nopen ? open[nopen - 1] : NULL;
-        if (rl->npt > first && rl->pt[rl->npt - 1].r == top)
+        const struct ctr_region *outer = nopen ? open[0] : NULL;
+        if (rl->npt > first && rl->pt[rl->npt - 1].r == top && rl->pt[rl->npt - 1].outer == outer)
             continue;
         if (rl->npt == first && !top)
             continue;
-        rl->pt[rl->npt++] = (struct rl_point){ns, top};
+        rl->pt[rl->npt++] = (struct rl_point){ns, top, outer};
     }
 }
 
@@ -137,10 +138,10 @@ void ctr_region_line_free(struct ctr_region_line *rl)
     }
 }
 
-/* The span [*from, *until) around ns over which thread's innermost region
- * is the one returned. */
-static const struct ctr_region *line_span(const struct ctr_region_line *rl, uint32_t thread,
-                                          uint64_t ns, uint64_t *from, uint64_t *until)
+/* The point of thread's line in force at ns, or NULL; the span [*from,
+ * *until) around ns over which it is. */
+static const struct rl_point *line_point(const struct ctr_region_line *rl, uint32_t thread,
+                                         uint64_t ns, uint64_t *from, uint64_t *until)
 {
     *from = 0;
     *until = UINT64_MAX;
@@ -161,7 +162,23 @@ static const struct ctr_region *line_span(const struct ctr_region_line *rl, uint
     if (lo == 0)
         return NULL;
     *from = p[lo - 1].ns;
-    return p[lo - 1].r;
+    return &p[lo - 1];
+}
+
+/* The innermost region of thread at ns, over [*from, *until). */
+static const struct ctr_region *line_span(const struct ctr_region_line *rl, uint32_t thread,
+                                          uint64_t ns, uint64_t *from, uint64_t *until)
+{
+    const struct rl_point *p = line_point(rl, thread, ns, from, until);
+    return p ? p->r : NULL;
+}
+
+const struct ctr_region *ctr_region_line_outer(const struct ctr_region_line *rl, uint32_t thread,
+                                               uint64_t ns)
+{
+    uint64_t from, until;
+    const struct rl_point *p = line_point(rl, thread, ns, &from, &until);
+    return p ? p->outer : NULL;
 }
 
 const struct ctr_region *ctr_region_line_at(const struct ctr_region_line *rl, uint32_t thread,
@@ -169,6 +186,12 @@ const struct ctr_region *ctr_region_line_at(const struct ctr_region_line *rl, ui
 {
     uint64_t from;
     return line_span(rl, thread, ns, &from, until);
+}
+
+uint64_t ctr_region_line_phase(void *ctx, uint32_t thread, uint64_t ns)
+{
+    const struct ctr_region *r = ctr_region_line_outer(ctx, thread, ns);
+    return r ? r->start_ns : 0;
 }
 
 int ctr_region_line_split(const struct ctr_region_line *rl, struct ctr_cp_path *p)

@@ -30,6 +30,15 @@ void ctr_region_line_free(struct ctr_region_line *rl);
 const struct ctr_region *ctr_region_line_at(const struct ctr_region_line *rl, uint32_t thread,
                                             uint64_t ns, uint64_t *until);
 
+/* ctr_region_line_outer() : the outermost region open on thread at ns (the
+ * one that began first among those open), or NULL. */
+const struct ctr_region *ctr_region_line_outer(const struct ctr_region_line *rl, uint32_t thread,
+                                               uint64_t ns);
+
+/* ctr_region_line_phase() : where the outermost region open on thread at ns
+ * began, 0 if none: a ctr_cp_phase_fn (critpath.h) over the line ctx. */
+uint64_t ctr_region_line_phase(void *ctx, uint32_t thread, uint64_t ns);
+
 /* ctr_region_line_split() : cuts p's segments where the innermost region of
  * their thread changes, and names each piece's region (its `region`). A
  * running segment's stack (where the running ended) stays on its last

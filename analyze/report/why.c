@@ -405,8 +405,11 @@ int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t
         }
     }
     if (rc == 0 && !tsv && n)
-        fputs("\nUncontended acquisitions are not recorded: a holder's critical section shows\n"
-              "as its time before its release, back to the start of the wait it explains.\n",
+        fputs("\nUncontended acquisitions are not recorded: a lock holder's critical section\n"
+              "is taken to begin when it can have taken the lock (after the release before\n"
+              "its own, once running, in the region of its release); time before that (the\n"
+              "lock free, or held by a thread whose release was not recorded) stays the\n"
+              "waiter's, blocked.\n",
               out);
     if (rc != 0)
         snprintf(err, errlen, "explaining the tasks: %s", strerror(-rc));

@@ -7,7 +7,8 @@
  *   - a lock's holders in turn during one wait (its releases) each explain
  *     their own span, from when they can have taken it: a holder's wait
  *     from before the release ahead of its own is not on the path, a
- *     wakee's time waiting for a CPU is;
+ *     wakee's time waiting for a CPU is; with regions, a holder's span
+ *     starts no earlier than the region of its release;
  *   - time no interval covers is unknown, and said;
  *   - a thread's own release is no hop; a wait with no release stays its
  *     thread's;
@@ -27,6 +28,7 @@
 
 #include "ctrace_format.h"
 #include "model/critpath.h"
+#include "model/regionline.h"
 #include "read/state.h"
 
 #define NTHREADS 600
@@ -202,6 +204,41 @@ static void test_lock_handed_to_a_runnable_thread(void **state)
     assert_int_equal(sum(&p, 0, 0), 0);
     ctr_cp_path_free(&p);
     ctr_cp_history_free(f.h);
+}
+
+/* As in the handoff test, but thread 2 was running when thread 1 released
+ * (at 400), and entered its region "lookup" at 800, releasing at 1000 in
+ * it: with regions, it took the lock in that region, and [400, 800] is the
+ * waiter's own (thread 2's other work is not on the path); without, it
+ * cannot tell, and the span is thread 2's from 400. */
+static void test_holder_from_its_region(void **state)
+{
+    (void)state;
+    static struct ctr_region region = {
+        .task = 7, .name = "lookup", .thread = 2, .start_ns = 800, .end_ns = 1100};
+    struct ctr_tasks model = {.regions = &region, .nregions = 1};
+    for (int with_regions = 0; with_regions < 2; with_regions++) {
+        struct ctr_region_line *rl;
+        assert_int_equal(ctr_region_line_new(&model, &rl), 0);
+        struct fixture f;
+        start(&f, 0, 1000);
+        if (with_regions)
+            ctr_cp_history_use_phases(f.h, ctr_region_line_phase, rl);
+        running(&f, 1, 0, 2000);
+        running(&f, 2, 0, 2000);
+        release(&f, 1, 400, 0x1, 11);
+        release(&f, 2, 1000, 0x1, 12);
+        wait_(&f, 0, 100, 1000, 1000, 2, CTR_REASON_MUTEX_LOCK, 0x1, 3);
+        struct ctr_cp_path p;
+        assert_int_equal(ctr_cp_walk(f.h, 1, 0, 100, 1000, &p), 0);
+        assert_int_equal(sum(&p, UINT32_MAX, 0), 900);
+        assert_int_equal(sum(&p, 1, CTR_CP_RUNNING), 300);
+        assert_int_equal(sum(&p, 2, CTR_CP_RUNNING), with_regions ? 200 : 600);
+        assert_int_equal(sum(&p, 0, CTR_CP_BLOCKED), with_regions ? 400 : 0);
+        ctr_cp_path_free(&p);
+        ctr_cp_history_free(f.h);
+        ctr_region_line_free(rl);
+    }
 }
 
 /* Thread 1's history before the wait it explains is not on the path, and
@@ -419,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_releaser_only_within_the_wait_and_unknown),
         cmocka_unit_test(test_lock_holders_in_turn),
         cmocka_unit_test(test_lock_handed_to_a_runnable_thread),
+        cmocka_unit_test(test_holder_from_its_region),
         cmocka_unit_test(test_no_hop_without_another_releaser),
         cmocka_unit_test(test_deep_chain_cut),
         cmocka_unit_test(test_outside_the_windows_not_kept),

@@ -6,6 +6,7 @@
  *   - an outer region ended before its inner one (the task model allows
  *     it): the inner stays, and after it, none;
  *   - a region of no length, and a thread with no region: none;
+ *   - the outermost region open, the one that began first;
  *   - a path's segments cut where their thread's region changes, latest
  *     first, tiling the same time, a running segment's stack kept on its
  *     last piece only, a wait's on every piece. */
@@ -66,6 +67,11 @@ static void test_innermost_over_time(void **state)
     assert_string_equal(name_at(rl, 2, 250, &until), "b");
     assert_string_equal(name_at(rl, 2, 300, &until), "b"); /* "empty" is not on the line */
     assert_string_equal(name_at(rl, 2, 400, &until), "-");
+    /* The outermost: the one open that began first. */
+    assert_string_equal(ctr_region_line_outer(rl, 0, 250)->name, "outer");
+    assert_string_equal(ctr_region_line_outer(rl, 2, 120)->name, "a");
+    assert_string_equal(ctr_region_line_outer(rl, 2, 250)->name, "b");
+    assert_null(ctr_region_line_outer(rl, 1, 250));
     /* No region on thread 1; none beyond the last thread. */
     assert_string_equal(name_at(rl, 1, 250, &until), "-");
     assert_int_equal(until, UINT64_MAX);
