@@ -7,10 +7,12 @@
 # sem_wait BLOCK/UNBLOCK and sem_post RELEASE, ~6 events a round trip) under
 # `ctrace run`, long enough for a trace of at least 10 M events (calibrated
 # from a 1 s run), then a second trace four times as long (~4x the events).
-# On each it times three commands, `ctrace stats`,
-# `ctrace -pprof=sync -o /dev/null` and `ctrace -perfetto -o /dev/null`
-# (the Perfetto timeline: two readings, the second encoding every wait,
-# release and state), each with `-j 1` (one worker) and with the default
+# On each it times `ctrace stats`, `ctrace -pprof=sync -o /dev/null`,
+# `ctrace -perfetto -o /dev/null` (the Perfetto timeline: two readings, the
+# second encoding every wait, release and state), `ctrace why` and
+# `ctrace -pprof=critical -o /dev/null` (the critical paths of the 3
+# slowest tasks, and of all of them summed: every 16th round trip of one
+# pair is a task), each with `-j 1` (one worker) and with the default
 # jobs; the old analyzer has no -j (detected from `ctrace -h`),
 # and then only the default runs and the -j 1 rows show '-'. Every
 # measurement is repeated 3 times, interleaved (all commands on both traces,
@@ -25,7 +27,8 @@
 #   - peak RSS <= 100 MB on the 10 M-event trace, and on the 4x one at most
 #     10% more than on the 10 M one (memory must not grow with the trace);
 #   - -perfetto: at least 5 M events/s (wall, default jobs) and peak RSS
-#     under 100 MB.
+#     under 100 MB;
+#   - why and -pprof=critical: at least half the speed of -pprof=sync.
 # Never passes or fails on timing: exits 0 unless something fails to run.
 # Compare figures of one run (machines are shared and noisy), not across runs.
 #
@@ -42,7 +45,7 @@ reps=3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cc -O2 -pthread -fno-omit-frame-pointer "$here/pingpong.c" -o "$tmp/pingpong"
+cc -O2 -pthread -fno-omit-frame-pointer "$here/pingpong.c" -o "$tmp/pingpong" -ldl
 
 # measure OUT CMD...: runs CMD (its output discarded) and writes
 # "wall_s cpu_s maxrss_kb" to OUT. GNU time when it is there; else a small
@@ -134,6 +137,11 @@ commands=("stats" "-pprof=sync -o /dev/null")
 # The Perfetto export, where this ctrace has it.
 if "$ctrace" -h 2>&1 | grep -q -- '-perfetto'; then
     commands+=("-perfetto -o /dev/null")
+fi
+# The critical paths (two readings), where this ctrace has them: of the 3
+# slowest tasks, and of every task summed (about 1 event in 100 is a task's).
+if "$ctrace" why -h >/dev/null 2>&1; then
+    commands+=("why" "-pprof=critical -o /dev/null")
 fi
 
 # run_cmd TRACE CMD JOBS OUT: one measurement; -j goes right after the verb
