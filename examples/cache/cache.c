@@ -87,8 +87,9 @@ static uint64_t remote_value(uint64_t key)
     return ex_mix64(key ^ UINT64_C(0x5eed));
 }
 
-/* Stands in for a network round trip (example.h). */
-static uint64_t remote_fetch(uint64_t key)
+/* Stands in for a network round trip (example.h). noinline, so that
+ * recorded stacks name it in every build. */
+__attribute__((noinline)) static uint64_t remote_fetch(uint64_t key)
 {
     ex_sleep_ns(FETCH_NS);
     return remote_value(key);
