@@ -310,8 +310,24 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t thread,
     h->kept += sizeof(struct cp_release);
 }
 
+/* Lets go of v[*head..k), the front of a store v[*head..*n) of elements of
+ * `size` bytes; the store shrinks once half of it is let go. */
+static void let_go_front(struct ctr_cp_history *h, void *v, size_t *head, size_t *n, size_t k,
+                         size_t size)
+{
+    h->kept -= (k - *head) * size;
+    *head = k;
+    if (*head == *n) {
+        *head = *n = 0;
+    } else if (*head > 64 && *head > *n / 2) {
+        memmove(v, (uint8_t *)v + *head * size, (*n - *head) * size);
+        *n -= *head;
+        *head = 0;
+    }
+}
+
 /* Lets go of the intervals that end at or before ns, and the releases
- * before it; the stores shrink once half of them is let go. */
+ * before it. */
 static void let_go(struct ctr_cp_history *h, uint64_t ns)
 {
     for (size_t i = 0; i < h->nth; i++) {
@@ -319,28 +335,12 @@ static void let_go(struct ctr_cp_history *h, uint64_t ns)
         size_t k = th->head;
         while (k < th->n && th->iv[k].end_ns <= ns)
             k++;
-        h->kept -= (k - th->head) * sizeof(struct cp_iv);
-        th->head = k;
-        if (th->head == th->n) {
-            th->head = th->n = 0;
-        } else if (th->head > 64 && th->head > th->n / 2) {
-            memmove(th->iv, th->iv + th->head, (th->n - th->head) * sizeof(*th->iv));
-            th->n -= th->head;
-            th->head = 0;
-        }
+        let_go_front(h, th->iv, &th->head, &th->n, k, sizeof(*th->iv));
     }
     size_t k = h->rel_head;
     while (k < h->nrel && h->rel[k].ns < ns)
         k++;
-    h->kept -= (k - h->rel_head) * sizeof(struct cp_release);
-    h->rel_head = k;
-    if (h->rel_head == h->nrel) {
-        h->rel_head = h->nrel = 0;
-    } else if (h->rel_head > 64 && h->rel_head > h->nrel / 2) {
-        memmove(h->rel, h->rel + h->rel_head, (h->nrel - h->rel_head) * sizeof(*h->rel));
-        h->nrel -= h->rel_head;
-        h->rel_head = 0;
-    }
+    let_go_front(h, h->rel, &h->rel_head, &h->nrel, k, sizeof(*h->rel));
 }
 
 /* The start of the oldest interval or release kept; UINT64_MAX if none. */

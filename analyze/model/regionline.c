@@ -81,6 +81,8 @@ int ctr_region_line_new(const struct ctr_tasks *ts, struct ctr_region_line **out
 {
     *out = NULL;
     struct ctr_region_line *rl = calloc(1, sizeof(*rl));
+    if (!rl)
+        return -ENOMEM;
     size_t n = 0;
     for (size_t i = 0; i < ts->nregions; i++) {
         const struct ctr_region *r = &ts->regions[i];
@@ -92,11 +94,9 @@ int ctr_region_line_new(const struct ctr_tasks *ts, struct ctr_region_line **out
     }
     struct edge *e = malloc((n ? n : 1) * sizeof(*e));
     const struct ctr_region **open = malloc((n ? n : 1) * sizeof(*open));
-    if (rl) {
-        rl->pt = malloc((n ? n : 1) * sizeof(*rl->pt));
-        rl->first = calloc(rl->nthreads + 1, sizeof(*rl->first));
-    }
-    if (!rl || !e || !open || !rl->pt || !rl->first) {
+    rl->pt = malloc((n ? n : 1) * sizeof(*rl->pt));
+    rl->first = calloc(rl->nthreads + 1, sizeof(*rl->first));
+    if (!e || !open || !rl->pt || !rl->first) {
         free(e);
         free(open);
         ctr_region_line_free(rl);

@@ -65,6 +65,23 @@ static int hop_same(const struct ctr_cp_hop *a, const struct ctr_cp_hop *b)
     return a->reason == b->reason && a->stack_id == b->stack_id;
 }
 
+/* Segment s as a part on `thread`. */
+static struct part part_of(const struct ctr_cp_segment *s, uint32_t thread)
+{
+    return (struct part){thread,      s->state,
+                         s->reason,   s->hops > 0,
+                         s->stack_id, s->region ? s->region->name : NULL,
+                         s->via,      s->end_ns - s->start_ns};
+}
+
+/* Whether segment s of p is on another thread, reached through a hop of
+ * the task thread like `under` (the same wait). */
+static int reached_through(const struct ctr_cp_path *p, const struct ctr_cp_segment *s,
+                           const struct ctr_cp_hop *under)
+{
+    return s->hops > 0 && s->via < p->nhop && hop_same(&p->hop[s->via], under);
+}
+
 /* The path's parts summed by key, largest first, into a new array of *n:
  * all of them, or (under not NULL) those reached through a hop of the task
  * thread like `under` (the same wait), summed across threads (their thread
@@ -79,16 +96,9 @@ static struct part *sum_parts(const struct ctr_cp_path *p, const struct ctr_cp_h
     size_t k = 0;
     for (size_t i = 0; i < p->nseg; i++) {
         const struct ctr_cp_segment *s = &p->seg[i];
-        if (under && (s->hops == 0 || s->via >= p->nhop || !hop_same(&p->hop[s->via], under)))
+        if (under && !reached_through(p, s, under))
             continue;
-        v[k++] = (struct part){under ? UINT32_MAX : s->thread,
-                               s->state,
-                               s->reason,
-                               s->hops > 0,
-                               s->stack_id,
-                               s->region ? s->region->name : NULL,
-                               s->via,
-                               s->end_ns - s->start_ns};
+        v[k++] = part_of(s, under ? UINT32_MAX : s->thread);
     }
     qsort(v, k, sizeof(*v), by_key);
     size_t m = 0;
@@ -268,12 +278,8 @@ static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g
     size_t k = 0;
     for (size_t i = 0; i < p->nseg; i++) {
         const struct ctr_cp_segment *s = &p->seg[i];
-        struct part key = {UINT32_MAX,  s->state,
-                           s->reason,   s->hops > 0,
-                           s->stack_id, s->region ? s->region->name : NULL,
-                           s->via,      0};
-        if (s->hops > 0 && s->via < p->nhop && hop_same(&p->hop[s->via], under) &&
-            part_key_cmp(&key, best) == 0)
+        struct part key = part_of(s, UINT32_MAX);
+        if (reached_through(p, s, under) && part_key_cmp(&key, best) == 0)
             threads[k++] = s->thread;
     }
     qsort(threads, k, sizeof(*threads), by_u32);
