@@ -29,7 +29,7 @@
 #define CTR_FILE_MAGIC_LEN 8
 #define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
 #define CTR_VERSION_MAJOR 1
-#define CTR_VERSION_MINOR 3
+#define CTR_VERSION_MINOR 4
 /* clang-format on */
 
 /* The most bytes a frame decompresses to (FORMAT.md §2): a reader takes a
@@ -351,7 +351,18 @@ enum ctr_wait_class {
     X(60, SIGWAITINFO,        "sigwaitinfo",                CTR_CLASS_SYSCALL, NULL) \
     X(61, SIGTIMEDWAIT,       "sigtimedwait",               CTR_CLASS_SYSCALL, NULL) \
     X(62, PAUSE,              "pause",                      CTR_CLASS_SYSCALL, NULL) \
-    X(63, SIGSUSPEND,         "sigsuspend",                 CTR_CLASS_SYSCALL, NULL)
+    X(63, SIGSUSPEND,         "sigsuspend",                 CTR_CLASS_SYSCALL, NULL) \
+    X(64, MTX_LOCK,           "mtx_lock",                   CTR_CLASS_SYNC,    "mtx_unlock") \
+    X(65, MTX_TIMEDLOCK,      "mtx_timedlock",              CTR_CLASS_SYNC,    "mtx_unlock") \
+    X(66, CND_WAIT,           "cnd_wait",                   CTR_CLASS_SYNC,    "cnd_signal") \
+    X(67, CND_TIMEDWAIT,      "cnd_timedwait",              CTR_CLASS_SYNC,    "cnd_signal") \
+    X(68, THRD_JOIN,          "thrd_join",                  CTR_CLASS_SYNC,    "thread exit") \
+    X(69, THRD_SLEEP,         "thrd_sleep",                 CTR_CLASS_SLEEP,   NULL) \
+    X(70, CALL_ONCE,          "call_once",                  CTR_CLASS_SYNC,    "call_once") \
+    X(71, PTHREAD_ONCE,       "pthread_once",               CTR_CLASS_SYNC,    "pthread_once") \
+    X(72, FUTEX_WAIT,         "futex_wait",                 CTR_CLASS_SYNC,    "futex_wake") \
+    X(73, FUTEX_LOCK_PI,      "futex_lock_pi",              CTR_CLASS_SYNC,    "futex_unlock_pi") \
+    X(74, FUTEX_WAITV,        "futex_waitv",                CTR_CLASS_SYNC,    "futex_wake")
 
 enum ctr_reason {
 #define CTR_X_REASON(id, name, call, cls, release) CTR_REASON_##name = id,

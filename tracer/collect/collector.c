@@ -67,7 +67,8 @@ static void session_over(void)
     /* release: the final round's work before the stopper goes on (pairs
      * with the acquire load in ctr__collector_stop). */
     atomic_fetch_add_explicit(&ctr__session.done_seq, 1, memory_order_release);
-    syscall(SYS_futex, &ctr__session.done_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    ctr__real.syscall(SYS_futex, &ctr__session.done_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL,
+                      0);
 }
 
 /* A round of the session, the final one once a stop is asked for. @return
@@ -104,8 +105,8 @@ static void collector_wait(uint64_t period_ns)
         return; /* the channel is open: it polled, its eventfd taking the kicks */
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
     /* Sleeps until the timeout or a kick (wake != 0). */
-    syscall(SYS_futex, &ctr__session.wake, FUTEX_WAIT_PRIVATE, 0,
-            timeout_ns == UINT64_MAX ? NULL : &ts, NULL, 0);
+    ctr__real.syscall(SYS_futex, &ctr__session.wake, FUTEX_WAIT_PRIVATE, 0,
+                      timeout_ns == UINT64_MAX ? NULL : &ts, NULL, 0);
 }
 
 static void *collector_main(void *arg)
@@ -115,7 +116,7 @@ static void *collector_main(void *arg)
     /* release: the starter may go on (pairs with the acquire load in
      * ctr__collector_start). */
     atomic_store_explicit(&ctr__session.collector_up, 1, memory_order_release);
-    syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    ctr__real.syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     /* Its creator holds the API lock, so the session (if any) is as it was
      * created with: the first chunks, before the threads want them. */
     ctr_lock_acquire(&round_lock);
@@ -172,7 +173,8 @@ int ctr__collector_sync_for(uint64_t timeout_ns)
             left.tv_sec--, left.tv_nsec += 1000000000L;
         if (left.tv_sec < 0)
             return -ETIMEDOUT;
-        syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAIT_PRIVATE, ack, &left, NULL, 0);
+        ctr__real.syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAIT_PRIVATE, ack, &left, NULL,
+                          0);
     }
 }
 
@@ -188,7 +190,7 @@ void ctr__collector_kick(void)
     /* Both: the collector sleeps on one or the other, and may be between
      * the two as the channel opens or closes (a rare kick costs two). */
     ctr__control_kick();
-    syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    ctr__real.syscall(SYS_futex, &ctr__session.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 void ctr__collector_forked(void)
@@ -261,7 +263,8 @@ static int thread_create(void)
         if (atomic_load_explicit(&ctr__session.collector_up, memory_order_acquire))
             break;
         struct timespec tick = {0, 10 * 1000 * 1000};
-        syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, &tick, NULL, 0);
+        ctr__real.syscall(SYS_futex, &ctr__session.collector_up, FUTEX_WAIT_PRIVATE, 0, &tick, NULL,
+                          0);
     }
     errno = saved_errno;
     /* release: the handle before `up` (pairs with the acquire load in
@@ -333,7 +336,8 @@ void ctr__collector_stop(void)
     /* acquire: as above. */
     uint32_t now;
     while ((now = atomic_load_explicit(&ctr__session.done_seq, memory_order_acquire)) == done)
-        syscall(SYS_futex, &ctr__session.done_seq, FUTEX_WAIT_PRIVATE, now, NULL, NULL, 0);
+        ctr__real.syscall(SYS_futex, &ctr__session.done_seq, FUTEX_WAIT_PRIVATE, now, NULL, NULL,
+                          0);
 }
 
 int ctr__collector_keep(void)

@@ -44,6 +44,7 @@
 #include "core/lfstack.h"
 #include "core/perfring.h"
 #include "core/pool.h"
+#include "core/real.h"
 #include "core/retaddr.h"
 #include "core/session.h"
 #include "core/thread.h"
@@ -437,7 +438,8 @@ void ctr__round_ack(uint32_t seen)
     /* release: everything the round did, before the waiters see the ack
      * (pairs with the acquire load in ctr__collector_sync_for). */
     atomic_store_explicit(&ctr__session.ack_seq, seen, memory_order_release);
-    syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    ctr__real.syscall(SYS_futex, &ctr__session.ack_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL,
+                      0);
 }
 
 void ctr__round_run(int final)

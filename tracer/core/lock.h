@@ -20,6 +20,8 @@
 #ifndef CTR_LOCK_H
 #define CTR_LOCK_H
 
+#include "core/real.h"
+
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
@@ -44,7 +46,7 @@ static inline void ctr_lock_acquire(struct ctr_lock *l)
     if (c != 2)
         c = atomic_exchange_explicit(&l->word, 2, memory_order_acquire);
     while (c != 0) {
-        syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        ctr__real.syscall(SYS_futex, &l->word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
         c = atomic_exchange_explicit(&l->word, 2, memory_order_acquire);
     }
     errno = saved;
@@ -64,7 +66,7 @@ static inline void ctr_lock_release(struct ctr_lock *l)
     /* release: the critical section before the next holder's acquire. */
     if (atomic_exchange_explicit(&l->word, 0, memory_order_release) == 2) {
         int saved = errno;
-        syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        ctr__real.syscall(SYS_futex, &l->word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
         errno = saved;
     }
 }

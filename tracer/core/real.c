@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -90,6 +91,18 @@ CTR_X_RESOLVER(int, cond_clockwait,
                (c, m, clk, at), 0)
 #undef CTR_X_VRESOLVER
 #undef CTR_X_RESOLVER
+
+static long resolve_syscall(long nr, ...)
+{
+    va_list ap;
+    long a[6];
+    va_start(ap, nr);
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    ctr__real_init();
+    return ctr__real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
 #define CTR_X_JRESOLVER(name, params, args) \
     static void resolve_##name params       \
     {                                       \
@@ -106,6 +119,7 @@ struct ctr_real ctr__real = {
     CTR_WRAPPED(CTR_X_INIT)
     CTR_WRAPPED_COND(CTR_X_VINIT)
     .cond_clockwait = resolve_cond_clockwait,
+    .syscall = resolve_syscall,
 #define CTR_X_JINIT(name, params, args) .name = resolve_##name,
     CTR_WRAPPED_JUMP(CTR_X_JINIT)
 #undef CTR_X_JINIT
@@ -158,6 +172,7 @@ void ctr__real_init(void)
     CTR_WRAPPED(CTR_X_RESOLVE)
     CTR_WRAPPED_COND(CTR_X_VRESOLVE)
     r.cond_clockwait = resolve("pthread_cond_clockwait", NULL, 0);
+    *(void **)&r.syscall = resolve("syscall", NULL, 1);
 #define CTR_X_JRESOLVE(name, params, args) *(void **)&r.name = resolve(#name, NULL, 1);
     CTR_WRAPPED_JUMP(CTR_X_JRESOLVE)
 #undef CTR_X_JRESOLVE
@@ -177,7 +192,7 @@ void ctr__real_init(void)
  * left out and nothing traced. This file is always pulled (ctr__real), and
  * these references pull in every wrapper file with it. */
 extern const int ctr__wrappers_threads, ctr__wrappers_dl, ctr__wrappers_sync, ctr__wrappers_io,
-    ctr__wrappers_cond, ctr__wrappers_proc;
+    ctr__wrappers_cond, ctr__wrappers_proc, ctr__wrappers_c11, ctr__wrappers_futex;
 __attribute__((used)) static const int *const wrapper_files[] = {
-    &ctr__wrappers_threads, &ctr__wrappers_dl,   &ctr__wrappers_sync,
-    &ctr__wrappers_io,      &ctr__wrappers_cond, &ctr__wrappers_proc};
+    &ctr__wrappers_threads, &ctr__wrappers_dl,   &ctr__wrappers_sync, &ctr__wrappers_io,
+    &ctr__wrappers_cond,    &ctr__wrappers_proc, &ctr__wrappers_c11,  &ctr__wrappers_futex};

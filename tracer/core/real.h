@@ -21,6 +21,7 @@
 
 #include <semaphore.h>
 #include <setjmp.h>
+#include <threads.h>
 
 #include "core/wrapped_io.h"
 #include "core/wrapped_proc.h"
@@ -75,7 +76,27 @@
       (clockid_t clk, int flags, const struct timespec *req, struct timespec *rem),                \
       (clk, flags, req, rem), 1)                                                                   \
     X(int, usleep, (useconds_t us), (us), 1)                                                       \
-    X(unsigned, sleep, (unsigned s), (s), 1)
+    X(unsigned, sleep, (unsigned s), (s), 1)                                                       \
+    X(int, pthread_once, (pthread_once_t * once, void (*init)(void)), (once, init), 1)             \
+    CTR_WRAPPED_C11(X)
+
+/* C11 threads (<threads.h>, glibc 2.28 and later): glibc implements them on
+ * its internal pthread functions, which no wrapper above sees, so each is
+ * wrapped by its own name (wrap/interpose_c11.c). */
+#define CTR_WRAPPED_C11(X)                                                                       \
+    X(int, thrd_create, (thrd_t * th, thrd_start_t fn, void *arg), (th, fn, arg), 0)             \
+    X(int, thrd_join, (thrd_t th, int *res), (th, res), 0)                                       \
+    X(int, thrd_sleep, (const struct timespec *d, struct timespec *rem), (d, rem), 0)            \
+    X(int, mtx_lock, (mtx_t * m), (m), 0)                                                        \
+    X(int, mtx_timedlock, (mtx_t *restrict m, const struct timespec *restrict at), (m, at), 0)   \
+    X(int, mtx_trylock, (mtx_t * m), (m), 0)                                                     \
+    X(int, mtx_unlock, (mtx_t * m), (m), 0)                                                      \
+    X(int, cnd_wait, (cnd_t * c, mtx_t * m), (c, m), 0)                                          \
+    X(int, cnd_timedwait,                                                                        \
+      (cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict at), (c, m, at), 0) \
+    X(int, cnd_signal, (cnd_t * c), (c), 0)                                                      \
+    X(int, cnd_broadcast, (cnd_t * c), (c), 0)                                                   \
+    X(void, call_once, (once_flag * flag, void (*init)(void)), (flag, init), 0)
 
 /* Condition variables have two ABIs in glibc (x86_64): GLIBC_2.3.2, the
  * default, and GLIBC_2.2.5 for binaries built against LinuxThreads-era
@@ -123,6 +144,9 @@ struct ctr_real {
     /* Added in glibc 2.30, one version only. */
     int (*cond_clockwait)(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                           const struct timespec *at);
+    /* syscall(2) is variadic: its real function is always called with six
+     * arguments after the number, as glibc's own reads six (interpose_futex.c). */
+    long (*syscall)(long nr, ...);
 #define CTR_X_JFIELD(name, params, args) void(*name) params;
     CTR_WRAPPED_JUMP(CTR_X_JFIELD)
 #undef CTR_X_JFIELD

@@ -90,7 +90,7 @@ void ctr__threads_init(void)
     if (!key_made)
         key_made = pthread_key_create(&exit_key, thread_exit_cb) == 0;
     membarrier_private =
-        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+        ctr__real.syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
     ctr__threads.slab = slab;
     ctr_lfstack_init(&ctr__threads.free_slots, &ctr__threads.slab,
                      offsetof(struct ctr_thread, node));
@@ -203,7 +203,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     t->id = id;
     t->parent_id = parent_id;
     t->handle = pthread_self();
-    t->os_tid = (int)syscall(SYS_gettid);
+    t->os_tid = (int)ctr__real.syscall(SYS_gettid);
     stack_bounds(&t->stack_lo, &t->stack_hi);
     /* The kernel's name now covers names set before tracing or before this
      * thread registered; later renames come as ThreadName events. */
@@ -321,7 +321,7 @@ void ctr__threads_forked(void)
              * parent's; the next session gives it a new one. */
             t->chunk = NULL;
             t->pos = t->end = NULL;
-            t->os_tid = (int)syscall(SYS_gettid);
+            t->os_tid = (int)ctr__real.syscall(SYS_gettid);
             t->name_id = kernel_name_id();
             /* The parent's string table is gone (ctr__intern_forked). */
             memset(t->names, 0, sizeof(t->names));
@@ -525,9 +525,10 @@ static void thread_exit_cb(void *arg)
  * store a thread made before it is visible to our loads after it. */
 static void barrier_all_threads(void)
 {
-    if (membarrier_private && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+    if (membarrier_private &&
+        ctr__real.syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
         return;
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+    if (ctr__real.syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
         return;
     /* No membarrier (kernels before 4.3): a store buffer drains in far less
      * than this; not a proof, the best there is without one. */

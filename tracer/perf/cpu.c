@@ -235,7 +235,7 @@ static int timer_open(struct ctr_thread *t)
     ev._sigev_un._tid = t->os_tid;
     int id, rc = 0;
     /* The raw calls: glibc's timer_create keeps ids of its own. */
-    if (syscall(SYS_timer_create, thread_cpu_clock(t->os_tid), &ev, &id) != 0) {
+    if (ctr__real.syscall(SYS_timer_create, thread_cpu_clock(t->os_tid), &ev, &id) != 0) {
         rc = -errno;
     } else {
         /* relaxed: see `cpu`. */
@@ -243,9 +243,9 @@ static int timer_open(struct ctr_thread *t)
         uint64_t f = first_period(p);
         struct itimerspec its = {{(time_t)(p / 1000000000u), (long)(p % 1000000000u)},
                                  {(time_t)(f / 1000000000u), (long)(f % 1000000000u)}};
-        if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+        if (ctr__real.syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
             rc = -errno;
-            syscall(SYS_timer_delete, id);
+            ctr__real.syscall(SYS_timer_delete, id);
         }
     }
     t->cpu_timer_id = id;
@@ -268,7 +268,7 @@ static void timer_delete_once(struct ctr_thread *t)
     if (!atomic_compare_exchange_strong_explicit(&t->cpu_timer_state, &expected, TIMER_BUSY,
                                                  memory_order_acquire, memory_order_relaxed))
         return;
-    syscall(SYS_timer_delete, t->cpu_timer_id);
+    ctr__real.syscall(SYS_timer_delete, t->cpu_timer_id);
     /* release: as in timer_open. */
     atomic_store_explicit(&t->cpu_timer_state, TIMER_NONE, memory_order_release);
 }

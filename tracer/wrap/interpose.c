@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <threads.h>
 #include <unistd.h>
 
 /* Pulls this file in with core/real.c from the static library. */
@@ -38,6 +39,7 @@ const int ctr__wrappers_threads;
 
 struct start_args {
     void *(*fn)(void *);
+    int (*c11_fn)(void *); /* instead of fn, for thrd_create */
     void *arg;
     uint64_t id, parent_id; /* 0s: a thread the tracer's call-out creates */
 };
@@ -94,18 +96,33 @@ static void start_args_drop(struct start_args *p)
     (void)start_args_take(p); /* the thread never started */
 }
 
-static void *thread_trampoline(void *p)
+/* The new thread's first step: registered, with ThreadStart naming its start
+ * function `fn`. */
+static void thread_started(const struct start_args *s, uintptr_t fn)
 {
-    struct start_args s = start_args_take(p);
     /* If tracing stopped meanwhile, register lazily later (or never). */
     if (ctr__tracing()) {
-        struct ctr_thread *t = ctr__thread_register(s.id, s.parent_id);
+        struct ctr_thread *t = ctr__thread_register(s->id, s->parent_id);
         if (t) {
-            uint64_t args[2] = {s.parent_id, (uintptr_t)s.fn};
+            uint64_t args[2] = {s->parent_id, fn};
             ctr__emit_one(t, CTR_EV_THREAD_START, args);
         }
     }
+}
+
+static void *thread_trampoline(void *p)
+{
+    struct start_args s = start_args_take(p);
+    thread_started(&s, (uintptr_t)s.fn);
     return s.fn(s.arg);
+}
+
+/* A C11 thread's: glibc calls it as a thrd_start_t and keeps its int. */
+static int thread_trampoline_c11(void *p)
+{
+    struct start_args s = start_args_take(p);
+    thread_started(&s, (uintptr_t)s.c11_fn);
+    return s.c11_fn(s.arg);
 }
 
 /* ThreadCreate(id, stack) by t, with the stack of pthread_create's caller. */
@@ -130,7 +147,7 @@ static void *untraced_trampoline(void *p)
 static int create_untraced(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
                            void *arg)
 {
-    struct start_args *a = start_args_new((struct start_args){fn, arg, 0, 0});
+    struct start_args *a = start_args_new((struct start_args){.fn = fn, .arg = arg});
     if (!a)
         return ctr__real.pthread_create(th, attr, fn, arg);
     int rc = ctr__real.pthread_create(th, attr, untraced_trampoline, a);
@@ -148,8 +165,8 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr
     struct ctr_thread *t = ctr__self_traced();
     if (!t)
         return ctr__real.pthread_create(th, attr, fn, arg);
-    struct start_args *s =
-        start_args_new((struct start_args){fn, arg, ctr__thread_new_id(), t->id});
+    struct start_args *s = start_args_new(
+        (struct start_args){.fn = fn, .arg = arg, .id = ctr__thread_new_id(), .parent_id = t->id});
     if (!s)
         return ctr__real.pthread_create(th, attr, fn, arg); /* child registers lazily */
     /* Before the real call, so the child's ThreadStart is later in time. */
@@ -157,6 +174,25 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr
     int rc = ctr__real.pthread_create(th, attr, thread_trampoline, s);
     if (rc != 0)
         start_args_drop(s); /* the ThreadCreate stays, for a thread that never starts */
+    return rc;
+}
+
+/* C11's thrd_create, recorded as pthread_create is (glibc's calls its
+ * internal pthread_create, which the wrapper above never sees). */
+CTR_EXPORT CTR_WRAPPER_TEXT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
+{
+    struct ctr_thread *self = ctr__self;
+    struct ctr_thread *t = self && self->internal ? NULL : ctr__self_traced();
+    if (!t)
+        return ctr__real.thrd_create(th, fn, arg);
+    struct start_args *s = start_args_new((struct start_args){
+        .c11_fn = fn, .arg = arg, .id = ctr__thread_new_id(), .parent_id = t->id});
+    if (!s)
+        return ctr__real.thrd_create(th, fn, arg);
+    note_create(t, s->id);
+    int rc = ctr__real.thrd_create(th, thread_trampoline_c11, s);
+    if (rc != thrd_success)
+        start_args_drop(s);
     return rc;
 }
 

@@ -55,51 +55,27 @@ CTR_WRAPPED_COND(CTR_X_DECLARE)
 #define COND_BROADCAST pthread_cond_broadcast
 #endif
 
-typedef int (*cond_wait_fn)(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                            const struct timespec *at);
+/* Every wait takes the shared path (wait.c): the condvar is the call's
+ * object, its mutex in `ret`. */
+#define MUTEX(c) ((pthread_mutex_t *)(c)->ret)
+#define CALL(...) (&(struct ctr_call){__VA_ARGS__})
 
-/* The traced path of every wait: `wait` is the real call with its variant's
- * arguments bound. */
-static CTR_WRAPPER_TEXT int wait_traced(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                                        const struct timespec *at, cond_wait_fn wait,
-                                        enum ctr_reason reason)
+static int do_wait(struct ctr_call *c)
 {
-    struct ctr_thread *t = ctr__self_traced();
-    if (!t)
-        return wait(c, m, clk, at);
-    CTR_CALL_GUARD(g, t);
-    int token = ctr__wait_begin(t, reason, c, (uintptr_t)__builtin_frame_address(0));
-    g.marked = token == CTR_WAIT_MARKED;
-    int rc = wait(c, m, clk, at);
-    int saved = errno;
-    ctr__wait_end(t, token);
-    errno = saved;
-    return rc;
+    return ctr__real.cond_wait(c->obj, MUTEX(c));
+}
+static int do_timedwait(struct ctr_call *c)
+{
+    return ctr__real.cond_timedwait(c->obj, MUTEX(c), c->at);
+}
+static int do_clockwait(struct ctr_call *c)
+{
+    return ctr__real.cond_clockwait(c->obj, MUTEX(c), c->clk, c->at);
 }
 
-static CTR_WRAPPER_TEXT void note_release(const void *obj)
-{
-    struct ctr_thread *t = ctr__self_traced();
-    if (t)
-        ctr__release(t, obj);
-}
-
-static int do_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *at)
-{
-    (void)clk, (void)at;
-    return ctr__real.cond_wait(c, m);
-}
-static int do_timedwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                        const struct timespec *at)
-{
-    (void)clk;
-    return ctr__real.cond_timedwait(c, m, at);
-}
-static int do_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                        const struct timespec *at)
-{
-    return ctr__real.cond_clockwait(c, m, clk, at);
-}
+static const struct ctr_waitop wait_op = {CTR_REASON_COND_WAIT, NULL, do_wait, NULL};
+static const struct ctr_waitop timedwait_op = {CTR_REASON_COND_TIMEDWAIT, NULL, do_timedwait, NULL};
+static const struct ctr_waitop clockwait_op = {CTR_REASON_COND_CLOCKWAIT, NULL, do_clockwait, NULL};
 
 /* ---------------------------------------------------------------------------
  * The default ABI (GLIBC_2.3.2)
@@ -109,7 +85,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int COND_WAIT(pthread_cond_t *c, pthread_mutex_t *m)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.cond_wait(c, m);
-    return wait_traced(c, m, 0, NULL, do_wait, CTR_REASON_COND_WAIT);
+    return ctr__wait_traced(&wait_op, CALL(.obj = c, .ret = (void **)m), c);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int COND_TIMEDWAIT(pthread_cond_t *c, pthread_mutex_t *m,
@@ -117,7 +93,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int COND_TIMEDWAIT(pthread_cond_t *c, pthread_mutex_
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.cond_timedwait(c, m, at);
-    return wait_traced(c, m, 0, at, do_timedwait, CTR_REASON_COND_TIMEDWAIT);
+    return ctr__wait_traced(&timedwait_op, CALL(.obj = c, .ret = (void **)m, .at = at), c);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -125,20 +101,21 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_cond_clockwait(pthread_cond_t *c, pthrea
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.cond_clockwait(c, m, clk, at);
-    return wait_traced(c, m, clk, at, do_clockwait, CTR_REASON_COND_CLOCKWAIT);
+    return ctr__wait_traced(&clockwait_op, CALL(.obj = c, .ret = (void **)m, .clk = clk, .at = at),
+                            c);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int COND_SIGNAL(pthread_cond_t *c)
 {
     if (CTR_UNLIKELY(ctr__tracing()) && ctr__cond_has_waiters(c))
-        note_release(c);
+        ctr__note_release(c);
     return ctr__real.cond_signal(c);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int COND_BROADCAST(pthread_cond_t *c)
 {
     if (CTR_UNLIKELY(ctr__tracing()) && ctr__cond_has_waiters(c))
-        note_release(c);
+        ctr__note_release(c);
     return ctr__real.cond_broadcast(c);
 }
 
@@ -148,24 +125,23 @@ CTR_EXPORT CTR_WRAPPER_TEXT int COND_BROADCAST(pthread_cond_t *c)
  * ------------------------------------------------------------------------- */
 
 #ifdef CTR_SYMVER
-static int do_wait_old(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                       const struct timespec *at)
+static int do_wait_old(struct ctr_call *c)
 {
-    (void)clk, (void)at;
-    return ctr__real.cond_wait_old(c, m);
+    return ctr__real.cond_wait_old(c->obj, MUTEX(c));
 }
-static int do_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                            const struct timespec *at)
+static int do_timedwait_old(struct ctr_call *c)
 {
-    (void)clk;
-    return ctr__real.cond_timedwait_old(c, m, at);
+    return ctr__real.cond_timedwait_old(c->obj, MUTEX(c), c->at);
 }
+static const struct ctr_waitop wait_old_op = {CTR_REASON_COND_WAIT, NULL, do_wait_old, NULL};
+static const struct ctr_waitop timedwait_old_op = {CTR_REASON_COND_TIMEDWAIT, NULL,
+                                                   do_timedwait_old, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int ctr_cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.cond_wait_old(c, m);
-    return wait_traced(c, m, 0, NULL, do_wait_old, CTR_REASON_COND_WAIT);
+    return ctr__wait_traced(&wait_old_op, CALL(.obj = c, .ret = (void **)m), c);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int ctr_cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
@@ -173,7 +149,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int ctr_cond_timedwait_old(pthread_cond_t *c, pthrea
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.cond_timedwait_old(c, m, at);
-    return wait_traced(c, m, 0, at, do_timedwait_old, CTR_REASON_COND_TIMEDWAIT);
+    return ctr__wait_traced(&timedwait_old_op, CALL(.obj = c, .ret = (void **)m, .at = at), c);
 }
 
 CTR_EXPORT int ctr_cond_signal_old(pthread_cond_t *c)

@@ -51,46 +51,6 @@
 /* Pulls this file in with core/real.c from the static library. */
 const int ctr__wrappers_io;
 
-/* Whether a call that began at `start` ticks lasted long enough to record. */
-static inline int long_enough(uint64_t start)
-{
-    /* relaxed: a threshold on its own (as in wait.c). */
-    return ctr__ticks() - start >=
-           atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
-}
-
-#define FD_OBJ(fd) ((const void *)(intptr_t)(fd))
-
-/* The reason for a call on fd, which may or may not be a socket: plain's
- * NET_ variant is the next id (checked at build time below). */
-static inline enum ctr_reason reason_by_fd(enum ctr_reason plain, int fd)
-{
-    return ctr__fd_is_socket(fd) ? (enum ctr_reason)(plain + 1) : plain;
-}
-_Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
-                   CTR_REASON_NET_WRITE == CTR_REASON_WRITE + 1 &&
-                   CTR_REASON_NET_READV == CTR_REASON_READV + 1 &&
-                   CTR_REASON_NET_WRITEV == CTR_REASON_WRITEV + 1,
-               "each I/O reason's NET_ variant follows it");
-
-/* The end of a traced I/O call that returned: its mark cleared, and the
- * call recorded if it lasted and waited (ctr__io_waited; errno kept).
- * Inline: most calls are short. */
-static inline __attribute__((always_inline)) void
-io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum ctr_reason reason,
-            int rules, int fd)
-{
-    if (g->marked)
-        ctr__io_end(t);
-    if (CTR_UNLIKELY(long_enough(start))) {
-        int saved = errno;
-        if (ctr__io_waited(rules, fd, 1))
-            ctr__wait_span(t, (rules & CTR_IO_BY_FD) ? reason_by_fd(reason, fd) : reason,
-                           FD_OBJ(fd), start);
-        errno = saved;
-    }
-}
-
 /* Whether a call on fd comes from libunwind and fd is not the tracer's:
  * then it must not touch fd (fdguard.c). Only while tracing: libunwind runs
  * in a wrapper's stack capture, or at its warm-up on its own new pipe. */
@@ -133,7 +93,7 @@ io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start, enum
                                  (uintptr_t)__builtin_frame_address(0));                      \
         rc = ctr__real.name args;                                                             \
         after;                                                                                \
-        io_returned(t, &g, start, reason, rules, (int)(object));                              \
+        ctr__io_returned(t, &g, start, reason, rules, (int)(object));                         \
         return rc;                                                                            \
     }                                                                                         \
     CTR_EXPORT CTR_WRAPPER_TEXT ret name params                                               \
@@ -291,7 +251,7 @@ static CTR_WRAPPER_TEXT int open_traced(enum open_kind k, int dirfd, const char 
     CTR_CALL_GUARD(g, t);
     g.marked = ctr__io_begin(t, start, reason, 0, -1, (uintptr_t)__builtin_frame_address(0));
     int fd = open_real(k, dirfd, path, flags, mode);
-    io_returned(t, &g, start, reason, 0, fd);
+    ctr__io_returned(t, &g, start, reason, 0, fd);
     return fd;
 }
 

@@ -49,9 +49,7 @@ static inline __attribute__((always_inline)) void wait_returned(struct ctr_threa
 {
     if (g->marked)
         ctr__io_end(t);
-    /* relaxed: a threshold on its own (as in wait.c). */
-    if (CTR_UNLIKELY(ctr__ticks() - start >=
-                     atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed))) {
+    if (CTR_UNLIKELY(ctr__io_long_enough(start))) {
         int saved = errno;
         ctr__wait_span(t, reason, (const void *)(intptr_t)object, start);
         errno = saved;

@@ -31,59 +31,6 @@
 const int ctr__wrappers_sync;
 
 /* ---------------------------------------------------------------------------
- * The traced path shared by every "try, then wait" wrapper
- * ------------------------------------------------------------------------- */
-
-/* One call's arguments, so one path serves every signature. */
-struct call {
-    void *obj;
-    void **ret;
-    clockid_t clk;
-    const struct timespec *at;
-};
-
-struct waitop {
-    enum ctr_reason reason;
-    int (*try_)(struct call *c); /* NULL: always waits; else EBUSY = would wait */
-    int (*wait)(struct call *c);
-    _Atomic int *waiting; /* if not NULL: counts threads in this wait */
-};
-
-/* Runs op on c, recording the wait under the object `tag`. */
-static CTR_WRAPPER_TEXT int wait_traced(const struct waitop *op, struct call *c, const void *tag)
-{
-    struct ctr_thread *t = ctr__self_traced();
-    if (!t)
-        return op->wait(c);
-    if (op->try_) {
-        int rc = op->try_(c);
-        if (rc != EBUSY)
-            return rc;
-    }
-    /* relaxed: the count is a hint for releasers (see pthread_rwlock_unlock). */
-    if (op->waiting)
-        atomic_fetch_add_explicit(op->waiting, 1, memory_order_relaxed);
-    CTR_CALL_GUARD(g, t);
-    int token = ctr__wait_begin(t, op->reason, tag, (uintptr_t)__builtin_frame_address(0));
-    g.marked = token == CTR_WAIT_MARKED;
-    int rc = op->wait(c);
-    int saved = errno;
-    ctr__wait_end(t, token);
-    if (op->waiting) /* relaxed: as above */
-        atomic_fetch_sub_explicit(op->waiting, 1, memory_order_relaxed);
-    errno = saved;
-    return rc;
-}
-
-/* Writes a Release of obj by the calling thread (slow path of releases). */
-static CTR_WRAPPER_TEXT void note_release(const void *obj)
-{
-    struct ctr_thread *t = ctr__self_traced();
-    if (t)
-        ctr__release(t, obj);
-}
-
-/* ---------------------------------------------------------------------------
  * Mutexes
  * ------------------------------------------------------------------------- */
 
@@ -92,7 +39,7 @@ static CTR_WRAPPER_TEXT void note_release(const void *obj)
  * mutex relocked by its owner does block, forever, and is recorded.) Owner
  * and kind are in glibc's public layout; the kind's low two bits are the
  * type. */
-static int try_mutex(struct call *c)
+static int try_mutex(struct ctr_call *c)
 {
     pthread_mutex_t *m = c->obj;
     int rc = ctr__real.pthread_mutex_trylock(m);
@@ -104,24 +51,24 @@ static int try_mutex(struct call *c)
     return rc;
 }
 
-static int do_mutex_lock(struct call *c)
+static int do_mutex_lock(struct ctr_call *c)
 {
     return ctr__real.pthread_mutex_lock(c->obj);
 }
-static int do_mutex_timedlock(struct call *c)
+static int do_mutex_timedlock(struct ctr_call *c)
 {
     return ctr__real.pthread_mutex_timedlock(c->obj, c->at);
 }
-static int do_mutex_clocklock(struct call *c)
+static int do_mutex_clocklock(struct ctr_call *c)
 {
     return ctr__real.pthread_mutex_clocklock(c->obj, c->clk, c->at);
 }
 
-static const struct waitop mutex_lock = {CTR_REASON_MUTEX_LOCK, try_mutex, do_mutex_lock, NULL};
-static const struct waitop mutex_timedlock = {CTR_REASON_MUTEX_TIMEDLOCK, try_mutex,
-                                              do_mutex_timedlock, NULL};
-static const struct waitop mutex_clocklock = {CTR_REASON_MUTEX_CLOCKLOCK, try_mutex,
-                                              do_mutex_clocklock, NULL};
+static const struct ctr_waitop mutex_lock = {CTR_REASON_MUTEX_LOCK, try_mutex, do_mutex_lock, NULL};
+static const struct ctr_waitop mutex_timedlock = {CTR_REASON_MUTEX_TIMEDLOCK, try_mutex,
+                                                  do_mutex_timedlock, NULL};
+static const struct ctr_waitop mutex_clocklock = {CTR_REASON_MUTEX_CLOCKLOCK, try_mutex,
+                                                  do_mutex_clocklock, NULL};
 
 /* The hottest wrappers try inline before taking the shared path, which
  * then tries once more (cheap next to a wait, and the lock may be free by
@@ -133,7 +80,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_lock(pthread_mutex_t *m)
     int rc = ctr__real.pthread_mutex_trylock(m);
     if (CTR_LIKELY(rc != EBUSY))
         return rc;
-    return wait_traced(&mutex_lock, &(struct call){.obj = m}, m);
+    return ctr__wait_traced(&mutex_lock, &(struct ctr_call){.obj = m}, m);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_timedlock(pthread_mutex_t *m,
@@ -141,7 +88,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_timedlock(pthread_mutex_t *m,
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_mutex_timedlock(m, at);
-    return wait_traced(&mutex_timedlock, &(struct call){.obj = m, .at = at}, m);
+    return ctr__wait_traced(&mutex_timedlock, &(struct ctr_call){.obj = m, .at = at}, m);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk,
@@ -149,7 +96,8 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_clocklock(pthread_mutex_t *m, cloc
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_mutex_clocklock(m, clk, at);
-    return wait_traced(&mutex_clocklock, &(struct call){.obj = m, .clk = clk, .at = at}, m);
+    return ctr__wait_traced(&mutex_clocklock, &(struct ctr_call){.obj = m, .clk = clk, .at = at},
+                            m);
 }
 
 CTR_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -160,7 +108,7 @@ CTR_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
     if (CTR_UNLIKELY(ctr__tracing()) && ctr__mutex_has_waiters(m))
-        note_release(m);
+        ctr__note_release(m);
     return ctr__real.pthread_mutex_unlock(m);
 }
 
@@ -174,49 +122,51 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_mutex_unlock(pthread_mutex_t *m)
  * (those of other rwlocks match no wait and cost only the event). */
 static _Atomic int rwlock_waiting;
 
-static int try_rd(struct call *c)
+static int try_rd(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_tryrdlock(c->obj);
 }
-static int try_wr(struct call *c)
+static int try_wr(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_trywrlock(c->obj);
 }
-static int do_rdlock(struct call *c)
+static int do_rdlock(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_rdlock(c->obj);
 }
-static int do_wrlock(struct call *c)
+static int do_wrlock(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_wrlock(c->obj);
 }
-static int do_timedrd(struct call *c)
+static int do_timedrd(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_timedrdlock(c->obj, c->at);
 }
-static int do_timedwr(struct call *c)
+static int do_timedwr(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_timedwrlock(c->obj, c->at);
 }
-static int do_clockrd(struct call *c)
+static int do_clockrd(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_clockrdlock(c->obj, c->clk, c->at);
 }
-static int do_clockwr(struct call *c)
+static int do_clockwr(struct ctr_call *c)
 {
     return ctr__real.pthread_rwlock_clockwrlock(c->obj, c->clk, c->at);
 }
 
-static const struct waitop rw_rd = {CTR_REASON_RWLOCK_RDLOCK, try_rd, do_rdlock, &rwlock_waiting};
-static const struct waitop rw_wr = {CTR_REASON_RWLOCK_WRLOCK, try_wr, do_wrlock, &rwlock_waiting};
-static const struct waitop rw_timedrd = {CTR_REASON_RWLOCK_TIMEDRDLOCK, try_rd, do_timedrd,
-                                         &rwlock_waiting};
-static const struct waitop rw_timedwr = {CTR_REASON_RWLOCK_TIMEDWRLOCK, try_wr, do_timedwr,
-                                         &rwlock_waiting};
-static const struct waitop rw_clockrd = {CTR_REASON_RWLOCK_CLOCKRDLOCK, try_rd, do_clockrd,
-                                         &rwlock_waiting};
-static const struct waitop rw_clockwr = {CTR_REASON_RWLOCK_CLOCKWRLOCK, try_wr, do_clockwr,
-                                         &rwlock_waiting};
+static const struct ctr_waitop rw_rd = {CTR_REASON_RWLOCK_RDLOCK, try_rd, do_rdlock,
+                                        &rwlock_waiting};
+static const struct ctr_waitop rw_wr = {CTR_REASON_RWLOCK_WRLOCK, try_wr, do_wrlock,
+                                        &rwlock_waiting};
+static const struct ctr_waitop rw_timedrd = {CTR_REASON_RWLOCK_TIMEDRDLOCK, try_rd, do_timedrd,
+                                             &rwlock_waiting};
+static const struct ctr_waitop rw_timedwr = {CTR_REASON_RWLOCK_TIMEDWRLOCK, try_wr, do_timedwr,
+                                             &rwlock_waiting};
+static const struct ctr_waitop rw_clockrd = {CTR_REASON_RWLOCK_CLOCKRDLOCK, try_rd, do_clockrd,
+                                             &rwlock_waiting};
+static const struct ctr_waitop rw_clockwr = {CTR_REASON_RWLOCK_CLOCKWRLOCK, try_wr, do_clockwr,
+                                             &rwlock_waiting};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
@@ -225,7 +175,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
     int rc = ctr__real.pthread_rwlock_tryrdlock(l);
     if (CTR_LIKELY(rc != EBUSY))
         return rc;
-    return wait_traced(&rw_rd, &(struct call){.obj = l}, l);
+    return ctr__wait_traced(&rw_rd, &(struct ctr_call){.obj = l}, l);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
@@ -235,7 +185,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
     int rc = ctr__real.pthread_rwlock_trywrlock(l);
     if (CTR_LIKELY(rc != EBUSY))
         return rc;
-    return wait_traced(&rw_wr, &(struct call){.obj = l}, l);
+    return ctr__wait_traced(&rw_wr, &(struct ctr_call){.obj = l}, l);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l,
@@ -243,7 +193,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l,
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_rwlock_timedrdlock(l, at);
-    return wait_traced(&rw_timedrd, &(struct call){.obj = l, .at = at}, l);
+    return ctr__wait_traced(&rw_timedrd, &(struct ctr_call){.obj = l, .at = at}, l);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l,
@@ -251,7 +201,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l,
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_rwlock_timedwrlock(l, at);
-    return wait_traced(&rw_timedwr, &(struct call){.obj = l, .at = at}, l);
+    return ctr__wait_traced(&rw_timedwr, &(struct ctr_call){.obj = l, .at = at}, l);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk,
@@ -259,7 +209,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, 
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_rwlock_clockrdlock(l, clk, at);
-    return wait_traced(&rw_clockrd, &(struct call){.obj = l, .clk = clk, .at = at}, l);
+    return ctr__wait_traced(&rw_clockrd, &(struct ctr_call){.obj = l, .clk = clk, .at = at}, l);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk,
@@ -267,7 +217,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, 
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_rwlock_clockwrlock(l, clk, at);
-    return wait_traced(&rw_clockwr, &(struct call){.obj = l, .clk = clk, .at = at}, l);
+    return ctr__wait_traced(&rw_clockwr, &(struct ctr_call){.obj = l, .clk = clk, .at = at}, l);
 }
 
 CTR_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
@@ -286,7 +236,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_unlock(pthread_rwlock_t *l)
      * Release is harmless to the analysis (see waiters.h). */
     if (CTR_UNLIKELY(ctr__tracing()) &&
         atomic_load_explicit(&rwlock_waiting, memory_order_relaxed) > 0)
-        note_release(l);
+        ctr__note_release(l);
     return ctr__real.pthread_rwlock_unlock(l);
 }
 
@@ -294,7 +244,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_rwlock_unlock(pthread_rwlock_t *l)
  * Semaphores (functions return -1 and set errno)
  * ------------------------------------------------------------------------- */
 
-static int try_sem(struct call *c)
+static int try_sem(struct ctr_call *c)
 {
     int saved = errno;
     if (ctr__real.sem_trywait(c->obj) == 0)
@@ -305,24 +255,24 @@ static int try_sem(struct call *c)
     return EBUSY;
 }
 
-static int do_sem_wait(struct call *c)
+static int do_sem_wait(struct ctr_call *c)
 {
     return ctr__real.sem_wait(c->obj);
 }
-static int do_sem_timedwait(struct call *c)
+static int do_sem_timedwait(struct ctr_call *c)
 {
     return ctr__real.sem_timedwait(c->obj, c->at);
 }
-static int do_sem_clockwait(struct call *c)
+static int do_sem_clockwait(struct ctr_call *c)
 {
     return ctr__real.sem_clockwait(c->obj, c->clk, c->at);
 }
 
-static const struct waitop sem_wait_op = {CTR_REASON_SEM_WAIT, try_sem, do_sem_wait, NULL};
-static const struct waitop sem_timedwait_op = {CTR_REASON_SEM_TIMEDWAIT, try_sem, do_sem_timedwait,
-                                               NULL};
-static const struct waitop sem_clockwait_op = {CTR_REASON_SEM_CLOCKWAIT, try_sem, do_sem_clockwait,
-                                               NULL};
+static const struct ctr_waitop sem_wait_op = {CTR_REASON_SEM_WAIT, try_sem, do_sem_wait, NULL};
+static const struct ctr_waitop sem_timedwait_op = {CTR_REASON_SEM_TIMEDWAIT, try_sem,
+                                                   do_sem_timedwait, NULL};
+static const struct ctr_waitop sem_clockwait_op = {CTR_REASON_SEM_CLOCKWAIT, try_sem,
+                                                   do_sem_clockwait, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int sem_wait(sem_t *s)
 {
@@ -332,21 +282,22 @@ CTR_EXPORT CTR_WRAPPER_TEXT int sem_wait(sem_t *s)
     if (CTR_LIKELY(ctr__real.sem_trywait(s) == 0))
         return 0;
     errno = saved;
-    return wait_traced(&sem_wait_op, &(struct call){.obj = s}, s);
+    return ctr__wait_traced(&sem_wait_op, &(struct ctr_call){.obj = s}, s);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int sem_timedwait(sem_t *s, const struct timespec *at)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.sem_timedwait(s, at);
-    return wait_traced(&sem_timedwait_op, &(struct call){.obj = s, .at = at}, s);
+    return ctr__wait_traced(&sem_timedwait_op, &(struct ctr_call){.obj = s, .at = at}, s);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *at)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.sem_clockwait(s, clk, at);
-    return wait_traced(&sem_clockwait_op, &(struct call){.obj = s, .clk = clk, .at = at}, s);
+    return ctr__wait_traced(&sem_clockwait_op, &(struct ctr_call){.obj = s, .clk = clk, .at = at},
+                            s);
 }
 
 CTR_EXPORT int sem_trywait(sem_t *s)
@@ -357,7 +308,7 @@ CTR_EXPORT int sem_trywait(sem_t *s)
 CTR_EXPORT CTR_WRAPPER_TEXT int sem_post(sem_t *s)
 {
     if (CTR_UNLIKELY(ctr__tracing()) && ctr__sem_has_waiters(s))
-        note_release(s);
+        ctr__note_release(s);
     return ctr__real.sem_post(s);
 }
 
@@ -368,48 +319,48 @@ CTR_EXPORT CTR_WRAPPER_TEXT int sem_post(sem_t *s)
 /* A barrier wait always records (there is no try). No Release is written:
  * the last thread to arrive lets the others go, and the analyzer finds it
  * from the Block times alone. */
-static int do_barrier(struct call *c)
+static int do_barrier(struct ctr_call *c)
 {
     return ctr__real.pthread_barrier_wait(c->obj);
 }
-static const struct waitop barrier_op = {CTR_REASON_BARRIER_WAIT, NULL, do_barrier, NULL};
+static const struct ctr_waitop barrier_op = {CTR_REASON_BARRIER_WAIT, NULL, do_barrier, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_barrier_wait(pthread_barrier_t *b)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_barrier_wait(b);
-    return wait_traced(&barrier_op, &(struct call){.obj = b}, b);
+    return ctr__wait_traced(&barrier_op, &(struct ctr_call){.obj = b}, b);
 }
 
 /* A join waits on the pthread_t; the joined thread's ThreadEnd releases it
  * (THREAD records carry the handle). */
-static int try_join(struct call *c)
+static int try_join(struct ctr_call *c)
 {
     return ctr__real.pthread_tryjoin_np((pthread_t)(uintptr_t)c->obj, c->ret);
 }
-static int do_join(struct call *c)
+static int do_join(struct ctr_call *c)
 {
     return ctr__real.pthread_join((pthread_t)(uintptr_t)c->obj, c->ret);
 }
-static int do_timedjoin(struct call *c)
+static int do_timedjoin(struct ctr_call *c)
 {
     return ctr__real.pthread_timedjoin_np((pthread_t)(uintptr_t)c->obj, c->ret, c->at);
 }
-static int do_clockjoin(struct call *c)
+static int do_clockjoin(struct ctr_call *c)
 {
     return ctr__real.pthread_clockjoin_np((pthread_t)(uintptr_t)c->obj, c->ret, c->clk, c->at);
 }
 
-static const struct waitop join_op = {CTR_REASON_JOIN, try_join, do_join, NULL};
-static const struct waitop timedjoin_op = {CTR_REASON_TIMEDJOIN, try_join, do_timedjoin, NULL};
-static const struct waitop clockjoin_op = {CTR_REASON_CLOCKJOIN, try_join, do_clockjoin, NULL};
+static const struct ctr_waitop join_op = {CTR_REASON_JOIN, try_join, do_join, NULL};
+static const struct ctr_waitop timedjoin_op = {CTR_REASON_TIMEDJOIN, try_join, do_timedjoin, NULL};
+static const struct ctr_waitop clockjoin_op = {CTR_REASON_CLOCKJOIN, try_join, do_clockjoin, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_join(pthread_t th, void **ret)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_join(th, ret);
     void *obj = (void *)(uintptr_t)th;
-    return wait_traced(&join_op, &(struct call){.obj = obj, .ret = ret}, obj);
+    return ctr__wait_traced(&join_op, &(struct ctr_call){.obj = obj, .ret = ret}, obj);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_timedjoin_np(pthread_t th, void **ret,
@@ -418,7 +369,8 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_timedjoin_np(pthread_t th, void **ret,
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_timedjoin_np(th, ret, at);
     void *obj = (void *)(uintptr_t)th;
-    return wait_traced(&timedjoin_op, &(struct call){.obj = obj, .ret = ret, .at = at}, obj);
+    return ctr__wait_traced(&timedjoin_op, &(struct ctr_call){.obj = obj, .ret = ret, .at = at},
+                            obj);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk,
@@ -427,8 +379,8 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_clockjoin_np(pthread_t th, void **ret, c
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_clockjoin_np(th, ret, clk, at);
     void *obj = (void *)(uintptr_t)th;
-    return wait_traced(&clockjoin_op, &(struct call){.obj = obj, .ret = ret, .clk = clk, .at = at},
-                       obj);
+    return ctr__wait_traced(&clockjoin_op,
+                            &(struct ctr_call){.obj = obj, .ret = ret, .clk = clk, .at = at}, obj);
 }
 
 CTR_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
@@ -438,21 +390,21 @@ CTR_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 
 /* Spin locks: the wait is recorded; their unlock is too hot and too short
  * to check for waiters, so spin waits have no Release. */
-static int try_spin(struct call *c)
+static int try_spin(struct ctr_call *c)
 {
     return ctr__real.pthread_spin_trylock(c->obj);
 }
-static int do_spin(struct call *c)
+static int do_spin(struct ctr_call *c)
 {
     return ctr__real.pthread_spin_lock(c->obj);
 }
-static const struct waitop spin_op = {CTR_REASON_SPIN_LOCK, try_spin, do_spin, NULL};
+static const struct ctr_waitop spin_op = {CTR_REASON_SPIN_LOCK, try_spin, do_spin, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int pthread_spin_lock(pthread_spinlock_t *l)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.pthread_spin_lock(l);
-    return wait_traced(&spin_op, &(struct call){.obj = (void *)l}, (void *)l);
+    return ctr__wait_traced(&spin_op, &(struct ctr_call){.obj = (void *)l}, (void *)l);
 }
 
 CTR_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
@@ -464,35 +416,36 @@ CTR_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
  * Sleeps: always a wait, in no delay profile (as in Go)
  * ------------------------------------------------------------------------- */
 
-static int do_nanosleep(struct call *c)
+static int do_nanosleep(struct ctr_call *c)
 {
     return ctr__real.nanosleep(c->at, (struct timespec *)c->ret);
 }
-static int do_clock_nanosleep(struct call *c)
+static int do_clock_nanosleep(struct ctr_call *c)
 {
     return ctr__real.clock_nanosleep(c->clk, (int)(intptr_t)c->obj, c->at,
                                      (struct timespec *)c->ret);
 }
-static int do_usleep(struct call *c)
+static int do_usleep(struct ctr_call *c)
 {
     return ctr__real.usleep((useconds_t)(uintptr_t)c->obj);
 }
-static int do_sleep(struct call *c)
+static int do_sleep(struct ctr_call *c)
 {
     return (int)ctr__real.sleep((unsigned)(uintptr_t)c->obj);
 }
 
-static const struct waitop nanosleep_op = {CTR_REASON_NANOSLEEP, NULL, do_nanosleep, NULL};
-static const struct waitop clock_nanosleep_op = {CTR_REASON_CLOCK_NANOSLEEP, NULL,
-                                                 do_clock_nanosleep, NULL};
-static const struct waitop usleep_op = {CTR_REASON_USLEEP, NULL, do_usleep, NULL};
-static const struct waitop sleep_op = {CTR_REASON_SLEEP, NULL, do_sleep, NULL};
+static const struct ctr_waitop nanosleep_op = {CTR_REASON_NANOSLEEP, NULL, do_nanosleep, NULL};
+static const struct ctr_waitop clock_nanosleep_op = {CTR_REASON_CLOCK_NANOSLEEP, NULL,
+                                                     do_clock_nanosleep, NULL};
+static const struct ctr_waitop usleep_op = {CTR_REASON_USLEEP, NULL, do_usleep, NULL};
+static const struct ctr_waitop sleep_op = {CTR_REASON_SLEEP, NULL, do_sleep, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.nanosleep(req, rem);
-    return wait_traced(&nanosleep_op, &(struct call){.at = req, .ret = (void **)rem}, NULL);
+    return ctr__wait_traced(&nanosleep_op, &(struct ctr_call){.at = req, .ret = (void **)rem},
+                            NULL);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int clock_nanosleep(clockid_t clk, int flags,
@@ -500,9 +453,10 @@ CTR_EXPORT CTR_WRAPPER_TEXT int clock_nanosleep(clockid_t clk, int flags,
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.clock_nanosleep(clk, flags, req, rem);
-    return wait_traced(
+    return ctr__wait_traced(
         &clock_nanosleep_op,
-        &(struct call){.obj = (void *)(intptr_t)flags, .clk = clk, .at = req, .ret = (void **)rem},
+        &(struct ctr_call){
+            .obj = (void *)(intptr_t)flags, .clk = clk, .at = req, .ret = (void **)rem},
         NULL);
 }
 
@@ -510,12 +464,13 @@ CTR_EXPORT CTR_WRAPPER_TEXT int usleep(useconds_t us)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.usleep(us);
-    return wait_traced(&usleep_op, &(struct call){.obj = (void *)(uintptr_t)us}, NULL);
+    return ctr__wait_traced(&usleep_op, &(struct ctr_call){.obj = (void *)(uintptr_t)us}, NULL);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT unsigned sleep(unsigned s)
 {
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.sleep(s);
-    return (unsigned)wait_traced(&sleep_op, &(struct call){.obj = (void *)(uintptr_t)s}, NULL);
+    return (unsigned)ctr__wait_traced(&sleep_op, &(struct ctr_call){.obj = (void *)(uintptr_t)s},
+                                      NULL);
 }

@@ -34,15 +34,6 @@
 
 #include <errno.h>
 
-/* Whether a call that began at `start` ticks lasted long enough to record. */
-static inline int long_enough(uint64_t start)
-{
-    /* relaxed: a threshold on its own (refined by write_clock, collector.c);
-     * an older value misjudges one call at most. */
-    return ctr__ticks() - start >=
-           atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
-}
-
 CTR_WRAPPER_TEXT int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
                                      uintptr_t frame)
 {
@@ -128,9 +119,8 @@ static enum ctr_reason io_reason(struct ctr_thread *t)
 {
     /* relaxed: the owner reads the fields it wrote itself. */
     enum ctr_reason r = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
-    if ((atomic_load_explicit(&t->io_rules, memory_order_relaxed) & CTR_IO_BY_FD) &&
-        ctr__fd_is_socket((int)t->call_obj))
-        r = (enum ctr_reason)(r + 1);
+    if (atomic_load_explicit(&t->io_rules, memory_order_relaxed) & CTR_IO_BY_FD)
+        r = ctr__reason_by_fd(r, (int)t->call_obj);
     return r;
 }
 
@@ -148,7 +138,7 @@ static CTR_WRAPPER_TEXT void call_end(struct ctr_thread *t, int frame_ok)
      * store of 0 is ordered as in ctr__io_end (wait.h). */
     uint64_t start = atomic_load_explicit(&t->io_start, memory_order_relaxed);
     atomic_store_explicit(&t->io_start, 0, memory_order_relaxed);
-    if (kind != CTR_CALL_IO || !start || !long_enough(start))
+    if (kind != CTR_CALL_IO || !start || !ctr__io_long_enough(start))
         return;
     int saved = errno;
     /* relaxed: the owner's own field. */
@@ -177,4 +167,37 @@ CTR_WRAPPER_TEXT void ctr__call_abandon(struct ctr_thread *t)
 CTR_WRAPPER_TEXT void ctr__call_unwound_slow(struct ctr_call_guard *g)
 {
     call_end(g->t, 1);
+}
+
+CTR_WRAPPER_TEXT int ctr__wait_traced(const struct ctr_waitop *op, struct ctr_call *c,
+                                      const void *tag)
+{
+    struct ctr_thread *t = ctr__self_traced();
+    if (!t)
+        return op->wait(c);
+    if (op->try_) {
+        int rc = op->try_(c);
+        if (rc != EBUSY)
+            return rc;
+    }
+    /* relaxed: the count is a hint for releasers (see pthread_rwlock_unlock). */
+    if (op->waiting)
+        atomic_fetch_add_explicit(op->waiting, 1, memory_order_relaxed);
+    CTR_CALL_GUARD(g, t);
+    int token = ctr__wait_begin(t, op->reason, tag, (uintptr_t)__builtin_frame_address(0));
+    g.marked = token == CTR_WAIT_MARKED;
+    int rc = op->wait(c);
+    int saved = errno;
+    ctr__wait_end(t, token);
+    if (op->waiting) /* relaxed: as above */
+        atomic_fetch_sub_explicit(op->waiting, 1, memory_order_relaxed);
+    errno = saved;
+    return rc;
+}
+
+CTR_WRAPPER_TEXT void ctr__note_release(const void *obj)
+{
+    struct ctr_thread *t = ctr__self_traced();
+    if (t)
+        ctr__release(t, obj);
 }

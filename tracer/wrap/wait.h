@@ -4,10 +4,15 @@
 #ifndef CTR_WAIT_H
 #define CTR_WAIT_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
+#include "core/clock.h"
 #include "core/common.h"
+#include "core/fdclass.h"
+#include "core/session.h"
 #include "core/thread.h"
 #include "ctrace_format.h"
 
@@ -39,6 +44,16 @@ void ctr__wait_end(struct ctr_thread *t, int token);
 void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj, uint64_t start);
 /* Release(obj, stack) now: t let go of obj while other threads waited on it. */
 void ctr__release(struct ctr_thread *t, const void *obj);
+
+/* Whether a call that began at `start` ticks lasted long enough to record
+ * (the session's io_min_ns): the test of every wait only known once over. */
+static inline int ctr__io_long_enough(uint64_t start)
+{
+    /* relaxed: a threshold on its own (refined by write_clock, collector.c);
+     * an older value misjudges one call at most. */
+    return ctr__ticks() - start >=
+           atomic_load_explicit(&ctr__session.io_min_ticks, memory_order_relaxed);
+}
 
 /* Marks t as inside I/O call `reason` on fd, under `rules`, since `start`,
  * in the wrapper whose frame is `frame`, unless t's mark is already set (a
@@ -81,5 +96,63 @@ static inline void ctr__call_unwound(struct ctr_call_guard *g)
  * cancellation's unwinding; a normal return costs a load and a branch). */
 #define CTR_CALL_GUARD(name, thread) \
     struct ctr_call_guard name __attribute__((cleanup(ctr__call_unwound))) = {(thread), 0}
+
+/* The reason for a call on fd, which may or may not be a socket: plain's
+ * NET_ variant is the next id (checked at build time below). */
+static inline enum ctr_reason ctr__reason_by_fd(enum ctr_reason plain, int fd)
+{
+    return ctr__fd_is_socket(fd) ? (enum ctr_reason)(plain + 1) : plain;
+}
+_Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
+                   CTR_REASON_NET_WRITE == CTR_REASON_WRITE + 1 &&
+                   CTR_REASON_NET_READV == CTR_REASON_READV + 1 &&
+                   CTR_REASON_NET_WRITEV == CTR_REASON_WRITEV + 1,
+               "each I/O reason's NET_ variant follows it");
+
+/* The end of a traced I/O call that returned: its mark cleared, and the
+ * call recorded if it lasted and waited (ctr__io_waited; errno kept) as a
+ * wait on the descriptor fd. Inline: most calls are short. */
+static inline __attribute__((always_inline)) void
+ctr__io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start,
+                 enum ctr_reason reason, int rules, int fd)
+{
+    if (g->marked)
+        ctr__io_end(t);
+    if (CTR_UNLIKELY(ctr__io_long_enough(start))) {
+        int saved = errno;
+        if (ctr__io_waited(rules, fd, 1))
+            ctr__wait_span(t, (rules & CTR_IO_BY_FD) ? ctr__reason_by_fd(reason, fd) : reason,
+                           (const void *)(intptr_t)fd, start);
+        errno = saved;
+    }
+}
+
+/* ---------------------------------------------------------------------------
+ * The traced path of every "try, then wait" wrapper (pthread, C11, futex
+ * waits: interpose_sync.c, interpose_c11.c, interpose_futex.c)
+ * ------------------------------------------------------------------------- */
+
+/* One call's arguments, so one path serves every signature. */
+struct ctr_call {
+    void *obj;
+    void **ret;
+    clockid_t clk;
+    const struct timespec *at;
+    long args[6]; /* a raw syscall's (interpose_futex.c) */
+};
+
+struct ctr_waitop {
+    enum ctr_reason reason;
+    int (*try_)(struct ctr_call *c); /* NULL: always waits; else EBUSY = would wait */
+    int (*wait)(struct ctr_call *c);
+    _Atomic int *waiting; /* if not NULL: counts threads in this wait */
+};
+
+/* Runs op on c, recording the wait (Block, the real call, Unblock) under the
+ * object `tag` when its try says it must wait. Keeps the call's errno. */
+int ctr__wait_traced(const struct ctr_waitop *op, struct ctr_call *c, const void *tag);
+/* Writes a Release of obj by the calling thread if it is traced (the slow
+ * path of releases: unlock, post, signal with waiters). */
+void ctr__note_release(const void *obj);
 
 #endif /* CTR_WAIT_H */
