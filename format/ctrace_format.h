@@ -362,7 +362,66 @@ enum ctr_wait_class {
     X(71, PTHREAD_ONCE,       "pthread_once",               CTR_CLASS_SYNC,    "pthread_once") \
     X(72, FUTEX_WAIT,         "futex_wait",                 CTR_CLASS_SYNC,    "futex_wake") \
     X(73, FUTEX_LOCK_PI,      "futex_lock_pi",              CTR_CLASS_SYNC,    "futex_unlock_pi") \
-    X(74, FUTEX_WAITV,        "futex_waitv",                CTR_CLASS_SYNC,    "futex_wake")
+    X(74, FUTEX_WAITV,        "futex_waitv",                CTR_CLASS_SYNC,    "futex_wake") \
+    X(75, PREADV,             "preadv",                     CTR_CLASS_SYSCALL, NULL) \
+    X(76, PWRITEV,            "pwritev",                    CTR_CLASS_SYSCALL, NULL) \
+    X(77, PREADV2,            "preadv2",                    CTR_CLASS_SYSCALL, NULL) \
+    X(78, PWRITEV2,           "pwritev2",                   CTR_CLASS_SYSCALL, NULL) \
+    X(79, RECVMMSG,           "recvmmsg",                   CTR_CLASS_NET,     NULL) \
+    X(80, SENDMMSG,           "sendmmsg",                   CTR_CLASS_NET,     NULL) \
+    X(81, SENDFILE,           "sendfile",                   CTR_CLASS_SYSCALL, NULL) \
+    X(82, NET_SENDFILE,       "sendfile",                   CTR_CLASS_NET,     NULL) \
+    X(83, SPLICE,             "splice",                     CTR_CLASS_SYSCALL, NULL) \
+    X(84, TEE,                "tee",                        CTR_CLASS_SYSCALL, NULL) \
+    X(85, VMSPLICE,           "vmsplice",                   CTR_CLASS_SYSCALL, NULL) \
+    X(86, COPY_FILE_RANGE,    "copy_file_range",            CTR_CLASS_SYSCALL, NULL) \
+    X(87, FLOCK,              "flock",                      CTR_CLASS_SYSCALL, NULL) \
+    X(88, LOCKF,              "lockf",                      CTR_CLASS_SYSCALL, NULL) \
+    X(89, FCNTL,              "fcntl",                      CTR_CLASS_SYSCALL, NULL) \
+    X(90, EPOLL_PWAIT2,       "epoll_pwait2",               CTR_CLASS_NET,     NULL) \
+    X(91, MSGRCV,             "msgrcv",                     CTR_CLASS_SYSCALL, NULL) \
+    X(92, MSGSND,             "msgsnd",                     CTR_CLASS_SYSCALL, NULL) \
+    X(93, SEMOP,              "semop",                      CTR_CLASS_SYSCALL, NULL) \
+    X(94, SEMTIMEDOP,         "semtimedop",                 CTR_CLASS_SYSCALL, NULL) \
+    X(95, MQ_RECEIVE,         "mq_receive",                 CTR_CLASS_SYSCALL, NULL) \
+    X(96, MQ_SEND,            "mq_send",                    CTR_CLASS_SYSCALL, NULL) \
+    X(97, MQ_TIMEDRECEIVE,    "mq_timedreceive",            CTR_CLASS_SYSCALL, NULL) \
+    X(98, MQ_TIMEDSEND,       "mq_timedsend",               CTR_CLASS_SYSCALL, NULL) \
+    X(99, SYSTEM,             "system",                     CTR_CLASS_SYSCALL, NULL) \
+    X(100, POPEN,              "popen",                      CTR_CLASS_SYSCALL, NULL) \
+    X(101, PCLOSE,             "pclose",                     CTR_CLASS_SYSCALL, NULL) \
+    X(102, GETADDRINFO,        "getaddrinfo",                CTR_CLASS_NET,     NULL) \
+    X(103, GETNAMEINFO,        "getnameinfo",                CTR_CLASS_NET,     NULL) \
+    X(104, GETHOSTBYNAME,      "gethostbyname",              CTR_CLASS_NET,     NULL) \
+    X(105, GETHOSTBYNAME2,     "gethostbyname2",             CTR_CLASS_NET,     NULL) \
+    X(106, GETHOSTBYNAME_R,    "gethostbyname_r",            CTR_CLASS_NET,     NULL) \
+    X(107, GETHOSTBYNAME2_R,   "gethostbyname2_r",           CTR_CLASS_NET,     NULL) \
+    X(108, GETHOSTBYADDR,      "gethostbyaddr",              CTR_CLASS_NET,     NULL) \
+    X(109, FREAD,              "fread",                      CTR_CLASS_SYSCALL, NULL) \
+    X(110, NET_FREAD,          "fread",                      CTR_CLASS_NET,     NULL) \
+    X(111, FWRITE,             "fwrite",                     CTR_CLASS_SYSCALL, NULL) \
+    X(112, NET_FWRITE,         "fwrite",                     CTR_CLASS_NET,     NULL) \
+    X(113, FGETS,              "fgets",                      CTR_CLASS_SYSCALL, NULL) \
+    X(114, NET_FGETS,          "fgets",                      CTR_CLASS_NET,     NULL) \
+    X(115, FPUTS,              "fputs",                      CTR_CLASS_SYSCALL, NULL) \
+    X(116, NET_FPUTS,          "fputs",                      CTR_CLASS_NET,     NULL) \
+    X(117, GETLINE,            "getline",                    CTR_CLASS_SYSCALL, NULL) \
+    X(118, NET_GETLINE,        "getline",                    CTR_CLASS_NET,     NULL) \
+    X(119, GETDELIM,           "getdelim",                   CTR_CLASS_SYSCALL, NULL) \
+    X(120, NET_GETDELIM,       "getdelim",                   CTR_CLASS_NET,     NULL) \
+    X(121, FGETC,              "fgetc",                      CTR_CLASS_SYSCALL, NULL) \
+    X(122, NET_FGETC,          "fgetc",                      CTR_CLASS_NET,     NULL) \
+    X(123, GETC,               "getc",                       CTR_CLASS_SYSCALL, NULL) \
+    X(124, NET_GETC,           "getc",                       CTR_CLASS_NET,     NULL) \
+    X(125, FPUTC,              "fputc",                      CTR_CLASS_SYSCALL, NULL) \
+    X(126, NET_FPUTC,          "fputc",                      CTR_CLASS_NET,     NULL) \
+    X(127, PUTC,               "putc",                       CTR_CLASS_SYSCALL, NULL) \
+    X(128, NET_PUTC,           "putc",                       CTR_CLASS_NET,     NULL) \
+    X(129, FFLUSH,             "fflush",                     CTR_CLASS_SYSCALL, NULL) \
+    X(130, NET_FFLUSH,         "fflush",                     CTR_CLASS_NET,     NULL) \
+    X(131, PUTS,               "puts",                       CTR_CLASS_SYSCALL, NULL) \
+    X(132, NET_PUTS,           "puts",                       CTR_CLASS_NET,     NULL) \
+    X(133, IO_URING_ENTER,     "io_uring_enter",             CTR_CLASS_SYSCALL, NULL)
 
 enum ctr_reason {
 #define CTR_X_REASON(id, name, call, cls, release) CTR_REASON_##name = id,

@@ -603,15 +603,18 @@ static void test_event_damage(void **state)
     const uint8_t eleven[] = {CTR_EV_UNBLOCK, 0x80, 0x80, 0x80, 0x80, 0x80,
                               0x80,           0x80, 0x80, 0x80, 0x80, 0x00};
     assert_int_equal(ctr_decode_event(eleven, eleven + sizeof(eleven), &ev), 0);
-    /* Wait reasons the table does not have: 0, 99, the limit. */
-    const uint8_t reasons[] = {0, 99, CTR_REASON_LIMIT};
-    for (size_t i = 0; i < sizeof(reasons); i++) {
-        const uint8_t block[] = {CTR_EV_BLOCK, 0, reasons[i], 1, 0};
-        assert_int_equal(ctr_decode_event(block, block + sizeof(block), &ev), 0);
+    /* Wait reasons the table does not have: 0, the limit, 200. */
+    const uint64_t reasons[] = {0, CTR_REASON_LIMIT, 200};
+    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+        uint8_t block[16] = {CTR_EV_BLOCK, 0};
+        uint8_t *stop = ctr_put_uvarint(block + 2, reasons[i]);
+        *stop++ = 1;
+        *stop++ = 0;
+        assert_int_equal(ctr_decode_event(block, stop, &ev), 0);
     }
     const uint8_t good_block[] = {CTR_EV_BLOCK, 0, CTR_REASON_SIGSUSPEND, 1, 0};
     assert_int_equal(ctr_decode_event(good_block, good_block + sizeof(good_block), &ev), 5);
-    /* A LENGTH past the end, and one over CTR_MAX_EVENT_PAYLOAD. */
+    /* A LENGTH past the stop, and one over CTR_MAX_EVENT_PAYLOAD. */
     const uint8_t log_past[] = {CTR_EV_LOG, 0, 0, 0, 4, 'a', 'b', 'c'};
     assert_int_equal(ctr_decode_event(log_past, log_past + sizeof(log_past), &ev), 0);
     static uint8_t log_big[8 + CTR_MAX_EVENT_PAYLOAD + 1] = {CTR_EV_LOG, 0, 0, 0};

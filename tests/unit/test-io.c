@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -811,9 +812,10 @@ static void test_profiles_split_net_and_syscall(void **state)
 }
 
 /* Whether a descriptor can block is asked of the kernel once per
- * collector period (fdclass.c) for calls that returned: a flag set with
- * fcntl shows from the next period, but at once to a question about a call
- * still in progress (kept_ok 0); a descriptor closed and its number reused
+ * collector period (fdclass.c) for calls that returned: a flag set where no
+ * wrapper sees it (ioctl FIONBIO) shows from the next period, but at once to
+ * a question about a call still in progress (kept_ok 0); one set with fcntl
+ * (wrapped) shows at once; a descriptor closed and its number reused
  * starts afresh; the class stays known through it. */
 static void test_cannot_block_kept_for_a_period(void **state)
 {
@@ -824,13 +826,18 @@ static void test_cannot_block_kept_for_a_period(void **state)
     assert_int_equal(trace_start_opts(&o), 0);
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 0);
-    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    int on = 1, off = 0;
+    assert_int_equal(ioctl(sv[0], FIONBIO, &on), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 0); /* the period's answer */
     ctr__fd_period_tick();
     assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 1);
-    assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
+    assert_int_equal(ioctl(sv[0], FIONBIO, &off), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 1);
     assert_int_equal(ctr__fd_cannot_block(sv[0], 0), 0); /* asked afresh */
+    assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 1); /* seen set: asked afresh */
+    assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);
+    assert_int_equal(ctr__fd_cannot_block(sv[0], 1), 0);
     assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
     assert_int_equal(ctr__fd_cannot_block(sv[0], 0), 1);
     assert_int_equal(fcntl(sv[0], F_SETFL, 0), 0);

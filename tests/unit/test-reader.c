@@ -506,8 +506,8 @@ static const struct {
     {"mapping limit below start", S("\x08\x07\x01\x05\x01\x00\x00\x00\x00"), 1, 0, 0},
     /* BATCH thread 1, base 0: THREAD_END, then an unknown event type. */
     {"unknown event type", S("\x09\x06\x01\x00\x03\x00\x63\x00"), 1, 1, 0},
-    /* BLOCK with wait reason 99. */
-    {"unknown wait reason", S("\x09\x07\x01\x00\x05\x00\x63\x00\x00"), 1, 0, 0},
+    /* BLOCK with wait reason 200 (a two-byte varint). */
+    {"unknown wait reason", S("\x09\x08\x01\x00\x05\x00\xc8\x01\x00\x00"), 1, 0, 0},
     {"event cut", S("\x09\x05\x01\x00\x05\x00\x01"), 1, 0, 0},
     /* THREAD_NAME for a thread and a string that do not exist; BLOCK on a
      * stack that does not exist: kept, as after a truncation. */
@@ -541,7 +541,7 @@ static const struct {
     /* The thread's THREAD_END at tick 9 comes after the call's start. */
     {"pending before the thread's last event: returned", S(G0 "\x09\x04\x01\x09\x03\x00" P5), 0, 1,
      9},
-    {"pending with an unknown reason: skipped", S(G0 "\x0d\x05\x01\x05\x63\x03\x00"), 0, 0, 0},
+    {"pending with an unknown reason: skipped", S(G0 "\x0d\x06\x01\x05\xc8\x01\x03\x00"), 0, 0, 0},
 #undef P5
 #undef G0
 #undef T1

@@ -105,4 +105,19 @@ static inline void ctr__fd_copy(int from, int to)
     atomic_store_explicit(&tb[to], c, memory_order_relaxed);
 }
 
+/* ctr__fd_flags_changed() : fd's file status flags were just set (fcntl
+ * F_SETFL): its O_NONBLOCK is asked of the kernel again at its next
+ * recorded call, not taken from this period's answer. Keeps errno. */
+static inline void ctr__fd_flags_changed(int fd)
+{
+    /* acquire and relaxed: as in ctr__fd_note; a racing answer of another
+     * thread's call is at worst the period-old one (a hint, as before). */
+    _Atomic uint8_t *tb = atomic_load_explicit(&ctr__fd_table, memory_order_acquire);
+    if (!tb || (unsigned)fd >= CTR_FD_TABLE_FDS)
+        return;
+    uint8_t c = atomic_load_explicit(&tb[fd], memory_order_relaxed);
+    if (c != CTR_FD_TRACER && (c & CTR_FD_NB_KNOWN))
+        atomic_store_explicit(&tb[fd], (uint8_t)(c & CTR_FD_CLASS_MASK), memory_order_relaxed);
+}
+
 #endif /* CTR_FDCLASS_H */

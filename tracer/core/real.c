@@ -192,7 +192,9 @@ void ctr__real_init(void)
  * left out and nothing traced. This file is always pulled (ctr__real), and
  * these references pull in every wrapper file with it. */
 extern const int ctr__wrappers_threads, ctr__wrappers_dl, ctr__wrappers_sync, ctr__wrappers_io,
-    ctr__wrappers_cond, ctr__wrappers_proc, ctr__wrappers_c11, ctr__wrappers_futex;
+    ctr__wrappers_cond, ctr__wrappers_proc, ctr__wrappers_c11, ctr__wrappers_futex,
+    ctr__wrappers_file;
 __attribute__((used)) static const int *const wrapper_files[] = {
-    &ctr__wrappers_threads, &ctr__wrappers_dl,   &ctr__wrappers_sync, &ctr__wrappers_io,
-    &ctr__wrappers_cond,    &ctr__wrappers_proc, &ctr__wrappers_c11,  &ctr__wrappers_futex};
+    &ctr__wrappers_threads, &ctr__wrappers_dl,    &ctr__wrappers_sync,
+    &ctr__wrappers_io,      &ctr__wrappers_cond,  &ctr__wrappers_proc,
+    &ctr__wrappers_c11,     &ctr__wrappers_futex, &ctr__wrappers_file};

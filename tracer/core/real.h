@@ -23,15 +23,16 @@
 #include <setjmp.h>
 #include <threads.h>
 
+#include "core/wrapped_file.h"
 #include "core/wrapped_io.h"
 #include "core/wrapped_proc.h"
 
 /* The wrapped functions: ret, name, parameters, arguments, required (0: may
  * be absent in old libcs; the real function is then a stub returning ENOSYS).
  * The sync and thread functions are listed here, the I/O ones in
- * wrapped_io.h, the waits for processes and signals in wrapped_proc.h. Condition variables are not
- * here: they have two ABIs, see wrap/interpose_cond.c. */
-#define CTR_WRAPPED(X) CTR_WRAPPED_SYNC(X) CTR_WRAPPED_IO(X) CTR_WRAPPED_PROC(X)
+ * wrapped_io.h and wrapped_file.h, the waits for processes and signals in wrapped_proc.h. Condition
+ * variables are not here: they have two ABIs, see wrap/interpose_cond.c. */
+#define CTR_WRAPPED(X) CTR_WRAPPED_SYNC(X) CTR_WRAPPED_IO(X) CTR_WRAPPED_FILE(X) CTR_WRAPPED_PROC(X)
 
 #define CTR_WRAPPED_SYNC(X)                                                                        \
     X(int, pthread_create,                                                                         \

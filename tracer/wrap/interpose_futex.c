@@ -16,8 +16,9 @@
  * and the sched time of a pthread mutex. futex_waitv waits on several
  * words: its object is the first.
  *
- * Any other number that can block (read, poll, clock_nanosleep, wait4, ...)
- * is recorded as the wrapped libc call would be: timed, and kept if it took
+ * Any other number that can block (read, poll, clock_nanosleep, wait4, flock,
+ * io_uring_enter waiting for completions, ...) is recorded as the wrapped
+ * libc call would be: timed, and kept if it took
  * at least io_min_ns (interpose_io.c), under the same reason. Every other
  * number goes straight to the real syscall(). The real function reads six
  * arguments after the number whatever the call takes (glibc's does the
@@ -35,6 +36,7 @@
 #include "wrap/wait.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -218,6 +220,77 @@ static int blocking_call(long nr, const long *a, struct by_number *w)
     case SYS_rt_sigsuspend:
         *w = (struct by_number){CTR_REASON_SIGSUSPEND, 0, 0};
         return 1;
+    case SYS_preadv:
+        *w = FD_CALL(CTR_REASON_PREADV, 0, 0);
+        return 1;
+    case SYS_pwritev:
+        *w = FD_CALL(CTR_REASON_PWRITEV, 0, 0);
+        return 1;
+    case SYS_preadv2:
+        *w = FD_CALL(CTR_REASON_PREADV2, 0, CTR_IO_NB_FD);
+        return 1;
+    case SYS_pwritev2:
+        *w = FD_CALL(CTR_REASON_PWRITEV2, 0, CTR_IO_NB_FD);
+        return 1;
+    case SYS_recvmmsg:
+        *w = FD_CALL(CTR_REASON_RECVMMSG, 0, CTR_IO_NB_FD);
+        return 1;
+    case SYS_sendmmsg:
+        *w = FD_CALL(CTR_REASON_SENDMMSG, 0, CTR_IO_NB_FD);
+        return 1;
+    case SYS_sendfile:
+        *w = FD_CALL(CTR_REASON_SENDFILE, 1, CTR_IO_NB_FD);
+        return 1;
+    case SYS_vmsplice:
+        *w = FD_CALL(CTR_REASON_VMSPLICE, 0, CTR_IO_NB_FD);
+        return 1;
+    case SYS_splice:
+    case SYS_copy_file_range:
+        *w = (struct by_number){nr == SYS_splice ? CTR_REASON_SPLICE : CTR_REASON_COPY_FILE_RANGE,
+                                0, (int)a[2]};
+        return 1;
+    case SYS_tee:
+        *w = (struct by_number){CTR_REASON_TEE, 0, (int)a[1]};
+        return 1;
+    case SYS_flock:
+        *w = FD_CALL(CTR_REASON_FLOCK, 0, 0);
+        return 1;
+    case SYS_fcntl:
+        if (a[1] != F_SETLKW && a[1] != F_OFD_SETLKW)
+            return 0;
+        *w = FD_CALL(CTR_REASON_FCNTL, 0, 0);
+        return 1;
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2:
+        *w = FD_CALL(CTR_REASON_EPOLL_PWAIT2, 0, 0);
+        return 1;
+#endif
+    case SYS_msgrcv:
+        *w = FD_CALL(CTR_REASON_MSGRCV, 0, 0);
+        return 1;
+    case SYS_msgsnd:
+        *w = FD_CALL(CTR_REASON_MSGSND, 0, 0);
+        return 1;
+    case SYS_semop:
+        *w = FD_CALL(CTR_REASON_SEMOP, 0, 0);
+        return 1;
+    case SYS_semtimedop:
+        *w = FD_CALL(CTR_REASON_SEMTIMEDOP, 0, 0);
+        return 1;
+    case SYS_mq_timedreceive:
+        *w = FD_CALL(CTR_REASON_MQ_TIMEDRECEIVE, 0, CTR_IO_NB_FD);
+        return 1;
+    case SYS_mq_timedsend:
+        *w = FD_CALL(CTR_REASON_MQ_TIMEDSEND, 0, CTR_IO_NB_FD);
+        return 1;
+#ifdef SYS_io_uring_enter
+    case SYS_io_uring_enter:
+        /* Waits only when asked for completions (IORING_ENTER_GETEVENTS). */
+        if (!(a[3] & 1) || a[2] == 0)
+            return 0;
+        *w = FD_CALL(CTR_REASON_IO_URING_ENTER, 0, 0);
+        return 1;
+#endif
 #ifdef SYS_pause
     case SYS_pause:
         *w = (struct by_number){CTR_REASON_PAUSE, 0, 0};
