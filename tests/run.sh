@@ -13,7 +13,7 @@
 #                 preload libctrace into programs built without TSan), and
 #                 only their targets are built.
 # ONCE: the tests whose subject does not change with the compiler or the
-# sanitizer, run in build/ alone: the source checks (atomics, layers, spdx),
+# sanitizer, run in build/ alone: the source checks (atomics, rawcalls, layers, spdx),
 # the checker of Perfetto traces (perfetto-check: Python on hand-made
 # files), the benchmarks' smoke run (bench-run-smoke), the package (label
 # package: install, deb, static-link, man-pages); the CPU sampler's accuracy
@@ -150,7 +150,7 @@ run_tests() {
 }
 
 # The tests of the ONCE list (see the top): by name and by label.
-once_names='^(atomics|layers|layers-self-test|spdx|perfetto-check|bench-run-smoke|cpu-sampling|lttng-relay)$'
+once_names='^(atomics|rawcalls|layers|layers-self-test|spdx|perfetto-check|bench-run-smoke|cpu-sampling|lttng-relay)$'
 once_label='package'
 
 # Each pass's time, for the last line.

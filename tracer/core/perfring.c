@@ -64,11 +64,11 @@ int ctr__perf_open(struct ctr_perf_ring *r, struct perf_event_attr *a, int tid, 
      * each drain: its LOST records come only once there is room again, so
      * they miss the last overflow of a trace. Before Linux 6.0, those. */
     a->read_format = PERF_FORMAT_LOST;
-    int raw = (int)syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    int raw = (int)ctr__real.syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     r->counts_lost = raw >= 0;
     if (raw < 0) {
         a->read_format = 0;
-        raw = (int)syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        raw = (int)ctr__real.syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     if (raw < 0)
         return -errno;

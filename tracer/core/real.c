@@ -92,13 +92,18 @@ CTR_X_RESOLVER(int, cond_clockwait,
 #undef CTR_X_VRESOLVER
 #undef CTR_X_RESOLVER
 
+CTR_UNINSTRUMENTED void ctr__syscall_args(va_list ap, long a[6])
+{
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+}
+
 static long resolve_syscall(long nr, ...)
 {
     va_list ap;
     long a[6];
     va_start(ap, nr);
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
+    ctr__syscall_args(ap, a);
     va_end(ap);
     ctr__real_init();
     return ctr__real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

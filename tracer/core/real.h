@@ -15,6 +15,7 @@
 #define CTR_REAL_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,6 +178,12 @@ ctr_dlsym_fn ctr__dlsym_libc(void);
 #define CTR_UNINSTRUMENTED \
     __attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined))
 #endif
+
+/* Reads the six arguments after a syscall's number from `ap` into a[], as
+ * glibc's syscall reads them whatever the call takes (the wrapper and the
+ * resolver of syscall). Uninstrumented: those beyond what the caller passed
+ * lie in the caller's frame, whose redzone AddressSanitizer would flag. */
+void ctr__syscall_args(va_list ap, long a[6]);
 
 /* Resolves every entry of ctr__real (idempotent, thread-safe: each thread
  * stores the same values). Aborts with a message if libc lacks a required

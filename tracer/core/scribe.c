@@ -12,6 +12,7 @@
 #include "core/scribe.h"
 
 #include "core/lock.h"
+#include "core/real.h"
 #include "core/scribe_child.h"
 
 #include <errno.h>
@@ -56,7 +57,7 @@ static uint64_t mono_ns(void)
 
 static void futex_wake(_Atomic uint32_t *word)
 {
-    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    ctr__real.syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* Sleeps while *word == val, at most ns. op: FUTEX_WAIT_PRIVATE, or
@@ -65,7 +66,7 @@ static void futex_wake(_Atomic uint32_t *word)
 static void futex_wait_ns(void *word, int op, uint32_t val, uint64_t ns)
 {
     struct timespec t = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    syscall(SYS_futex, word, op, val, &t, NULL, 0);
+    ctr__real.syscall(SYS_futex, word, op, val, &t, NULL, 0);
 }
 
 static int alive(struct ctr_scribe *s)
@@ -79,7 +80,7 @@ static int alive(struct ctr_scribe *s)
  * cleared tid) and frees its memory. */
 static void reap(struct ctr_scribe *s)
 {
-    while (syscall(SYS_wait4, s->pid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
+    while (ctr__real.syscall(SYS_wait4, s->pid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
         ;
     munmap(s, s->map_bytes);
 }

@@ -74,8 +74,8 @@ CTR_EXPORT CTR_WRAPPER_TEXT int thrd_join(thrd_t th, int *res)
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.thrd_join(th, res);
     void *obj = (void *)(uintptr_t)th;
-    return ctr__wait_traced(&thrd_join_op, &(struct ctr_call){.obj = obj, .ret = (void **)res},
-                            obj);
+    return ctr__wait_traced(&thrd_join_op,
+                            &(struct ctr_call){.obj = obj, .ret = (void **)(void *)res}, obj);
 }
 
 static int do_thrd_sleep(struct ctr_call *c)

@@ -85,9 +85,10 @@ static CTR_WRAPPER_TEXT long futex_traced(long nr, const long *a)
     case FUTEX_LOCK_PI:
     case FUTEX_LOCK_PI2:
         return ctr__wait_traced(&futex_lock_pi_op, &c, word);
-    case FUTEX_WAKE_OP:
-        ctr__note_release((const void *)a[4]); /* then the first word, below */
-        /* fall through */
+    case FUTEX_WAKE_OP: /* wakes waiters of both words */
+        ctr__note_release((const void *)a[4]);
+        ctr__note_release(word);
+        break;
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET:
     case FUTEX_REQUEUE:
@@ -318,8 +319,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT long syscall(long nr, ...)
     va_list ap;
     long a[6];
     va_start(ap, nr);
-    for (int i = 0; i < 6; i++)
-        a[i] = va_arg(ap, long);
+    ctr__syscall_args(ap, a);
     va_end(ap);
     if (CTR_LIKELY(!ctr__tracing()))
         return ctr__real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
