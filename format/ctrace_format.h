@@ -113,6 +113,14 @@ enum ctr_arg_kind {
  * ------------------------------------------------------------------------- */
 
 /* clang-format off */
+/* CPU_TIME's flags: the time waiting for a CPU is known (the kernel's
+ * schedstat was read; else it is 0 and means nothing); the reading was
+ * taken by the thread itself as it began to be traced (its CPU time then;
+ * its delay is unknown, and a reader may take it as 0, which counts the
+ * wait before the thread first ran in its first span). */
+#define CTR_CPUTIME_DELAY_KNOWN 0x1u
+#define CTR_CPUTIME_AT_START 0x2u
+
 /*  id  name         fields                                               tail */
 #define CTR_RECORDS(X)                                                                         \
     /* pid, tick_source, flags, exe, io_min_ns: I/O calls shorter than this many ns       */ \
@@ -154,7 +162,11 @@ enum ctr_arg_kind {
                       CTR_ARG_STACK), CTR_ARG_NONE)                                             \
     /* CPU sampling is on: its sources (bits of enum ctr_cpu_source), its period in CPU    */ \
     /* ns, samples lost so far in the trace (a running total) (1.3)                         */ \
-    X(15, SAMPLING,  (CTR_ARG_COUNT, CTR_ARG_NS, CTR_ARG_COUNT), CTR_ARG_NONE)
+    X(15, SAMPLING,  (CTR_ARG_COUNT, CTR_ARG_NS, CTR_ARG_COUNT), CTR_ARG_NONE)                 \
+    /* thread id, ticks, the thread's CPU time so far (ns), its time waiting for a CPU so  */ \
+    /* far (ns), flags (CTR_CPUTIME_*): read by the kernel's clocks at ticks (1.4)          */ \
+    X(16, CPU_TIME,  (CTR_ARG_THREAD, CTR_ARG_TICKS, CTR_ARG_NS, CTR_ARG_NS, CTR_ARG_FLAGS),     \
+                     CTR_ARG_NONE)
 
 enum ctr_record_kind {
 #define CTR_X_REC(id, name, fields, tail) CTR_REC_##name = id,

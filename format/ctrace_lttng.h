@@ -168,7 +168,9 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
     REC(WAITING, waiting,                                                                      \
         ARG(U, thread, 0) ARG(U, ticks, 1) ARG(REASON, reason, 2) ARG(X, object, 3)            \
             ARG(U, stack, 4))                                                                  \
-    REC(SAMPLING, sampling, ARG(U, sources, 0) ARG(U, period_ns, 1) ARG(U, lost, 2))
+    REC(SAMPLING, sampling, ARG(U, sources, 0) ARG(U, period_ns, 1) ARG(U, lost, 2))           \
+    REC(CPU_TIME, cpu_time,                                                                    \
+        ARG(U, thread, 0) ARG(U, ticks, 1) ARG(U, cpu_ns, 2) ARG(U, delay_ns, 3) ARG(X, flags, 4))
 
 /* An event tracepoint's head, before its ARGs: HEAD(name, THREAD) for the
  * thread's trace id, HEAD(name, TIME) for the event's time, in ticks, or

@@ -78,6 +78,13 @@ static void fan_out_begin(void *ctx, const struct ctr_interval *iv)
             e->cons[i].begin(e->cons[i].ctx, iv);
 }
 
+void ctr_engine_cputime(struct ctr_engine *e, uint32_t thread, const struct ctr_cpu_reading *r)
+{
+    for (size_t i = 0; i < e->ncons; i++)
+        if (e->cons[i].cputime)
+            e->cons[i].cputime(e->cons[i].ctx, e->t, thread, r);
+}
+
 static void settle(struct ctr_engine *e, uint64_t ns)
 {
     e->since_settle = 0;
@@ -367,6 +374,9 @@ int ctr_trace_replay(const struct ctr_trace *t, const struct ctr_consumer *c, si
     if (!e)
         return -ENOMEM;
     int rc = 0;
+    for (size_t i = 0; i < t->nthreads; i++)
+        for (size_t k = 0; k < t->threads[i].ncpu; k++)
+            ctr_engine_cputime(e, (uint32_t)i, &t->threads[i].cpu[k]);
     for (size_t i = 0; rc == 0 && i < t->nthreads; i++)
         rc = ctr_engine_add(e, (uint32_t)i, 0, t->threads[i].events, t->threads[i].nevents, 0);
     uint64_t o = rc == 0 ? ctr_engine_finish(e) : UINT64_MAX;

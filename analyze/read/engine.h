@@ -44,6 +44,11 @@ struct ctr_consumer {
      * intervals before ns are final (ctr_states_settled()); UINT64_MAX
      * once every interval is out. */
     void (*settle)(void *ctx, uint64_t ns);
+    /* A thread's CPU_TIME reading, as its generation is read: before the
+     * intervals that end after it, not always after those that end before
+     * it (a trace read whole gives every reading first). */
+    void (*cputime)(void *ctx, const struct ctr_trace *t, uint32_t thread,
+                    const struct ctr_cpu_reading *r);
     /* A missing part of the trace (a damaged generation was skipped). */
     void (*gap)(void *ctx, const struct ctr_trace *t, uint64_t from_ns, uint64_t to_ns);
 };
@@ -78,6 +83,10 @@ void ctr_engine_hold(struct ctr_engine *e, uint64_t ns);
  * segment tagged `tag` or lower is left (UINT64_MAX: all).
  * @return 0 or -ENOMEM. */
 int ctr_engine_drain(struct ctr_engine *e, uint64_t tag);
+
+/* ctr_engine_cputime() : gives thread index `thread`'s reading r to the
+ * consumers now. */
+void ctr_engine_cputime(struct ctr_engine *e, uint32_t thread, const struct ctr_cpu_reading *r);
 
 /* ctr_engine_gap() : after draining all, tells the state machine and the
  * consumers that [from_ns, to_ns] is missing. */

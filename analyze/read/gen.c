@@ -275,6 +275,13 @@ static int load_record(struct dec *r, uint8_t kind, const struct ctr_record_fiel
         *c = (struct ctr_gen_count){v[0], v[1]};
         return 0;
     }
+    case CTR_REC_CPU_TIME: {
+        struct ctr_gen_cputime *c = PUSH(g->cputimes, g->ncputimes, g->cputimes_cap);
+        if (!c)
+            return -ENOMEM;
+        *c = (struct ctr_gen_cputime){v[0], v[1], v[2], v[3], (uint32_t)v[4]};
+        return 0;
+    }
     case CTR_REC_SAMPLING:
         /* An unknown source is not damage: the samples decode all the
          * same, and stats names the number. The lost count only grows. */
@@ -569,6 +576,7 @@ void ctr_gen_free(struct ctr_gen *g, struct ctr_bufpool *pool)
     free(g->mappings);
     free(g->threads);
     free(g->drops);
+    free(g->cputimes);
     free(g->clocks);
     free(g->pending);
     free(g->waiting);

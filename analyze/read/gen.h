@@ -53,6 +53,12 @@ struct ctr_gen_count {
     uint64_t thread_id, count;
 };
 
+/* A CPU_TIME record, its time still in ticks. */
+struct ctr_gen_cputime {
+    uint64_t thread_id, ticks, cpu_ns, delay_ns;
+    uint32_t flags;
+};
+
 /* A PENDING or WAITING record, with where it stood among the frame's
  * generation markers. */
 struct ctr_gen_wait {
@@ -94,6 +100,8 @@ struct ctr_gen {
     size_t nthreads, threads_cap;
     struct ctr_gen_count *drops;
     size_t ndrops, drops_cap;
+    struct ctr_gen_cputime *cputimes;
+    size_t ncputimes, cputimes_cap;
     struct ctr_clock_point *clocks;
     size_t nclocks, clocks_cap;
     struct ctr_gen_wait *pending, *waiting;

@@ -19,6 +19,19 @@ struct keep_all {
     int oom;
 };
 
+static void keep_cputime(void *ctx, const struct ctr_trace *tc, uint32_t thread,
+                         const struct ctr_cpu_reading *r)
+{
+    struct keep_all *k = ctx;
+    (void)tc;
+    struct ctr_thread_info *th = &k->t->threads[thread];
+    if (k->oom || ctr_grow(&th->cpu, &th->cpu_cap, th->ncpu + 1, sizeof(*th->cpu)) != 0) {
+        k->oom = 1;
+        return;
+    }
+    th->cpu[th->ncpu++] = *r;
+}
+
 static void keep_event(void *ctx, const struct ctr_trace *tc, uint32_t thread,
                        const struct ctr_trace_event *e)
 {
@@ -71,7 +84,7 @@ static int sort_table(void *base, size_t n, size_t size, struct ctr_idmap *ix)
 static int read_source(struct ctr_source *src, struct ctr_trace *t, char *err, size_t errlen)
 {
     struct keep_all k = {t, 0};
-    struct ctr_consumer c = {.ctx = &k, .event = keep_event};
+    struct ctr_consumer c = {.ctx = &k, .event = keep_event, .cputime = keep_cputime};
     struct ctr_pipeline_opts o = {.jobs = 1};
     int rc = ctr_analyze(src, t, &c, 1, &o, err, errlen);
     if (rc == 0 && k.oom) {

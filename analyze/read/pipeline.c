@@ -296,6 +296,24 @@ static int absorb_waiting(struct run *r, const struct ctr_gen *g, uint64_t gens_
     return rc;
 }
 
+/* CPU_TIME readings, to the consumers before the frame's events: the
+ * readings were taken as the generation ended. */
+static int absorb_cputimes(struct run *r, const struct ctr_gen *g)
+{
+    struct ctr_trace *t = r->t;
+    for (size_t i = 0; i < g->ncputimes; i++) {
+        const struct ctr_gen_cputime *c = &g->cputimes[i];
+        uint32_t ix;
+        if (ctr_trace_thread_index(t, c->thread_id, &ix) != 0)
+            return -ENOMEM;
+        struct ctr_cpu_reading reading = {ctr_trace_ticks_to_ns(t, c->ticks), c->cpu_ns,
+                                          c->delay_ns, c->flags};
+        t->has_cpu_time = 1;
+        ctr_engine_cputime(r->eng, ix, &reading);
+    }
+    return 0;
+}
+
 static int absorb_streams(struct run *r, struct ctr_gen *g)
 {
     struct ctr_trace *t = r->t;
@@ -419,6 +437,8 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         rc = absorb_pending(r, g);
     if (rc == 0)
         rc = absorb_waiting(r, g, gens_before);
+    if (rc == 0)
+        rc = absorb_cputimes(r, g);
     if (rc == 0)
         rc = absorb_streams(r, g);
     if (!t->generations && g->begins)

@@ -193,8 +193,10 @@ uint64_t ctr_trace_ticks_to_ns(const struct ctr_trace *t, uint64_t ticks)
 
 void ctr_trace_free(struct ctr_trace *t)
 {
-    for (size_t i = 0; i < t->nthreads; i++)
+    for (size_t i = 0; i < t->nthreads; i++) {
         free(t->threads[i].events);
+        free(t->threads[i].cpu);
+    }
     for (size_t i = 0; i < t->nstacks; i++)
         free(t->stacks[i].pcs);
     for (size_t i = 0; i < t->nstrings; i++)

@@ -30,6 +30,13 @@ struct ctr_trace_event {
                                         (see ctr_event_payload) */
 };
 
+/* A CPU_TIME record (FORMAT.md §3): at `ns`, the thread had run `cpu_ns`
+ * and waited for a CPU `delay_ns` (flags: CTR_CPUTIME_*) since it began. */
+struct ctr_cpu_reading {
+    uint64_t ns, cpu_ns, delay_ns;
+    uint32_t flags;
+};
+
 struct ctr_thread_info {
     uint64_t id;
     int64_t os_tid;                 /* 0 if unknown */
@@ -38,16 +45,18 @@ struct ctr_thread_info {
     const char *name;               /* latest name, "" if none */
     struct ctr_trace_event *events; /* in time order: ctr_trace_read() only */
     size_t nevents, cap;
-    uint64_t seen;           /* its events, read or not */
-    uint64_t last_ns;        /* the time of its last event so far */
-    uint64_t last_batch_ns;  /* ... of its own (not a switch): keeps them monotonic */
-    uint64_t last_switch_ns; /* ... of its context switches: the same */
-    int has_record;          /* a THREAD record was read (os_tid etc. are its) */
-    uint64_t dropped;        /* from DROPS records */
-    uint64_t lost;           /* sum of LOST events */
-    uint64_t start_pc;       /* start routine (ThreadStart), 0 if unknown */
-    uint64_t nswitches;      /* context-switch events (SWITCHES records) */
-    uint64_t switches_lost;  /* switches the kernel could not record */
+    uint64_t seen;               /* its events, read or not */
+    uint64_t last_ns;            /* the time of its last event so far */
+    uint64_t last_batch_ns;      /* ... of its own (not a switch): keeps them monotonic */
+    uint64_t last_switch_ns;     /* ... of its context switches: the same */
+    int has_record;              /* a THREAD record was read (os_tid etc. are its) */
+    uint64_t dropped;            /* from DROPS records */
+    uint64_t lost;               /* sum of LOST events */
+    uint64_t start_pc;           /* start routine (ThreadStart), 0 if unknown */
+    uint64_t nswitches;          /* context-switch events (SWITCHES records) */
+    uint64_t switches_lost;      /* switches the kernel could not record */
+    struct ctr_cpu_reading *cpu; /* its CPU_TIME readings: ctr_trace_read() only */
+    size_t ncpu, cpu_cap;
 };
 
 struct ctr_stack_info {
@@ -118,6 +127,7 @@ struct ctr_trace {
     /* SAMPLING (FORMAT.md §4.1): cpu_source 0 when the trace was not
      * sampled; the latest period; the most samples lost said (cumulative). */
     uint64_t cpu_source, cpu_period_ns, cpu_lost;
+    int has_cpu_time;         /* CPU_TIME records were read (format 1.4) */
     uint64_t lttng_discarded; /* events LTTng discarded (an LTTng trace: ctf.h) */
     uint64_t ctf_tracepoints; /* an LTTng trace: the tracepoints read (file_bytes 0) */
     /* Problems: damage names the first damaged part (the output covers the

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/cpucheck.h"
 #include "profile/profile.h"
 #include "read/state.h"
 #include "report/stats.h"
@@ -20,10 +21,13 @@
 #include "profile/text.h"
 #include "ctrace_grow.h"
 
-enum { T_RUNNING, T_RUNNABLE, T_SYNC, T_NET, T_SYSCALL, T_SLEEP, T_N };
+/* T_OFFCPU: modelled as running, but off the CPU by the kernel's count and
+ * in no recorded wait (model/cpucheck.h); a column only where the trace has
+ * CPU_TIME readings. */
+enum { T_RUNNING, T_RUNNABLE, T_SYNC, T_NET, T_SYSCALL, T_SLEEP, T_OFFCPU, T_N };
 
-static const char *const time_names[T_N] = {"running", "runnable", "sync",
-                                            "net",     "syscall",  "sleep"};
+static const char *const time_names[T_N] = {"running", "runnable", "sync",   "net",
+                                            "syscall", "sleep",    "off-cpu"};
 
 struct open_wait {
     uint32_t thread;
@@ -43,6 +47,8 @@ struct ctr_threads_walk {
     size_t ncpu;
     struct open_wait *open;
     size_t nopen, cap;
+    struct ctr_cpucheck *cpu;      /* running time against CPU time */
+    struct ctr_consumer cpu_check; /* its consumer, fed by the walk's */
     int oom;
 };
 
@@ -66,9 +72,24 @@ static void on_event(void *ctx, const struct ctr_trace *t, uint32_t th,
     }
 }
 
+static void on_cputime(void *ctx, const struct ctr_trace *t, uint32_t th,
+                       const struct ctr_cpu_reading *r)
+{
+    struct ctr_threads_walk *w = ctx;
+    w->cpu_check.cputime(w->cpu_check.ctx, t, th, r);
+}
+
+static void on_settle(void *ctx, uint64_t ns)
+{
+    struct ctr_threads_walk *w = ctx;
+    w->cpu_check.settle(w->cpu_check.ctx, ns);
+}
+
 static void on_interval(void *ctx, const struct ctr_interval *iv)
 {
     struct ctr_threads_walk *w = ctx;
+    if (w->want_times)
+        w->cpu_check.interval(w->cpu_check.ctx, iv);
     uint32_t th = (uint32_t)(iv->thread - w->t->threads);
     if (w->want_times &&
         ctr_grow_zeroed(&w->times, &w->ntimes, (size_t)th + 1, sizeof(*w->times)) != 0) {
@@ -109,14 +130,24 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
 struct ctr_threads_walk *ctr_threads_walk_new(const struct ctr_trace *t, int times)
 {
     struct ctr_threads_walk *w = calloc(1, sizeof(*w));
-    if (w)
-        *w = (struct ctr_threads_walk){.t = t, .want_times = times};
+    if (!w)
+        return NULL;
+    *w = (struct ctr_threads_walk){.t = t, .want_times = times, .cpu = ctr_cpucheck_new(t)};
+    if (!w->cpu) {
+        free(w);
+        return NULL;
+    }
+    w->cpu_check = ctr_cpucheck_consumer(w->cpu);
     return w;
 }
 
 struct ctr_consumer ctr_threads_consumer(struct ctr_threads_walk *w)
 {
-    return (struct ctr_consumer){.ctx = w, .event = on_event, .interval = on_interval};
+    return (struct ctr_consumer){.ctx = w,
+                                 .event = on_event,
+                                 .interval = on_interval,
+                                 .cputime = on_cputime,
+                                 .settle = on_settle};
 }
 
 void ctr_threads_walk_free(struct ctr_threads_walk *w)
@@ -126,6 +157,7 @@ void ctr_threads_walk_free(struct ctr_threads_walk *w)
         free(w->times);
         free(w->first);
         free(w->cpu_ns);
+        ctr_cpucheck_free(w->cpu);
         free(w);
     }
 }
@@ -498,6 +530,22 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
         goto done;
     }
 
+    /* Running time the kernel's CPU time cannot hold: waiting for a CPU
+     * (runnable) or off the CPU in no recorded wait. */
+    uint64_t moved_off = 0, modelled = 0;
+    for (size_t i = 0; i < t->nthreads; i++) {
+        struct ctr_cpu_moved m;
+        if (ctr_cpucheck_thread(w->cpu, (uint32_t)i, &m) != 0)
+            goto done;
+        uint64_t take = m.runnable_ns + m.offcpu_ns;
+        modelled += w->times[i][T_RUNNING];
+        if (take > w->times[i][T_RUNNING])
+            take = w->times[i][T_RUNNING];
+        w->times[i][T_RUNNING] -= take;
+        w->times[i][T_RUNNABLE] += take - (m.offcpu_ns < take ? m.offcpu_ns : take);
+        w->times[i][T_OFFCPU] += m.offcpu_ns < take ? m.offcpu_ns : take;
+        moved_off += m.offcpu_ns < take ? m.offcpu_ns : take;
+    }
     if ((rc = start_groups(t, w, &ps, &groups, &ngroups)) != 0)
         goto done;
     size_t nthreads = 0;
@@ -506,7 +554,8 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     fprintf(out, "%zu thread%s by start function (times summed over each group's threads)\n\n",
             nthreads, nthreads == 1 ? "" : "s");
     fprintf(out, "%7s", "threads");
-    for (int c = 0; c < T_N; c++)
+    int ncols = t->has_cpu_time ? T_N : T_OFFCPU; /* off-cpu: readings only */
+    for (int c = 0; c < ncols; c++)
         fprintf(out, " %9s", time_names[c]);
     /* A sampled trace also says how much CPU each group used (running
      * time is not CPU: a thread runnable in the kernel's eyes, or
@@ -518,12 +567,20 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     char d[32];
     for (size_t i = 0; i < ngroups; i++) {
         fprintf(out, "%7zu", groups[i].nthreads);
-        for (int c = 0; c < T_N; c++)
+        for (int c = 0; c < ncols; c++)
             fprintf(out, " %9s", ctr_text_ns((int64_t)groups[i].times[c], d, sizeof(d)));
         if (sampled)
             fprintf(out, " %9s", ctr_text_ns((int64_t)groups[i].cpu_ns, d, sizeof(d)));
         fprintf(out, "  %s\n", groups[i].label);
     }
+
+    /* The invariant: what is shown as running, the kernel gave as CPU. */
+    if (moved_off * 100 > modelled * CTR_OFFCPU_WARN_PCT)
+        fprintf(out,
+                "\nwarning: %s (%.1f%%) of the time no recorded wait explains was off the CPU "
+                "(off-cpu): a blocking call ctrace does not wrap (docs/status.md)\n",
+                ctr_text_ns((int64_t)moved_off, d, sizeof(d)),
+                modelled ? 100.0 * (double)moved_off / (double)modelled : 0.0);
 
     size_t nleaked = 0;
     for (size_t i = 0; i < nleaks; i++)

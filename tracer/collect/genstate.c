@@ -233,6 +233,11 @@ int ctr__gen_thread_in(uint32_t slot, uint64_t thread_id)
            G.threads[slot].in_gen == G.mark;
 }
 
+int ctr__gen_thread_blocked(uint32_t slot, uint64_t thread_id)
+{
+    return slot < G.nthreads && G.threads[slot].id == thread_id && G.threads[slot].blocked;
+}
+
 uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t registered)
 {
     if (slot < G.nthreads && G.threads[slot].id == thread_id && G.threads[slot].name)

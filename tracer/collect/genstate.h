@@ -31,6 +31,9 @@ void ctr__gen_pending_noted(uint32_t slot, uint64_t thread_id, uint64_t stack);
  * has events or records in it, or was waiting as it began (or nothing is
  * known of it). */
 int ctr__gen_thread_in(uint32_t slot, uint64_t thread_id);
+/* Whether the thread in slot is inside a recorded wait, as far as its
+ * events so far said (0 when nothing is known of it). */
+int ctr__gen_thread_blocked(uint32_t slot, uint64_t thread_id);
 /* The latest name (string id) of the thread in slot, as its events said,
  * else `registered`. */
 uint32_t ctr__gen_thread_name(uint32_t slot, uint64_t thread_id, uint32_t registered);

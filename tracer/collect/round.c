@@ -51,6 +51,7 @@
 #include "ctrace_format.h"
 #include "ctrace_record.h"
 #include "perf/cpu.h"
+#include "perf/cputime.h"
 #include "perf/sched.h"
 
 #include <errno.h>
@@ -82,7 +83,8 @@ static struct collector {
     /* Per slot of the thread slab, grown as the slab's high mark grows. */
     uint32_t nslots;
     struct ctr_chunk **snap;
-    uint64_t *reported; /* drops already counted in total_dropped */
+    uint64_t *reported;   /* drops already counted in total_dropped */
+    uint8_t *cpu_started; /* the thread's reading at registration is written */
     /* Recycled at the end of the round. */
     struct ctr_chunk **done_chunks;
     size_t ndone, done_cap;
@@ -161,9 +163,13 @@ static int grow_slots(uint32_t n)
     uint64_t *r = realloc(C.reported, cap * sizeof(*r));
     if (r)
         C.reported = r;
-    if (!s || !r)
+    uint8_t *st = realloc(C.cpu_started, cap);
+    if (st)
+        C.cpu_started = st;
+    if (!s || !r || !st)
         return -ENOMEM;
     memset(C.reported + C.nslots, 0, (cap - C.nslots) * sizeof(*r));
+    memset(C.cpu_started + C.nslots, 0, cap - C.nslots);
     C.nslots = cap;
     return 0;
 }
@@ -225,6 +231,7 @@ static void free_slot(uint32_t slot)
     ctr__cpu_close(t);
     ctr__gen_forget(slot);
     C.reported[slot] = 0;
+    C.cpu_started[slot] = 0;
     ctr__thread_free_slot(t);
 }
 
@@ -326,6 +333,20 @@ static int write_perf(struct ctr_thread *t)
     return wrote;
 }
 
+/* The CPU_TIME records of the thread in slot s: its reading at
+ * registration, the first time; then one read now, or as it ended. */
+static void write_cputime(uint32_t s, const struct ctr_thread *t, int ended)
+{
+    struct ctr_cputime c;
+    if (!C.cpu_started[s] && ctr__cputime_started(t, &c) == 0) {
+        CTR_REC_PUT(&C.out, CPU_TIME, t->id, c.ticks, c.cpu_ns, c.delay_ns, c.flags);
+        C.cpu_started[s] = 1;
+    }
+    if (ctr__cputime_read(t, ended, &c) == 0)
+        CTR_REC_PUT(&C.out, CPU_TIME, t->id, c.ticks, c.cpu_ns, c.delay_ns, c.flags);
+    ctr__gen_thread_seen(s, t->id);
+}
+
 static void write_clock(void)
 {
     struct ctr_clock_sample c;
@@ -398,6 +419,12 @@ static void gen_close(int last)
                 ctr__cpu_disable(t);
             }
         }
+        /* Its CPU time, once a round, if it may have run in it: it had
+         * events, or is in no recorded wait; or it ended (its own reading;
+         * its slot goes at the round's end, or just below). */
+        if (last && (state != CTR_SLOT_LIVE || ctr__gen_thread_in(s, t->id) ||
+                     !ctr__gen_thread_blocked(s, t->id)))
+            write_cputime(s, t, state != CTR_SLOT_LIVE);
         /* A thread with records in the generation (live, or ended with its
          * last batch in this round: its slot is freed at the round's end). */
         if (ctr__gen_thread_in(s, t->id)) {
@@ -531,8 +558,13 @@ void ctr__round_session(uint32_t epoch)
     ctr__gen_session();
     C.last_clock = (struct ctr_clock_sample){ctr__session.start_ticks, ctr__session.start_mono,
                                              ctr__session.start_real};
-    if (C.nslots)
+    if (C.nslots) {
         memset(C.reported, 0, C.nslots * sizeof(*C.reported));
+        /* A thread still live from an earlier session: its reading at
+         * registration comes before this one began, and bounds nothing
+         * wrongly (a longer span, with no running time before the start). */
+        memset(C.cpu_started, 0, C.nslots);
+    }
     /* relaxed: no thread waits on acks now (the API lock is held); the
      * collector sees it through the round lock or its creation. */
     atomic_store_explicit(&ctr__session.ack_seq,

@@ -27,7 +27,7 @@ void ctr__lttng_event(struct ctr_thread *t, uint8_t type, uint64_t now, const ui
                       const void *payload, size_t len);
 
 /* ---------------------------------------------------------------------------
- * A thread's event sources (perf/sched.c, perf/cpu.c), opened, closed and
+ * A thread's event sources (perf/sched.c, perf/cpu.c, perf/cputime.c), opened, closed and
  * forgotten as the thread registers, writes, ends or forks (thread.c)
  * ------------------------------------------------------------------------- */
 
@@ -38,6 +38,12 @@ void ctr__sched_open(struct ctr_thread *t);
 void ctr__cpu_open(struct ctr_thread *t, uint32_t epoch);
 /* The calling thread ends: its timer goes. */
 void ctr__cpu_thread_exit(struct ctr_thread *t);
+/* The calling thread registers, or ends: its CPU time read into t's
+ * start_cpu or end_cpu fields (perf/cputime.c): the first bounds its
+ * running from its first event on, and no one can read an ended thread's
+ * clock. Keep errno. */
+void ctr__cputime_thread_start(struct ctr_thread *t);
+void ctr__cputime_thread_end(struct ctr_thread *t);
 /* A slot is reused: the previous occupant's sampler goes. */
 void ctr__cpu_close(struct ctr_thread *t);
 /* In a forked child: the parent's samplers are gone (timers are not

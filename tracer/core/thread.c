@@ -205,6 +205,7 @@ struct ctr_thread *ctr__thread_register(uint64_t id, uint64_t parent_id)
     t->handle = pthread_self();
     t->os_tid = (int)ctr__real.syscall(SYS_gettid);
     stack_bounds(&t->stack_lo, &t->stack_hi);
+    ctr__cputime_thread_start(t);
     /* The kernel's name now covers names set before tracing or before this
      * thread registered; later renames come as ThreadName events. */
     t->name_id = kernel_name_id();
@@ -475,6 +476,7 @@ void ctr__thread_exit(struct ctr_thread *t)
     if (t->call_kind != CTR_CALL_NONE)
         ctr__call_abandon(t);
     ctr__cpu_thread_exit(t); /* no sample after this thread's end */
+    ctr__cputime_thread_end(t);
     /* seq_cst RMW before the epoch load in ctr__write_begin: a stopper that
      * stored epoch 0 and then reads 0 here knows this hand-off either saw
      * epoch 0 or has finished. */

@@ -74,6 +74,14 @@ struct ctr_thread {
     _Atomic(struct ctr_chunk *) cur; /* owner: release on change */
     _Atomic uint64_t dropped;        /* owner (and its signal handlers) add, collector reads */
     _Atomic int state;               /* enum ctr_slot_state */
+    /* The thread's CPU time (ns) and the ticks it was read at, by the
+     * thread itself as it ended (perf/cputime.c): no one can read an ended
+     * thread's clock. Written before the release store of `state` (EXITED,
+     * ORPHANED) that the collector's acquire load pairs with. */
+    uint64_t end_cpu_ns, end_cpu_ticks, end_cpu_delay_ns;
+    uint32_t end_cpu_flags;
+    /* The same as it registered (set before `state` becomes LIVE). */
+    uint64_t start_cpu_ns, start_cpu_ticks;
 
     /* Set at registration, before state becomes LIVE (release). */
     uintptr_t stack_lo, stack_hi; /* the thread's stack, [lo, hi) */

@@ -45,6 +45,8 @@
  */
 #include "perf/cpu.h"
 
+#include "perf/cputime.h"
+
 #include "core/clock.h"
 #include "core/emit.h"
 #include "core/hooks.h"
@@ -211,10 +213,6 @@ static int handler_ready(void)
 /* A thread's CPU-time clock (glibc's MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED),
  * which pthread_getcpuclockid gives for a pthread_t): by kernel tid, so that
  * the session's start can arm it for a thread whose handle it cannot use. */
-static clockid_t thread_cpu_clock(int tid)
-{
-    return (clockid_t)((~(unsigned)tid << 3) | 4u | 2u);
-}
 
 static void timer_delete_once(struct ctr_thread *t);
 
@@ -235,7 +233,7 @@ static int timer_open(struct ctr_thread *t)
     ev._sigev_un._tid = t->os_tid;
     int id, rc = 0;
     /* The raw calls: glibc's timer_create keeps ids of its own. */
-    if (ctr__real.syscall(SYS_timer_create, thread_cpu_clock(t->os_tid), &ev, &id) != 0) {
+    if (ctr__real.syscall(SYS_timer_create, ctr__thread_cpu_clock(t->os_tid), &ev, &id) != 0) {
         rc = -errno;
     } else {
         /* relaxed: see `cpu`. */

@@ -117,12 +117,14 @@ static void *thread_trampoline(void *p)
     return s.fn(s.arg);
 }
 
-/* A C11 thread's: glibc calls it as a thrd_start_t and keeps its int. */
-static int thread_trampoline_c11(void *p)
+/* A C11 thread's, made by pthread_create: its int goes out as the pointer
+ * glibc's thrd_join turns back into it (thrd_exit passes its int the same
+ * way), which is all glibc's own C11 start does differently. */
+static void *thread_trampoline_c11(void *p)
 {
     struct start_args s = start_args_take(p);
     thread_started(&s, (uintptr_t)s.c11_fn);
-    return s.c11_fn(s.arg);
+    return (void *)(intptr_t)s.c11_fn(s.arg);
 }
 
 /* ThreadCreate(id, stack) by t, with the stack of pthread_create's caller. */
@@ -178,7 +180,11 @@ CTR_EXPORT CTR_WRAPPER_TEXT int pthread_create(pthread_t *th, const pthread_attr
 }
 
 /* C11's thrd_create, recorded as pthread_create is (glibc's calls its
- * internal pthread_create, which the wrapper above never sees). */
+ * internal pthread_create, which the wrapper above never sees). Traced, it
+ * is made by the real pthread_create with default attributes, as glibc's
+ * own is, so that a sanitizer's pthread_create, which is the next
+ * definition and knows no thrd_create, sees the thread start; the error
+ * numbers map as glibc's thrd_create maps them. */
 CTR_EXPORT CTR_WRAPPER_TEXT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
 {
     struct ctr_thread *self = ctr__self;
@@ -190,10 +196,10 @@ CTR_EXPORT CTR_WRAPPER_TEXT int thrd_create(thrd_t *th, thrd_start_t fn, void *a
     if (!s)
         return ctr__real.thrd_create(th, fn, arg);
     note_create(t, s->id);
-    int rc = ctr__real.thrd_create(th, thread_trampoline_c11, s);
-    if (rc != thrd_success)
+    int rc = ctr__real.pthread_create(th, NULL, thread_trampoline_c11, s);
+    if (rc != 0)
         start_args_drop(s);
-    return rc;
+    return rc == 0 ? thrd_success : rc == ENOMEM ? thrd_nomem : thrd_error;
 }
 
 CTR_EXPORT int pthread_setname_np(pthread_t th, const char *name)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# offcpu.sh - nothing blocked is shown as running: prog-offcpu's sleeper
+# blocks 100 ms where no wrapper can see it (its own syscall instruction),
+# and its spinners outnumber the CPUs. Held against the kernel's count of
+# each thread's CPU time (CPU_TIME records), `ctrace threads` must show, for
+# each thread group, running within 5% (or 2 ms a thread) of the CPU time
+# the threads measured themselves; the sleeper's hidden wait as off-cpu (its
+# end, before the sleeper got a CPU back, may be runnable), with a warning;
+# the spinners' preemption as runnable, not off-cpu. With -sched and
+# without.
+# usage: offcpu.sh CTRACE_BINARY PROG_OFFCPU
+set -uo pipefail
+ctrace=$1
+prog=$2
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
+
+# to_ns VALUE: ctrace's durations (0ns, 957.8us, 150.6ms, 1.05s) in ns.
+to_ns() {
+    awk -v v="$1" 'BEGIN {
+        n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+        m = u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : -1
+        printf "%.0f\n", m < 0 ? -1 : n * m }'
+}
+# column NAME FUNCTION FILE: column NAME of the `ctrace threads` row of the
+# threads that start in FUNCTION, in ns.
+column() {
+    local k
+    k=$(awk -v c="$1" 'NR < 8 && $1 == "threads" { for (i = 1; i <= NF; i++) if ($i == c) print i; exit }' "$3")
+    to_ns "$(awk -v k="$k" -v f="$2" '$0 ~ ("  " f " \\(") { print $k; exit }' "$3")"
+}
+# near GOT WANT SLACK_NS: GOT within 5% of WANT, or within SLACK_NS.
+near() {
+    local d=$(($1 > $2 ? $1 - $2 : $2 - $1))
+    [ $((d * 20)) -le "$2" ] || [ "$d" -le "$3" ]
+}
+
+for mode in plain sched; do
+    flags=()
+    [ "$mode" = sched ] && flags=(-sched 1)
+    "$ctrace" run "${flags[@]}" -o "$tmp/$mode.bin" -- "$prog" 3 >"$tmp/$mode.out" 2>&1
+    check "$mode: the program ran" test $? -eq 0
+    read -r _ blocked sleeper_cpu < <(grep '^sleeper ' "$tmp/$mode.out")
+    read -r _ spin_cpu spin_wall < <(grep '^spinners ' "$tmp/$mode.out")
+    "$ctrace" threads "$tmp/$mode.bin" >"$tmp/$mode.txt" 2>&1
+    check "$mode: ctrace threads" test $? -eq 0
+    cat "$tmp/$mode.txt"
+    echo "# measured: sleeper blocked $blocked ns, CPU $sleeper_cpu ns; spinners CPU $spin_cpu ns, wall $spin_wall ns"
+    off=$(column off-cpu sleeper "$tmp/$mode.txt")
+    run=$(column running sleeper "$tmp/$mode.txt")
+    q=$(column runnable sleeper "$tmp/$mode.txt")
+    # The wait's end, before the sleeper ran again, was waiting for a CPU
+    # (runnable by the kernel's count) on a loaded machine: the hidden wait
+    # is off-cpu, or runnable, never running.
+    check "$mode: the sleeper's hidden wait is off-cpu, at most ($off ns, measured $blocked)" \
+        test "$off" -le $((blocked + 2000000))
+    check "$mode: ... and mostly ($off ns)" test "$off" -ge $((blocked / 2))
+    check "$mode: ... or runnable ($off + $q ns)" test $((off + q)) -ge $((blocked - blocked / 20))
+    check "$mode: the sleeper's running is its CPU time ($run ns, measured $sleeper_cpu)" \
+        near "$run" "$sleeper_cpu" 2000000
+    check "$mode: a warning names the unattributed time" \
+        grep -q '^warning: .* was off the CPU (off-cpu)' "$tmp/$mode.txt"
+    srun=$(column running spinner "$tmp/$mode.txt")
+    sq=$(column runnable spinner "$tmp/$mode.txt")
+    soff=$(column off-cpu spinner "$tmp/$mode.txt")
+    check "$mode: the spinners' running is their CPU time ($srun ns, measured $spin_cpu)" \
+        near "$srun" "$spin_cpu" 6000000
+    check "$mode: the spinners' other time is runnable, not off-cpu ($sq, $soff ns)" \
+        test "$soff" -le $((spin_wall / 20 + 6000000))
+    check "$mode: the spinners' time adds up to their wall time" \
+        near $((srun + sq + soff)) "$spin_wall" 6000000
+done
+finish

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* prog-offcpu.c - ground truth for time no wrapper sees (offcpu.sh): a
+ * thread that blocks where no wrapper can see it (the nanosleep system call
+ * made with its own syscall instruction, as a library with its own system
+ * calls would), and spinners that outnumber the CPUs, so that the kernel
+ * preempts them. Each thread measures itself: the sleeper its blocked time
+ * and its CPU time, the spinners their CPU time and wall time, and main
+ * prints them:
+ *   sleeper BLOCKED_NS CPU_NS
+ *   spinners CPU_NS WALL_NS      (summed over the spinners)
+ * usage: prog-offcpu [SPINNERS]   (default 3)
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+static uint64_t ns_of(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* nanosleep by its own syscall instruction: neither libc's nanosleep nor
+ * syscall() is called, so no wrapper sees the wait. */
+static void hidden_sleep(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    long ret;
+#if defined(__x86_64__)
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"((long)SYS_nanosleep), "D"(&ts), "S"(0L)
+                     : "rcx", "r11", "memory");
+#else
+    ret = syscall(SYS_nanosleep, &ts, NULL);
+#endif
+    (void)ret;
+}
+
+static void spin_for(uint64_t ns)
+{
+    uint64_t t0 = ns_of(CLOCK_MONOTONIC);
+    volatile uint64_t x = 0;
+    while (ns_of(CLOCK_MONOTONIC) - t0 < ns)
+        x++;
+}
+
+static uint64_t sleeper_blocked, sleeper_cpu;
+
+static void *sleeper(void *arg)
+{
+    for (int i = 0; i < 4; i++) {
+        uint64_t t0 = ns_of(CLOCK_MONOTONIC);
+        hidden_sleep(25);
+        sleeper_blocked += ns_of(CLOCK_MONOTONIC) - t0;
+        spin_for(5 * 1000000u);
+    }
+    sleeper_cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
+    return arg;
+}
+
+struct spinner {
+    pthread_t th;
+    uint64_t cpu, wall;
+};
+
+static void *spinner(void *arg)
+{
+    struct spinner *s = arg;
+    uint64_t t0 = ns_of(CLOCK_MONOTONIC);
+    spin_for(300 * 1000000u);
+    s->wall = ns_of(CLOCK_MONOTONIC) - t0;
+    s->cpu = ns_of(CLOCK_THREAD_CPUTIME_ID);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 3;
+    if (n < 1 || n > 64)
+        n = 3;
+    struct spinner s[64];
+    pthread_t sl;
+    if (pthread_create(&sl, NULL, sleeper, NULL) != 0)
+        return 1;
+    pthread_join(sl, NULL);
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&s[i].th, NULL, spinner, &s[i]) != 0)
+            return 1;
+    uint64_t cpu = 0, wall = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_join(s[i].th, NULL);
+        cpu += s[i].cpu;
+        wall += s[i].wall;
+    }
+    printf("sleeper %llu %llu\n", (unsigned long long)sleeper_blocked,
+           (unsigned long long)sleeper_cpu);
+    printf("spinners %llu %llu\n", (unsigned long long)cpu, (unsigned long long)wall);
+    return 0;
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* test-cpucheck.c - the state machine's running time against the kernel's
+ * CPU time (analyze/model/cpucheck.c), on readings and intervals made by
+ * hand: what exceeds the CPU time between two readings leaves running, as
+ * runnable up to the run-queue delay and as unattributed off-CPU time
+ * beyond; an interval across a reading is split at it; the order in which
+ * readings and intervals come does not matter; a thread's reading at
+ * registration has a delay of 0; nothing moves where no readings bound the
+ * running time, or where it is within the CPU time and the slack. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ctrace_format.h"
+#include "model/cpucheck.h"
+#include "read/state.h"
+
+#define MS 1000000ull
+
+static struct ctr_thread_info thread;
+static struct ctr_trace trace = {.threads = &thread, .nthreads = 1};
+
+static void reading(struct ctr_consumer *c, uint64_t ns, uint64_t cpu, uint64_t delay,
+                    uint32_t flags)
+{
+    struct ctr_cpu_reading r = {ns, cpu, delay, flags};
+    c->cputime(c->ctx, &trace, 0, &r);
+}
+
+static void running(struct ctr_consumer *c, uint64_t from, uint64_t to)
+{
+    struct ctr_interval iv = {
+        .thread = &thread, .state = CTR_STATE_RUNNING, .start_ns = from, .end_ns = to};
+    c->interval(c->ctx, &iv);
+}
+
+/* The check's verdict on thread 0 after everything settled. */
+static struct ctr_cpu_moved verdict(struct ctr_cpucheck *cc, struct ctr_consumer *c)
+{
+    c->settle(c->ctx, UINT64_MAX);
+    struct ctr_cpu_moved m;
+    assert_int_equal(ctr_cpucheck_thread(cc, 0, &m), 0);
+    ctr_cpucheck_free(cc);
+    return m;
+}
+
+static void test_excess_split_by_delay(void **state)
+{
+    (void)state;
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    assert_non_null(cc);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    reading(&c, 0, 0, 0, CTR_CPUTIME_DELAY_KNOWN);
+    reading(&c, 100 * MS, 40 * MS, 30 * MS, CTR_CPUTIME_DELAY_KNOWN);
+    running(&c, 0, 100 * MS);
+    struct ctr_cpu_moved m = verdict(cc, &c);
+    assert_int_equal(m.runnable_ns, 30 * MS);
+    assert_int_equal(m.offcpu_ns, 30 * MS);
+    assert_int_equal(m.checked_ns, 100 * MS);
+}
+
+static void test_within_cpu_moves_nothing(void **state)
+{
+    (void)state;
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    reading(&c, 0, 0, 0, 0);
+    reading(&c, 100 * MS, 60 * MS, 0, 0);
+    running(&c, 10 * MS, 70 * MS + CTR_CPUCHECK_SLACK_NS / 2); /* within the slack */
+    running(&c, 150 * MS, 300 * MS);                           /* after the last: unbounded */
+    struct ctr_cpu_moved m = verdict(cc, &c);
+    assert_int_equal(m.runnable_ns + m.offcpu_ns, 0);
+}
+
+/* Readings at 0, 100, 200 ms: all of the first span on the CPU, half of the
+ * second; running from 50 to 200 ms, in two intervals, the first across the
+ * reading at 100. No delay known: the excess is off-CPU, unattributed. */
+static void straddle(int readings_first)
+{
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    if (readings_first) { /* a trace read whole gives every reading first */
+        reading(&c, 0, 0, 0, 0);
+        reading(&c, 100 * MS, 100 * MS, 0, 0);
+        reading(&c, 200 * MS, 150 * MS, 0, 0);
+        running(&c, 50 * MS, 150 * MS);
+        running(&c, 150 * MS, 200 * MS);
+    } else { /* streaming: each reading before the intervals that end after it */
+        reading(&c, 0, 0, 0, 0);
+        reading(&c, 100 * MS, 100 * MS, 0, 0);
+        c.settle(c.ctx, 90 * MS);
+        reading(&c, 200 * MS, 150 * MS, 0, 0);
+        running(&c, 50 * MS, 150 * MS);
+        running(&c, 150 * MS, 200 * MS);
+    }
+    struct ctr_cpu_moved m = verdict(cc, &c);
+    assert_int_equal(m.runnable_ns, 0);
+    assert_int_equal(m.offcpu_ns, 50 * MS);
+    assert_int_equal(m.checked_ns, 150 * MS);
+}
+
+static void test_interval_split_at_readings(void **state)
+{
+    (void)state;
+    straddle(0);
+    straddle(1);
+}
+
+/* A reading at registration has no delay: 0, so the next one's is the span's. */
+static void test_registration_delay_is_zero(void **state)
+{
+    (void)state;
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    reading(&c, 0, 5 * MS, 0, CTR_CPUTIME_AT_START);
+    running(&c, 0, 100 * MS);
+    reading(&c, 100 * MS, 25 * MS, 40 * MS, CTR_CPUTIME_DELAY_KNOWN);
+    struct ctr_cpu_moved m = verdict(cc, &c);
+    assert_int_equal(m.runnable_ns, 40 * MS);
+    assert_int_equal(m.offcpu_ns, 40 * MS);
+}
+
+/* A window the reading never settled past is judged when asked. */
+static void test_unsettled_window_judged(void **state)
+{
+    (void)state;
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    reading(&c, 0, 0, 0, 0);
+    running(&c, 0, 100 * MS);
+    reading(&c, 100 * MS, 10 * MS, 0, 0);
+    struct ctr_cpu_moved m;
+    assert_int_equal(ctr_cpucheck_thread(cc, 0, &m), 0);
+    assert_int_equal(m.offcpu_ns, 90 * MS);
+    ctr_cpucheck_free(cc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_excess_split_by_delay),
+        cmocka_unit_test(test_within_cpu_moves_nothing),
+        cmocka_unit_test(test_interval_split_at_readings),
+        cmocka_unit_test(test_registration_delay_is_zero),
+        cmocka_unit_test(test_unsettled_window_judged),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
