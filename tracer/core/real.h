@@ -40,6 +40,7 @@
       (pthread_t * th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg),                \
       (th, attr, fn, arg), 1)                                                                      \
     X(int, pthread_join, (pthread_t th, void **ret), (th, ret), 1)                                 \
+    X(int, pthread_detach, (pthread_t th), (th), 1)                                                \
     X(int, pthread_setname_np, (pthread_t th, const char *name), (th, name), 1)                    \
     X(int, pthread_mutex_lock, (pthread_mutex_t * m), (m), 1)                                      \
     X(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m), 1)                                   \
@@ -84,21 +85,11 @@
 
 /* C11 threads (<threads.h>, glibc 2.28 and later): glibc implements them on
  * its internal pthread functions, which no wrapper above sees, so each is
- * wrapped by its own name (wrap/interpose_c11.c). */
-#define CTR_WRAPPED_C11(X)                                                                       \
-    X(int, thrd_create, (thrd_t * th, thrd_start_t fn, void *arg), (th, fn, arg), 0)             \
-    X(int, thrd_join, (thrd_t th, int *res), (th, res), 0)                                       \
-    X(int, thrd_sleep, (const struct timespec *d, struct timespec *rem), (d, rem), 0)            \
-    X(int, mtx_lock, (mtx_t * m), (m), 0)                                                        \
-    X(int, mtx_timedlock, (mtx_t *restrict m, const struct timespec *restrict at), (m, at), 0)   \
-    X(int, mtx_trylock, (mtx_t * m), (m), 0)                                                     \
-    X(int, mtx_unlock, (mtx_t * m), (m), 0)                                                      \
-    X(int, cnd_wait, (cnd_t * c, mtx_t * m), (c, m), 0)                                          \
-    X(int, cnd_timedwait,                                                                        \
-      (cnd_t *restrict c, mtx_t *restrict m, const struct timespec *restrict at), (c, m, at), 0) \
-    X(int, cnd_signal, (cnd_t * c), (c), 0)                                                      \
-    X(int, cnd_broadcast, (cnd_t * c), (c), 0)                                                   \
-    X(void, call_once, (once_flag * flag, void (*init)(void)), (flag, init), 0)
+ * wrapped by its own name (wrap/interpose_c11.c) and made, as glibc makes
+ * it, of the real pthread function: only thrd_create's own real function is
+ * needed, for a thread created while not tracing. */
+#define CTR_WRAPPED_C11(X)                                                                         \
+    X(int, thrd_create, (thrd_t * th, thrd_start_t fn, void *arg), (th, fn, arg), 0)
 
 /* Condition variables have two ABIs in glibc (x86_64): GLIBC_2.3.2, the
  * default, and GLIBC_2.2.5 for binaries built against LinuxThreads-era

@@ -117,14 +117,17 @@ static void *thread_trampoline(void *p)
     return s.fn(s.arg);
 }
 
-/* A C11 thread's, made by pthread_create: its int goes out as the pointer
- * glibc's thrd_join turns back into it (thrd_exit passes its int the same
- * way), which is all glibc's own C11 start does differently. */
+/* A C11 thread's, made by pthread_create. Its function is called as the
+ * thread's start routine, as glibc's own start calls it: the int comes back
+ * in the low half of the pointer, all that thrd_join reads of it (thrd_exit
+ * passes its int the same way). So the call is a tail call, and this
+ * frame, as thread_trampoline's, is not in the thread's stacks. */
 static void *thread_trampoline_c11(void *p)
 {
     struct start_args s = start_args_take(p);
     thread_started(&s, (uintptr_t)s.c11_fn);
-    return (void *)(intptr_t)s.c11_fn(s.arg);
+    void *(*start)(void *) = (void *(*)(void *))(void (*)(void))s.c11_fn;
+    return start(s.arg);
 }
 
 /* ThreadCreate(id, stack) by t, with the stack of pthread_create's caller. */

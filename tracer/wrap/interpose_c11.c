@@ -43,71 +43,90 @@ _Static_assert(sizeof(thrd_t) == sizeof(pthread_t), "thrd_t is glibc's pthread_t
 _Static_assert(sizeof(once_flag) == sizeof(pthread_once_t), "once_flag is glibc's pthread_once_t");
 #endif
 
+/* glibc's map from a pthread function's error to a C11 result (thrd_err_map). */
+static int c11_result(int err)
+{
+    switch (err) {
+    case 0:
+        return thrd_success;
+    case ENOMEM:
+        return thrd_nomem;
+    case ETIMEDOUT:
+        return thrd_timedout;
+    case EBUSY:
+        return thrd_busy;
+    default:
+        return thrd_error;
+    }
+}
+
 /* ---------------------------------------------------------------------------
  * Joins and sleeps (thrd_create is beside pthread_create, in interpose.c)
  * ------------------------------------------------------------------------- */
 
 /* A join waits on the thrd_t, released by the joined thread's end, as a
- * pthread_join (interpose_sync.c). The try maps pthread_tryjoin_np's answer
- * to thrd_join's: the result is the int the thread returned. */
-static int try_thrd_join(struct ctr_call *c)
+ * pthread_join (interpose_sync.c); the result is the int the thread
+ * returned, which glibc passes as the thread's pointer. */
+static int try_pjoin(struct ctr_call *c)
 {
-    void *res;
-    int rc = ctr__real.pthread_tryjoin_np((pthread_t)(uintptr_t)c->obj, &res);
-    if (rc == EBUSY)
-        return EBUSY;
-    if (rc != 0)
-        return thrd_error;
-    if (c->ret)
-        *(int *)c->ret = (int)(intptr_t)res;
-    return thrd_success;
+    return ctr__real.pthread_tryjoin_np((pthread_t)(uintptr_t)c->obj, c->ret);
 }
-static int do_thrd_join(struct ctr_call *c)
+static int do_pjoin(struct ctr_call *c)
 {
-    return ctr__real.thrd_join((thrd_t)(uintptr_t)c->obj, (int *)c->ret);
+    return ctr__real.pthread_join((pthread_t)(uintptr_t)c->obj, c->ret);
 }
-static const struct ctr_waitop thrd_join_op = {CTR_REASON_THRD_JOIN, try_thrd_join, do_thrd_join,
-                                               NULL};
+static const struct ctr_waitop thrd_join_op = {CTR_REASON_THRD_JOIN, try_pjoin, do_pjoin, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int thrd_join(thrd_t th, int *res)
 {
-    if (CTR_LIKELY(!ctr__tracing()))
-        return ctr__real.thrd_join(th, res);
-    void *obj = (void *)(uintptr_t)th;
-    return ctr__wait_traced(&thrd_join_op,
-                            &(struct ctr_call){.obj = obj, .ret = (void **)(void *)res}, obj);
+    void *obj = (void *)(uintptr_t)th, *ret = NULL;
+    int rc =
+        CTR_LIKELY(!ctr__tracing())
+            ? ctr__real.pthread_join((pthread_t)th, &ret)
+            : ctr__wait_traced(&thrd_join_op, &(struct ctr_call){.obj = obj, .ret = &ret}, obj);
+    if (rc == 0 && res)
+        *res = (int)(intptr_t)ret;
+    return rc == 0 ? thrd_success : thrd_error;
 }
 
+CTR_EXPORT int thrd_detach(thrd_t th)
+{
+    return ctr__real.pthread_detach((pthread_t)th) == 0 ? thrd_success : thrd_error;
+}
+
+/* thrd_sleep is clock_nanosleep on CLOCK_REALTIME; 0, -1 (a signal), or
+ * another negative for an error. */
 static int do_thrd_sleep(struct ctr_call *c)
 {
-    return ctr__real.thrd_sleep(c->at, (struct timespec *)c->ret);
+    return ctr__real.clock_nanosleep(CLOCK_REALTIME, 0, c->at, (struct timespec *)c->ret);
 }
 static const struct ctr_waitop thrd_sleep_op = {CTR_REASON_THRD_SLEEP, NULL, do_thrd_sleep, NULL};
 
 CTR_EXPORT CTR_WRAPPER_TEXT int thrd_sleep(const struct timespec *d, struct timespec *rem)
 {
-    if (CTR_LIKELY(!ctr__tracing()))
-        return ctr__real.thrd_sleep(d, rem);
-    return ctr__wait_traced(&thrd_sleep_op, &(struct ctr_call){.at = d, .ret = (void **)rem}, NULL);
+    struct ctr_call c = {.at = d, .ret = (void **)rem};
+    int rc = CTR_LIKELY(!ctr__tracing()) ? do_thrd_sleep(&c)
+                                         : ctr__wait_traced(&thrd_sleep_op, &c, NULL);
+    return rc == 0 ? 0 : rc == EINTR ? -1 : -2;
 }
 
 /* ---------------------------------------------------------------------------
- * Mutexes and condition variables
+ * Mutexes and condition variables: glibc's pthread objects
  * ------------------------------------------------------------------------- */
 
-/* thrd_busy is "would wait"; any other answer is the call's. */
+#define PMUTEX(c) ((pthread_mutex_t *)(void *)(c)->obj)
+
 static int try_mtx(struct ctr_call *c)
 {
-    int rc = ctr__real.mtx_trylock(c->obj);
-    return rc == thrd_busy ? EBUSY : rc;
+    return ctr__real.pthread_mutex_trylock(PMUTEX(c)); /* EBUSY: would wait */
 }
 static int do_mtx_lock(struct ctr_call *c)
 {
-    return ctr__real.mtx_lock(c->obj);
+    return ctr__real.pthread_mutex_lock(PMUTEX(c));
 }
 static int do_mtx_timedlock(struct ctr_call *c)
 {
-    return ctr__real.mtx_timedlock(c->obj, c->at);
+    return ctr__real.pthread_mutex_timedlock(PMUTEX(c), c->at);
 }
 static const struct ctr_waitop mtx_lock_op = {CTR_REASON_MTX_LOCK, try_mtx, do_mtx_lock, NULL};
 static const struct ctr_waitop mtx_timedlock_op = {CTR_REASON_MTX_TIMEDLOCK, try_mtx,
@@ -115,40 +134,46 @@ static const struct ctr_waitop mtx_timedlock_op = {CTR_REASON_MTX_TIMEDLOCK, try
 
 CTR_EXPORT CTR_WRAPPER_TEXT int mtx_lock(mtx_t *m)
 {
+    pthread_mutex_t *pm = (pthread_mutex_t *)(void *)m;
     if (CTR_LIKELY(!ctr__tracing()))
-        return ctr__real.mtx_lock(m);
-    int rc = ctr__real.mtx_trylock(m);
-    if (CTR_LIKELY(rc != thrd_busy))
-        return rc;
-    return ctr__wait_traced(&mtx_lock_op, &(struct ctr_call){.obj = m}, m);
+        return c11_result(ctr__real.pthread_mutex_lock(pm));
+    int rc = ctr__real.pthread_mutex_trylock(pm);
+    if (CTR_LIKELY(rc != EBUSY))
+        return c11_result(rc);
+    return c11_result(ctr__wait_traced(&mtx_lock_op, &(struct ctr_call){.obj = m}, m));
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict at)
 {
     if (CTR_LIKELY(!ctr__tracing()))
-        return ctr__real.mtx_timedlock(m, at);
-    return ctr__wait_traced(&mtx_timedlock_op, &(struct ctr_call){.obj = m, .at = at}, m);
+        return c11_result(ctr__real.pthread_mutex_timedlock((pthread_mutex_t *)(void *)m, at));
+    return c11_result(
+        ctr__wait_traced(&mtx_timedlock_op, &(struct ctr_call){.obj = m, .at = at}, m));
 }
 
 CTR_EXPORT int mtx_trylock(mtx_t *m)
 {
-    return ctr__real.mtx_trylock(m); /* never waits: nothing to record */
+    return c11_result(ctr__real.pthread_mutex_trylock((pthread_mutex_t *)(void *)m));
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int mtx_unlock(mtx_t *m)
 {
-    if (CTR_UNLIKELY(ctr__tracing()) && ctr__mutex_has_waiters((pthread_mutex_t *)(void *)m))
+    pthread_mutex_t *pm = (pthread_mutex_t *)(void *)m;
+    if (CTR_UNLIKELY(ctr__tracing()) && ctr__mutex_has_waiters(pm))
         ctr__note_release(m);
-    return ctr__real.mtx_unlock(m);
+    return c11_result(ctr__real.pthread_mutex_unlock(pm));
 }
+
+#define PCOND(c) ((pthread_cond_t *)(void *)(c)->obj)
+#define PCOND_MUTEX(c) ((pthread_mutex_t *)(void *)(c)->ret)
 
 static int do_cnd_wait(struct ctr_call *c)
 {
-    return ctr__real.cnd_wait(c->obj, (mtx_t *)c->ret);
+    return ctr__real.cond_wait(PCOND(c), PCOND_MUTEX(c));
 }
 static int do_cnd_timedwait(struct ctr_call *c)
 {
-    return ctr__real.cnd_timedwait(c->obj, (mtx_t *)c->ret, c->at);
+    return ctr__real.cond_timedwait(PCOND(c), PCOND_MUTEX(c), c->at);
 }
 static const struct ctr_waitop cnd_wait_op = {CTR_REASON_CND_WAIT, NULL, do_cnd_wait, NULL};
 static const struct ctr_waitop cnd_timedwait_op = {CTR_REASON_CND_TIMEDWAIT, NULL, do_cnd_timedwait,
@@ -156,32 +181,35 @@ static const struct ctr_waitop cnd_timedwait_op = {CTR_REASON_CND_TIMEDWAIT, NUL
 
 CTR_EXPORT CTR_WRAPPER_TEXT int cnd_wait(cnd_t *c, mtx_t *m)
 {
+    struct ctr_call call = {.obj = c, .ret = (void **)(void *)m};
     if (CTR_LIKELY(!ctr__tracing()))
-        return ctr__real.cnd_wait(c, m);
-    return ctr__wait_traced(&cnd_wait_op, &(struct ctr_call){.obj = c, .ret = (void **)m}, c);
+        return c11_result(do_cnd_wait(&call));
+    return c11_result(ctr__wait_traced(&cnd_wait_op, &call, c));
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
                                               const struct timespec *restrict at)
 {
+    struct ctr_call call = {.obj = c, .ret = (void **)(void *)m, .at = at};
     if (CTR_LIKELY(!ctr__tracing()))
-        return ctr__real.cnd_timedwait(c, m, at);
-    return ctr__wait_traced(&cnd_timedwait_op,
-                            &(struct ctr_call){.obj = c, .ret = (void **)m, .at = at}, c);
+        return c11_result(do_cnd_timedwait(&call));
+    return c11_result(ctr__wait_traced(&cnd_timedwait_op, &call, c));
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int cnd_signal(cnd_t *c)
 {
-    if (CTR_UNLIKELY(ctr__tracing()) && ctr__cond_has_waiters((pthread_cond_t *)(void *)c))
+    pthread_cond_t *pc = (pthread_cond_t *)(void *)c;
+    if (CTR_UNLIKELY(ctr__tracing()) && ctr__cond_has_waiters(pc))
         ctr__note_release(c);
-    return ctr__real.cnd_signal(c);
+    return c11_result(ctr__real.cond_signal(pc));
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int cnd_broadcast(cnd_t *c)
 {
-    if (CTR_UNLIKELY(ctr__tracing()) && ctr__cond_has_waiters((pthread_cond_t *)(void *)c))
+    pthread_cond_t *pc = (pthread_cond_t *)(void *)c;
+    if (CTR_UNLIKELY(ctr__tracing()) && ctr__cond_has_waiters(pc))
         ctr__note_release(c);
-    return ctr__real.cnd_broadcast(c);
+    return c11_result(ctr__real.cond_broadcast(pc));
 }
 
 /* ---------------------------------------------------------------------------
@@ -228,11 +256,7 @@ static CTR_WRAPPER_TEXT int once_traced(struct ctr_thread *t, void *flag, void (
     struct once_call oc = {init, flag, 0}, *outer = once_here;
     once_here = &oc;
     uint64_t start = ctr__ticks();
-    int rc = 0;
-    if (reason == CTR_REASON_CALL_ONCE)
-        ctr__real.call_once(flag, once_trampoline);
-    else
-        rc = ctr__real.pthread_once(flag, once_trampoline);
+    int rc = ctr__real.pthread_once(flag, once_trampoline);
     once_here = outer;
     if (!oc.ran && ctr__io_long_enough(start)) {
         int saved = errno;
@@ -259,7 +283,7 @@ CTR_EXPORT CTR_WRAPPER_TEXT void call_once(once_flag *flag, void (*init)(void))
 {
     struct ctr_thread *t = once_thread(flag);
     if (!t)
-        ctr__real.call_once(flag, init);
+        ctr__real.pthread_once((pthread_once_t *)(void *)flag, init); /* glibc's call_once */
     else
         once_traced(t, flag, init, CTR_REASON_CALL_ONCE);
 }
