@@ -28,8 +28,10 @@ struct window {
 struct per_thread {
     struct ctr_cpu_reading last; /* the latest reading (has_last) */
     int has_last;
-    uint64_t after_last_ns; /* running time after it, so far */
-    struct window *open;    /* windows not judged yet, in time order */
+    uint64_t after_last_ns;  /* running time after it, so far */
+    uint64_t unexplained_ns; /* the last judged window's off-CPU time, which
+                                the next window's delay may yet explain */
+    struct window *open;     /* windows not judged yet, in time order */
     size_t nopen, cap;
     struct ctr_cpu_moved moved;
 };
@@ -119,17 +121,31 @@ static void on_interval(void *ctx, const struct ctr_interval *iv)
     p->after_last_ns += overlap(iv->start_ns, iv->end_ns, p->last.ns, UINT64_MAX);
 }
 
-/* The window's verdict, added to the thread's moved time. */
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The window's verdict, added to the thread's moved time (windows of a
+ * thread are judged in time order).
+ *
+ * The kernel adds a run-queue wait to the delay only when the thread gets
+ * the CPU back: a thread waiting for one at a reading has that wait in the
+ * next reading's delay, not in this one's. So delay a window has beyond its
+ * own excess first explains the previous window's off-CPU time, as
+ * runnable. */
 static void judge(struct per_thread *p, const struct window *w)
 {
     p->moved.checked_ns += w->running_ns;
-    uint64_t bound = w->cpu_ns + CTR_CPUCHECK_SLACK_NS;
-    if (w->running_ns <= bound)
-        return;
-    uint64_t excess = w->running_ns - w->cpu_ns;
-    uint64_t runnable = w->delay_known ? (w->delay_ns < excess ? w->delay_ns : excess) : 0;
-    p->moved.runnable_ns += runnable;
+    uint64_t excess =
+        w->running_ns > w->cpu_ns + CTR_CPUCHECK_SLACK_NS ? w->running_ns - w->cpu_ns : 0;
+    uint64_t delay = w->delay_known ? w->delay_ns : 0;
+    uint64_t runnable = min_u64(delay, excess);
+    uint64_t late = min_u64(delay - runnable, p->unexplained_ns);
+    p->moved.offcpu_ns -= late;
+    p->moved.runnable_ns += runnable + late;
     p->moved.offcpu_ns += excess - runnable;
+    p->unexplained_ns = excess - runnable;
 }
 
 static void on_settle(void *ctx, uint64_t ns)
@@ -160,11 +176,10 @@ int ctr_cpucheck_thread(const struct ctr_cpucheck *c, uint32_t th, struct ctr_cp
         const struct per_thread *p = &c->th[th];
         *out = p->moved;
         /* Windows the reading never settled past (it ended early). */
-        for (size_t i = 0; i < p->nopen; i++) {
-            struct per_thread tmp = {.moved = *out};
+        struct per_thread tmp = {.moved = *out, .unexplained_ns = p->unexplained_ns};
+        for (size_t i = 0; i < p->nopen; i++)
             judge(&tmp, &p->open[i]);
-            *out = tmp.moved;
-        }
+        *out = tmp.moved;
     }
     return c->oom ? -1 : 0;
 }

@@ -6,7 +6,8 @@
  *   2. an uncontended pthread_mutex_lock + unlock: the real glibc functions
  *      (through dlsym(RTLD_NEXT)), libctrace's wrappers with tracing off, and
  *      with tracing on;
- *   3. the same for an uncontended sem_post + sem_wait pair;
+ *   3. the same for an uncontended C11 mtx_lock + mtx_unlock pair and an
+ *      uncontended sem_post + sem_wait pair;
  *   4. annotations, per call (a task's begin or end, a region's, a log) with
  *      tracing off and on.
  * Variants are interleaved over several rounds and the median is printed, with
@@ -16,6 +17,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <threads.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,31 @@ static double run_lock_wrapped(uint64_t iters)
     for (uint64_t i = 0; i < iters; i++) {
         pthread_mutex_lock(&mu);
         pthread_mutex_unlock(&mu);
+    }
+    return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
+/* C11's, which the wrappers make of the real pthread functions. */
+static int (*real_mtx_lock)(mtx_t *);
+static int (*real_mtx_unlock)(mtx_t *);
+static mtx_t mtx;
+
+static double run_mtx_real(uint64_t iters)
+{
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < iters; i++) {
+        real_mtx_lock(&mtx);
+        real_mtx_unlock(&mtx);
+    }
+    return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
+static double run_mtx_wrapped(uint64_t iters)
+{
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t i = 0; i < iters; i++) {
+        mtx_lock(&mtx);
+        mtx_unlock(&mtx);
     }
     return (double)(bench_now_ns() - t0) / (double)iters;
 }
@@ -139,6 +166,9 @@ int main(int argc, char **argv)
     close(fd);
     real_lock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
     real_unlock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+    real_mtx_lock = (int (*)(mtx_t *))dlsym(RTLD_NEXT, "mtx_lock");
+    real_mtx_unlock = (int (*)(mtx_t *))dlsym(RTLD_NEXT, "mtx_unlock");
+    mtx_init(&mtx, mtx_plain);
     real_post = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_post");
     real_wait = (int (*)(sem_t *))dlsym(RTLD_NEXT, "sem_wait");
     sem_init(&sem, 0, 0);
@@ -159,6 +189,15 @@ int main(int argc, char **argv)
         {"wrapped lock+unlock, tracing on", run_lock_wrapped, 1, 0, {0}, NULL, 0},
     };
     bench_table("Uncontended pthread_mutex_lock + unlock", locks, 3, iters, rounds, path);
+
+    if (real_mtx_lock && real_mtx_unlock) {
+        struct bench_variant mtxs[] = {
+            {"real mtx_lock+mtx_unlock (glibc)", run_mtx_real, 0, 0, {0}, NULL, 0},
+            {"wrapped, tracing off", run_mtx_wrapped, 0, 0, {0}, NULL, 0},
+            {"wrapped, tracing on", run_mtx_wrapped, 1, 0, {0}, NULL, 0},
+        };
+        bench_table("Uncontended C11 mtx_lock + mtx_unlock", mtxs, 3, iters, rounds, path);
+    }
 
     struct bench_variant sems[] = {
         {"real sem_post+sem_wait (glibc)", run_sem_real, 0, 0, {0}, NULL, 0},

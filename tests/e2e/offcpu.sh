@@ -54,7 +54,7 @@ for mode in plain sched; do
     # is off-cpu, or runnable, never running.
     check "$mode: the sleeper's hidden wait is off-cpu, at most ($off ns, measured $blocked)" \
         test "$off" -le $((blocked + 2000000))
-    check "$mode: ... and mostly ($off ns)" test "$off" -ge $((blocked / 2))
+    check "$mode: ... named so, in part at least ($off ns)" test "$off" -ge $((blocked / 10))
     check "$mode: ... or runnable ($off + $q ns)" test $((off + q)) -ge $((blocked - blocked / 20))
     check "$mode: the sleeper's running is its CPU time ($run ns, measured $sleeper_cpu)" \
         near "$run" "$sleeper_cpu" 2000000

@@ -185,6 +185,8 @@ static const uint64_t pending[] = {2, 3000000, CTR_REASON_READ, 5, 3};
 static const uint64_t waiting[] = {3, 500000, CTR_REASON_COND_WAIT, 0x7ffd0040, 3};
 static const uint64_t end[] = {17, 2, 3, 4};
 static const uint64_t sampling[] = {CTR_CPU_PERF, 10000000, 5};
+/* thread 1 had run 3 ms and waited 1 ms for a CPU at 5 ms (ticks are ns). */
+static const uint64_t cputime[] = {1, 5000000, 3000000, 1000000, CTR_CPUTIME_DELAY_KNOWN};
 
 /* What one record must decode to. */
 struct expect {
@@ -271,6 +273,8 @@ static void write_trace(struct stream *s, int complete)
     want(s, CTR_REC_PENDING, pending, NULL, 0);
     CTR_REC_PUT(o, SAMPLING, sampling[0], sampling[1], sampling[2]);
     want(s, CTR_REC_SAMPLING, sampling, NULL, 0);
+    CTR_REC_PUT(o, CPU_TIME, cputime[0], cputime[1], cputime[2], cputime[3], cputime[4]);
+    want(s, CTR_REC_CPU_TIME, cputime, NULL, 0);
     if (complete) {
         CTR_REC_PUT(o, END, end[0], end[1], end[2], end[3]);
         want(s, CTR_REC_END, end, NULL, 0);
@@ -401,6 +405,11 @@ static void test_reader_loads_every_record(void **state)
                     th->handle == thread1[4]);
         assert_string_equal(th->name, name);
         assert_int_equal(th->dropped, drops[1]);
+        /* CPU_TIME */
+        assert_true(t.has_cpu_time);
+        assert_int_equal(th->ncpu, 1);
+        assert_true(th->cpu[0].ns == cputime[1] && th->cpu[0].cpu_ns == cputime[2] &&
+                    th->cpu[0].delay_ns == cputime[3] && th->cpu[0].flags == cputime[4]);
         struct ctr_thread_info *th2 = ctr_trace_thread(&t, thread2[0]);
         assert_non_null(th2);
         assert_true(th2->os_tid == (int64_t)thread2[1] && th2->parent_id == thread2[2] &&

@@ -3,7 +3,8 @@
  * CPU time (analyze/model/cpucheck.c), on readings and intervals made by
  * hand: what exceeds the CPU time between two readings leaves running, as
  * runnable up to the run-queue delay and as unattributed off-CPU time
- * beyond; an interval across a reading is split at it; the order in which
+ * beyond, a delay the kernel counted late explaining the span before; an
+ * interval across a reading is split at it; the order in which
  * readings and intervals come does not matter; a thread's reading at
  * registration has a delay of 0; nothing moves where no readings bound the
  * running time, or where it is within the CPU time and the slack. */
@@ -124,6 +125,24 @@ static void test_registration_delay_is_zero(void **state)
     assert_int_equal(m.offcpu_ns, 40 * MS);
 }
 
+/* A thread waiting for a CPU at a reading has that wait in the next
+ * reading's delay (the kernel adds it when the thread runs again): the next
+ * span's delay beyond its own excess explains the last span's off-CPU time
+ * as runnable. */
+static void test_late_delay_explains_the_span_before(void **state)
+{
+    (void)state;
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    reading(&c, 0, 0, 0, CTR_CPUTIME_DELAY_KNOWN);
+    reading(&c, 100 * MS, 50 * MS, 10 * MS, CTR_CPUTIME_DELAY_KNOWN);
+    reading(&c, 200 * MS, 150 * MS, 40 * MS, CTR_CPUTIME_DELAY_KNOWN);
+    running(&c, 0, 200 * MS);
+    struct ctr_cpu_moved m = verdict(cc, &c);
+    assert_int_equal(m.runnable_ns, 40 * MS);
+    assert_int_equal(m.offcpu_ns, 10 * MS);
+}
+
 /* A window the reading never settled past is judged when asked. */
 static void test_unsettled_window_judged(void **state)
 {
@@ -146,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_within_cpu_moves_nothing),
         cmocka_unit_test(test_interval_split_at_readings),
         cmocka_unit_test(test_registration_delay_is_zero),
+        cmocka_unit_test(test_late_delay_explains_the_span_before),
         cmocka_unit_test(test_unsettled_window_judged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

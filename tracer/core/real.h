@@ -88,7 +88,7 @@
  * wrapped by its own name (wrap/interpose_c11.c) and made, as glibc makes
  * it, of the real pthread function: only thrd_create's own real function is
  * needed, for a thread created while not tracing. */
-#define CTR_WRAPPED_C11(X)                                                                         \
+#define CTR_WRAPPED_C11(X) \
     X(int, thrd_create, (thrd_t * th, thrd_start_t fn, void *arg), (th, fn, arg), 0)
 
 /* Condition variables have two ABIs in glibc (x86_64): GLIBC_2.3.2, the

@@ -39,9 +39,15 @@
  * relaxed: a hint any thread may set; a stale 0 costs one failed open. */
 static _Atomic int no_schedstat;
 
-/* The run-queue delay of thread tid (schedstat's second field, ns); tid 0:
- * the calling thread. Keeps errno. */
-static int read_delay(int tid, uint64_t *delay_ns)
+/* A read that took longer than this (the reader was preempted in it) has no
+ * instant to pin its values to: it is not used. */
+#define READ_SPAN_MAX_NS 1000000.0
+
+/* Reads thread tid's schedstat (tid 0: the calling thread's): its time on a
+ * CPU and its run-queue delay, both as of one instant, the tick in the
+ * middle of the read() that took them. Keeps errno. @return 0, or -1 if it
+ * cannot be read (no schedstat, the thread is gone, a read too long). */
+static int read_schedstat(int tid, struct ctr_cputime *c)
 {
     if (atomic_load_explicit(&no_schedstat, memory_order_relaxed))
         return -1;
@@ -58,15 +64,18 @@ static int read_delay(int tid, uint64_t *delay_ns)
         errno = saved;
         return -1;
     }
+    uint64_t before = ctr__ticks();
     ssize_t n = ctr__real.read(fd, buf, sizeof(buf) - 1);
+    uint64_t after = ctr__ticks();
     ctr__real.close(fd);
-    if (n > 0) {
+    if (n > 0 && (double)(after - before) / ctr__clock_ticks_per_ns() <= READ_SPAN_MAX_NS) {
         buf[n] = '\0';
         char *on_cpu_end, *delay_end;
-        strtoull(buf, &on_cpu_end, 10); /* time on the CPU: the clock's, read apart */
-        unsigned long long d = strtoull(on_cpu_end, &delay_end, 10);
+        unsigned long long on_cpu = strtoull(buf, &on_cpu_end, 10);
+        unsigned long long delay = strtoull(on_cpu_end, &delay_end, 10);
         if (on_cpu_end != buf && delay_end != on_cpu_end) {
-            *delay_ns = d;
+            *c = (struct ctr_cputime){before + (after - before) / 2, on_cpu, delay,
+                                      CTR_CPUTIME_DELAY_KNOWN};
             rc = 0;
         }
     }
@@ -74,23 +83,34 @@ static int read_delay(int tid, uint64_t *delay_ns)
     return rc;
 }
 
-/* The calling thread's reading (ticks 0: none); with its delay if `delay`. */
-static void read_own(struct ctr_cputime *c, int delay)
+/* Thread tid's CPU time by its clock (tid 0: the calling thread's), the tick
+ * in the middle of the read. @return 0, or -1 (the thread is gone). */
+static int read_clock(int tid, struct ctr_cputime *c)
 {
     struct timespec ts;
+    uint64_t before = ctr__ticks();
+    if (clock_gettime(tid ? ctr__thread_cpu_clock(tid) : CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return -1;
+    uint64_t after = ctr__ticks();
+    *c = (struct ctr_cputime){before + (after - before) / 2,
+                              (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, 0, 0};
+    return 0;
+}
+
+/* A reading of thread tid (0: the calling thread): schedstat's, whose time
+ * on a CPU and delay are of one instant (`with_delay`), or else the clock's
+ * alone. *c's ticks are 0 when there is none. */
+static void read_thread(int tid, int with_delay, struct ctr_cputime *c)
+{
     *c = (struct ctr_cputime){0};
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-        return;
-    c->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    c->ticks = ctr__ticks();
-    if (delay && read_delay(0, &c->delay_ns) == 0)
-        c->flags |= CTR_CPUTIME_DELAY_KNOWN;
+    if ((!with_delay || read_schedstat(tid, c) != 0) && read_clock(tid, c) != 0)
+        c->ticks = 0;
 }
 
 void ctr__cputime_thread_start(struct ctr_thread *t)
 {
     struct ctr_cputime c;
-    read_own(&c, 0);
+    read_thread(0, 0, &c);
     t->start_cpu_ns = c.cpu_ns;
     t->start_cpu_ticks = c.ticks;
 }
@@ -98,7 +118,7 @@ void ctr__cputime_thread_start(struct ctr_thread *t)
 void ctr__cputime_thread_end(struct ctr_thread *t)
 {
     struct ctr_cputime c;
-    read_own(&c, 1);
+    read_thread(0, 1, &c);
     t->end_cpu_ns = c.cpu_ns;
     t->end_cpu_ticks = c.ticks;
     t->end_cpu_delay_ns = c.delay_ns;
@@ -123,14 +143,6 @@ int ctr__cputime_read(const struct ctr_thread *t, int exited, struct ctr_cputime
         c->flags = t->end_cpu_flags;
         return 0;
     }
-    struct timespec ts;
-    uint64_t before = ctr__ticks();
-    if (clock_gettime(ctr__thread_cpu_clock(t->os_tid), &ts) != 0)
-        return -1; /* ended meanwhile: its own reading comes with its end */
-    /* The tick in the middle of the read: the clock's error is half of it. */
-    c->ticks = before + (ctr__ticks() - before) / 2;
-    c->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    if (read_delay(t->os_tid, &c->delay_ns) == 0)
-        c->flags |= CTR_CPUTIME_DELAY_KNOWN;
-    return 0;
+    read_thread(t->os_tid, 1, c);
+    return c->ticks ? 0 : -1; /* gone meanwhile: its own reading comes with its end */
 }
