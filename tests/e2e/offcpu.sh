@@ -22,12 +22,13 @@ to_ns() {
         m = u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : -1
         printf "%.0f\n", m < 0 ? -1 : n * m }'
 }
-# column NAME FUNCTION FILE: column NAME of the `ctrace threads` row of the
-# threads that start in FUNCTION, in ns.
+# column NAME FILE: column NAME of the `ctrace threads` row of the run's
+# workers (the one group that is not "(running at trace start)"), in ns.
 column() {
     local k
-    k=$(awk -v c="$1" 'NR < 8 && $1 == "threads" { for (i = 1; i <= NF; i++) if ($i == c) print i; exit }' "$3")
-    to_ns "$(awk -v k="$k" -v f="$2" '$0 ~ ("  " f " \\(") { print $k; exit }' "$3")"
+    k=$(awk -v c="$1" 'NR < 8 && $1 == "threads" { for (i = 1; i <= NF; i++) if ($i == c) print i; exit }' "$2")
+    to_ns "$(awk -v k="$k" '$1 == "threads" { h = 1; next }
+        h && $1 ~ /^[0-9]+$/ && !/\(running at trace start\)/ { print $k; exit }' "$2")"
 }
 # near GOT WANT SLACK_NS: GOT within 5% of WANT, or within SLACK_NS.
 near() {
@@ -38,17 +39,19 @@ near() {
 for mode in plain sched; do
     flags=()
     [ "$mode" = sched ] && flags=(-sched 1)
-    "$ctrace" run "${flags[@]}" -o "$tmp/$mode.bin" -- "$prog" 3 >"$tmp/$mode.out" 2>&1
-    check "$mode: the program ran" test $? -eq 0
-    read -r _ blocked sleeper_cpu < <(grep '^sleeper ' "$tmp/$mode.out")
-    read -r _ spin_cpu spin_wall < <(grep '^spinners ' "$tmp/$mode.out")
-    "$ctrace" threads "$tmp/$mode.bin" >"$tmp/$mode.txt" 2>&1
-    check "$mode: ctrace threads" test $? -eq 0
-    cat "$tmp/$mode.txt"
+    for kind in sleeper spinners; do
+        "$ctrace" run "${flags[@]}" -o "$tmp/$mode-$kind.bin" -- "$prog" $kind >"$tmp/$mode-$kind.out" 2>&1
+        check "$mode: the $kind ran" test $? -eq 0
+        "$ctrace" threads "$tmp/$mode-$kind.bin" >"$tmp/$mode-$kind.txt" 2>&1
+        check "$mode: ctrace threads of the $kind" test $? -eq 0
+        cat "$tmp/$mode-$kind.txt"
+    done
+    read -r _ blocked sleeper_cpu < <(grep '^sleeper ' "$tmp/$mode-sleeper.out")
+    read -r _ spin_cpu spin_wall < <(grep '^spinners ' "$tmp/$mode-spinners.out")
     echo "# measured: sleeper blocked $blocked ns, CPU $sleeper_cpu ns; spinners CPU $spin_cpu ns, wall $spin_wall ns"
-    off=$(column off-cpu sleeper "$tmp/$mode.txt")
-    run=$(column running sleeper "$tmp/$mode.txt")
-    q=$(column runnable sleeper "$tmp/$mode.txt")
+    off=$(column off-cpu "$tmp/$mode-sleeper.txt")
+    run=$(column running "$tmp/$mode-sleeper.txt")
+    q=$(column runnable "$tmp/$mode-sleeper.txt")
     # The wait's end, before the sleeper ran again, was waiting for a CPU
     # (runnable by the kernel's count) on a loaded machine: the hidden wait
     # is off-cpu, or runnable, never running.
@@ -59,10 +62,10 @@ for mode in plain sched; do
     check "$mode: the sleeper's running is its CPU time ($run ns, measured $sleeper_cpu)" \
         near "$run" "$sleeper_cpu" 2000000
     check "$mode: a warning names the unattributed time" \
-        grep -q '^warning: .* was off the CPU (off-cpu)' "$tmp/$mode.txt"
-    srun=$(column running spinner "$tmp/$mode.txt")
-    sq=$(column runnable spinner "$tmp/$mode.txt")
-    soff=$(column off-cpu spinner "$tmp/$mode.txt")
+        grep -q '^warning: .* was off the CPU (off-cpu)' "$tmp/$mode-sleeper.txt"
+    srun=$(column running "$tmp/$mode-spinners.txt")
+    sq=$(column runnable "$tmp/$mode-spinners.txt")
+    soff=$(column off-cpu "$tmp/$mode-spinners.txt")
     check "$mode: the spinners' running is their CPU time ($srun ns, measured $spin_cpu)" \
         near "$srun" "$spin_cpu" 6000000
     check "$mode: the spinners' other time is runnable, not off-cpu ($sq, $soff ns)" \

@@ -2,18 +2,21 @@
 /* prog-offcpu.c - ground truth for time no wrapper sees (offcpu.sh): a
  * thread that blocks where no wrapper can see it (the nanosleep system call
  * made with its own syscall instruction, as a library with its own system
- * calls would), and spinners that outnumber the CPUs, so that the kernel
- * preempts them. Each thread measures itself: the sleeper its blocked time
- * and its CPU time, the spinners their CPU time and wall time, and main
- * prints them:
+ * calls would), or spinners that outnumber the CPUs, so that the kernel
+ * preempts them: one kind a run, so that each run's threads other than main
+ * are one group in `ctrace threads` (under a sanitizer every thread's start
+ * function is the sanitizer's). Each thread measures itself: the sleeper
+ * its blocked time and its CPU time, the spinners their CPU time and wall
+ * time, and main prints them:
  *   sleeper BLOCKED_NS CPU_NS
  *   spinners CPU_NS WALL_NS      (summed over the spinners)
- * usage: prog-offcpu [SPINNERS]   (default 3)
+ * usage: prog-offcpu sleeper | spinners [N (default 3)]
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -80,14 +83,23 @@ static void *spinner(void *arg)
 
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 3;
+    if (argc > 1 && strcmp(argv[1], "sleeper") == 0) {
+        pthread_t sl;
+        if (pthread_create(&sl, NULL, sleeper, NULL) != 0)
+            return 1;
+        pthread_join(sl, NULL);
+        printf("sleeper %llu %llu\n", (unsigned long long)sleeper_blocked,
+               (unsigned long long)sleeper_cpu);
+        return 0;
+    }
+    if (argc < 2 || strcmp(argv[1], "spinners") != 0) {
+        fprintf(stderr, "usage: prog-offcpu sleeper | spinners [N]\n");
+        return 2;
+    }
+    int n = argc > 2 ? atoi(argv[2]) : 3;
     if (n < 1 || n > 64)
         n = 3;
     struct spinner s[64];
-    pthread_t sl;
-    if (pthread_create(&sl, NULL, sleeper, NULL) != 0)
-        return 1;
-    pthread_join(sl, NULL);
     for (int i = 0; i < n; i++)
         if (pthread_create(&s[i].th, NULL, spinner, &s[i]) != 0)
             return 1;
@@ -97,8 +109,6 @@ int main(int argc, char **argv)
         cpu += s[i].cpu;
         wall += s[i].wall;
     }
-    printf("sleeper %llu %llu\n", (unsigned long long)sleeper_blocked,
-           (unsigned long long)sleeper_cpu);
     printf("spinners %llu %llu\n", (unsigned long long)cpu, (unsigned long long)wall);
     return 0;
 }

@@ -12,13 +12,19 @@
 
 #include <elf.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <link.h>
 #include <string.h>
 #include <unistd.h>
 
-struct scan_ctx {
-    void (*visit)(void *ctx, const struct ctr_map_info *m);
-    void *ctx;
+/* What one pass of dl_iterate_phdr collects: no memory is allocated while
+ * it runs (see ctr__maps_scan), so it fills buffers made before, and counts
+ * what it could not keep. */
+struct scan_buf {
+    struct ctr_map_info *maps;
+    size_t nmaps, cap_maps, need_maps;
+    char *paths;
+    size_t used_paths, cap_paths, need_paths;
 };
 
 /* Finds NT_GNU_BUILD_ID in the object's PT_NOTE segments, in memory. */
@@ -48,25 +54,35 @@ static void find_build_id(const struct dl_phdr_info *info, struct ctr_map_info *
     }
 }
 
-static int visit_object(struct dl_phdr_info *info, size_t size, void *arg)
+static int collect_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    struct scan_ctx *sc = arg;
+    struct scan_buf *b = arg;
     struct ctr_map_info m = {0};
     char exe[PATH_MAX];
-    m.path = info->dlpi_name;
-    if (!m.path || !m.path[0]) {
+    const char *path = info->dlpi_name;
+    if (!path || !path[0]) {
         /* The main program has no name here. */
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
         if (n <= 0)
             return 0;
         exe[n] = 0;
-        m.path = exe;
+        path = exe;
     }
-    if (strncmp(m.path, "linux-vdso", 10) == 0 || strncmp(m.path, "linux-gate", 10) == 0)
+    if (strncmp(path, "linux-vdso", 10) == 0 || strncmp(path, "linux-gate", 10) == 0)
         return 0; /* no file behind it to symbolize from */
     find_build_id(info, &m);
     m.bias = info->dlpi_addr;
+    /* The path is copied: the object may be unloaded once the loader's lock
+     * is let go. */
+    size_t len = strlen(path) + 1;
+    b->need_paths += len;
+    int kept = b->used_paths + len <= b->cap_paths;
+    if (kept) {
+        memcpy(b->paths + b->used_paths, path, len);
+        m.path = b->paths + b->used_paths;
+        b->used_paths += len;
+    }
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -74,15 +90,42 @@ static int visit_object(struct dl_phdr_info *info, size_t size, void *arg)
         m.start = info->dlpi_addr + ph->p_vaddr;
         m.limit = m.start + ph->p_memsz;
         m.file_offset = ph->p_offset;
-        sc->visit(sc->ctx, &m);
+        b->need_maps++;
+        if (kept && b->nmaps < b->cap_maps)
+            b->maps[b->nmaps++] = m;
     }
     return 0;
 }
 
+/* dl_iterate_phdr holds the loader's lock while it calls back, and a
+ * thread that a CPU-sampling signal interrupted inside malloc may be waiting,
+ * in its handler's unwinding (libunwind), for that lock while it holds a
+ * malloc arena's: so nothing here allocates while the lock is held. Each pass
+ * fills buffers made before it, and one that did not fit is made again with
+ * what it counted (objects loaded meanwhile: a few passes at most). */
 void ctr__maps_scan(void (*visit)(void *ctx, const struct ctr_map_info *m), void *ctx)
 {
-    struct scan_ctx sc = {visit, ctx};
-    dl_iterate_phdr(visit_object, &sc);
+    size_t cap_maps = 64, cap_paths = 16384;
+    for (int pass = 0; pass < 4; pass++) {
+        struct scan_buf b = {.maps = malloc(cap_maps * sizeof(*b.maps)),
+                             .cap_maps = cap_maps,
+                             .paths = malloc(cap_paths),
+                             .cap_paths = cap_paths};
+        int whole = 0, oom = !b.maps || !b.paths;
+        if (!oom) {
+            dl_iterate_phdr(collect_object, &b);
+            whole = b.need_maps <= b.nmaps && b.need_paths <= b.used_paths;
+            if (whole)
+                for (size_t i = 0; i < b.nmaps; i++)
+                    visit(ctx, &b.maps[i]);
+        }
+        free(b.maps);
+        free(b.paths);
+        if (whole || oom)
+            return;
+        cap_maps = b.need_maps + 16;
+        cap_paths = b.need_paths + 4096;
+    }
 }
 
 static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
