@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* stacks_nofp.c - code built with -fomit-frame-pointer for test-stacks.c.
  *
- * Two ways such code fools a frame-pointer walk: a chain of calls through
+ * Three ways such code fools a frame-pointer walk: a chain of calls through
  * functions that keep no frame pointer (rbp then still holds the frame of an
- * outer caller: the walk skips them), and, made certain with a few
- * instructions of assembly, a call made while rbp points at something that
- * looks like a frame record (a walk reads a frame that never was). */
+ * outer caller: the walk skips them); a wait in a thread's start routine,
+ * whose callers are the thread's root (a walk cannot step past it, and
+ * libunwind finds only start_thread and clone3 beyond it); and, made certain
+ * with a few instructions of assembly, a call made while rbp points at
+ * something that looks like a frame record (a walk reads a frame that never
+ * was). */
 #include "stacks_nofp.h"
+
+#include <unistd.h>
 
 /* One value live across each call: the compiler keeps it in rbx and leaves
  * rbp alone, so rbp still holds the frame of the first caller that keeps
@@ -32,6 +37,15 @@ __attribute__((noinline)) int nofp_outer(pthread_mutex_t *mu, int x)
     int a = sink | x;
     int r = nofp_middle(mu, a + 2);
     return r + a;
+}
+
+void *nofp_start_routine(void *arg)
+{
+    struct nofp_start *s = arg;
+    atomic_store(&s->tid, gettid());
+    pthread_mutex_lock(s->mu);
+    pthread_mutex_unlock(s->mu);
+    return NULL;
 }
 
 #if defined(__x86_64__)

@@ -14,6 +14,17 @@
  * stack of a program that does keep them). Beyond the end of libunwind's
  * stack nothing can be checked: END again.
  *
+ * The frames libunwind found beyond an END frame are the stack's true end,
+ * which a walk cannot reach: start_thread and clone3 beyond the call sites
+ * of a start routine built without frame pointers (the walk would end
+ * inside the routine, and lose where it runs: issue 31), clone3 beyond
+ * start_thread, __libc_start_main and _start beyond __libc_start_call_main.
+ * So they are kept with it, a root, with where each return address lay on
+ * the stack (stack.c steps libunwind to see where, once per END return
+ * address); a walk that ends at the END frame reads them there again and
+ * goes on through them when they are the same, and otherwise hands the
+ * stack to libunwind.
+ *
  * The verdicts are forgotten whenever objects are loaded or unloaded: an
  * unloaded object's addresses may come back holding other code.
  */
@@ -25,6 +36,7 @@
 #include <stdlib.h>
 
 _Atomic uint64_t ctr__verdicts[CTR_VERDICT_SLOTS];
+struct ctr_root_entry ctr__roots[CTR_ROOT_SLOTS];
 struct ctr_code_ranges ctr__code;
 
 void ctr__fp_learn(uintptr_t pc, enum ctr_fp_verdict v)
@@ -43,6 +55,38 @@ void ctr__fp_learn(uintptr_t pc, enum ctr_fp_verdict v)
             return;
         }
         i = (i + 1) & (CTR_VERDICT_SLOTS - 1);
+    }
+}
+
+void ctr__root_learn(uintptr_t pc, const struct ctr_root *root)
+{
+    if (root->n > CTR_ROOT_FRAMES)
+        return;
+    unsigned i = ctr__root_home(pc);
+    for (int probe = 0; probe < CTR_ROOT_PROBES; probe++) {
+        struct ctr_root_entry *e = &ctr__roots[i];
+        uintptr_t key = 0;
+        /* relaxed: taking the slot publishes nothing; the fence below orders
+         * the busy key before the fields (the seqlock's writer side). */
+        if (atomic_compare_exchange_strong_explicit(&e->key, &key, CTR_ROOT_BUSY,
+                                                    memory_order_relaxed, memory_order_relaxed)) {
+            atomic_thread_fence(memory_order_release);
+            /* relaxed: published by the release store of the key. */
+            atomic_store_explicit(&e->n, root->n, memory_order_relaxed);
+            for (unsigned k = 0; k < CTR_ROOT_FRAMES; k++) {
+                atomic_store_explicit(&e->pc[k], k < root->n ? root->pc[k] : 0,
+                                      memory_order_relaxed);
+                atomic_store_explicit(&e->off[k], k < root->n ? root->off[k] : 0,
+                                      memory_order_relaxed);
+            }
+            /* release: the fields before the key (pairs with the acquire
+             * load in ctr__root_of). */
+            atomic_store_explicit(&e->key, pc, memory_order_release);
+            return;
+        }
+        if (key == pc)
+            return; /* kept already (or being kept by another thread) */
+        i = (i + 1) & (CTR_ROOT_SLOTS - 1);
     }
 }
 
@@ -110,6 +154,11 @@ void ctr__frames_refresh(int force)
      * still sees an old one judges one step by it, as before the refresh. */
     for (unsigned i = 0; i < CTR_VERDICT_SLOTS; i++)
         atomic_store_explicit(&ctr__verdicts[i], 0, memory_order_relaxed);
+    /* relaxed: as the verdicts. The fields stay until a writer takes the
+     * slot again, under a busy key, which a reader that read them sees when
+     * it checks the key again (ctr__root_of). */
+    for (unsigned i = 0; i < CTR_ROOT_SLOTS; i++)
+        atomic_store_explicit(&ctr__roots[i].key, 0, memory_order_relaxed);
     ctr_lock_release(&writer);
 }
 

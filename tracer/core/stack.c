@@ -10,7 +10,8 @@
  * pointers (all of Debian) passes those checks often enough to make up
  * frames, so each return address also has a verdict, learned once by
  * comparing the walk with libunwind's unwinding (retaddr.h, retaddr.c): the
- * walk goes on through GOOD ones, stops after an END one (the thread's root),
+ * walk goes on through GOOD ones, ends at an END one with the thread's root
+ * beyond it (the frames libunwind found there, where they lay: root_step),
  * and hands the stack to libunwind at a BAD one. A stack is true, or shorter
  * than it could be; never made up.
  *
@@ -80,9 +81,11 @@ static _Atomic unsigned methods = UNWIND_FP;
 static _Atomic(backtrace_t) backtrace_fn;
 
 /* libunwind's step-by-step local unwinding, for a signal handler's stack
- * (ctr__stack_signal): found with unw_backtrace, and published by the same
- * release store of backtrace_fn. */
+ * (ctr__stack_signal) and for where a thread's root lies (learn_root):
+ * found with unw_backtrace, and published by the same release store of
+ * backtrace_fn. */
 static struct {
+    int (*getcontext)(unw_context_t *);
     int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
@@ -141,25 +144,39 @@ static void note_foreign(void *ctx, const struct ctr_map_info *m)
         }
 }
 
+/* Enters libunwind on thread t. @return 0 when it cannot run now: the
+ * program is taking a descriptor's number (libunwind reads and writes its
+ * own, fdguard.c). */
+static int unwinder_enter(struct ctr_thread *t)
+{
+    if (!ctr__fd_use_begin(0))
+        return 0;
+    t->internal++; /* libunwind may lock: its calls go to the real functions */
+    /* relaxed (add, and sub in unwinder_leave): see `unwinding`. */
+    atomic_fetch_add_explicit(&unwinding, 1, memory_order_relaxed);
+    return 1;
+}
+
+static void unwinder_leave(struct ctr_thread *t)
+{
+    atomic_fetch_sub_explicit(&unwinding, 1, memory_order_relaxed);
+    t->internal--;
+    ctr__fd_use_end();
+}
+
 /* The stack by .eh_frame unwinding, into pcs[0..max): from the first frame
  * outside the tracer (after the leading run of CTR_WRAPPER_TEXT frames, which
  * starts with this function). @return the PCs found, or -1 when libunwind
- * cannot run now (not loaded, or the program is taking a descriptor's
- * number: libunwind reads and writes its own, fdguard.c). */
+ * cannot run now (not loaded, or unwinder_enter says no). */
 static CTR_WRAPPER_TEXT int stack_dwarf(struct ctr_thread *t, uintptr_t *pcs, unsigned max)
 {
     void *buf[CTR_STACK_MAX + 1 + DWARF_EXTRA];
     /* acquire: pairs with the release store in dwarf_load (see backtrace_fn). */
     backtrace_t backtrace = atomic_load_explicit(&backtrace_fn, memory_order_acquire);
-    if (!backtrace || !ctr__fd_use_begin(0))
+    if (!backtrace || !unwinder_enter(t))
         return -1;
-    t->internal++; /* libunwind may lock: its calls go to the real functions */
-    /* relaxed (add and sub): see `unwinding`. */
-    atomic_fetch_add_explicit(&unwinding, 1, memory_order_relaxed);
     int got = backtrace(buf, (int)(max + DWARF_EXTRA));
-    atomic_fetch_sub_explicit(&unwinding, 1, memory_order_relaxed);
-    t->internal--;
-    ctr__fd_use_end();
+    unwinder_leave(t);
     int i = 0;
     while (i < got && !in_tracer((uintptr_t)buf[i]))
         i++; /* libunwind's own frame, if it reports it */
@@ -265,13 +282,36 @@ signal_step(uintptr_t *fp, uintptr_t *lo, uintptr_t hi, uintptr_t *pcs, unsigned
     return 1;
 }
 
+/* The walk's end at an END return address, the last of pcs, whose slot on
+ * the stack is `slot`: the thread's root beyond it, as learned with the
+ * verdict (retaddr.h), if each of its return addresses lies where it lay
+ * then, relative to slot; otherwise this call came by another way, whose
+ * frames only libunwind can find (w->bad). No root known: the stack ends
+ * here, true and maybe short. */
+static inline CTR_STACK_READER void root_step(uintptr_t slot, uintptr_t hi, uintptr_t *pcs,
+                                              unsigned max, struct fp_walk *w)
+{
+    struct ctr_root root;
+    if (!ctr__root_of(pcs[w->n - 1], &root))
+        return;
+    for (unsigned i = 0; i < root.n; i++) {
+        uintptr_t at = slot + root.off[i];
+        if (at < slot || at > hi - sizeof(uintptr_t) || *(const uintptr_t *)at != root.pc[i]) {
+            w->bad = 1;
+            return;
+        }
+    }
+    for (unsigned i = 0; i < root.n && w->n < max; i++)
+        pcs[w->n++] = root.pc[i];
+}
+
 /* Walks the frame-pointer chain from frame address fp, into pcs[0..max).
  * Each frame pointer must lie above the previous one (stacks grow down),
  * inside [the first frame, top of the thread's stack), and be 8-byte
  * aligned; each return address must be in code (retaddr.h), unless a verdict
  * already vouches for it; the verdicts end the walk (END, BAD) where it can
- * no longer be trusted. Leading frames that return into the wrapper layer are
- * the tracer's and are skipped.
+ * no longer be trusted, an END with the thread's root (root_step). Leading
+ * frames that return into the wrapper layer are the tracer's and are skipped.
  *
  * A signal handler's frame returns into the restorer, above which the
  * kernel saved the interrupted context (x86-64's rt_sigframe: the return
@@ -287,22 +327,35 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, u
 {
     uintptr_t lo = fp, hi = t->stack_hi;
     int leading = 1;
+    /* The last PC's verdict is GOOD: the step from its frame leads to a
+     * true frame. A walk that ends there anyway (rbp was not a frame
+     * pointer this time: start_thread's, when a start routine's frame
+     * keeps one, is sometimes) learned GOOD from a lucky agreement: the
+     * verdict is checked again (`verify`), or the stack would end there,
+     * short of the root, with no verdict to say so. */
+    int vouched = 0;
     w->n = 0;
     w->verify = w->bad = 0;
     while (w->n < max) {
-        if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1)))
+        if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1))) {
+            w->verify |= vouched;
             break;
+        }
         const uintptr_t *frame = (const uintptr_t *)fp;
         uintptr_t next = frame[0], ret = frame[1];
         /* Nothing is mapped below 64 KiB (Linux's mmap_min_addr): such a
          * return address means rbp was no frame pointer here. */
-        if (ret < CTR_MIN_CODE_ADDR)
+        if (ret < CTR_MIN_CODE_ADDR) {
+            w->verify |= vouched;
             break;
+        }
         if (!(leading && in_tracer(ret))) {
             leading = 0;
             enum ctr_fp_verdict v = ctr__fp_verdict(ret);
             int code = v == CTR_FP_UNKNOWN ? ctr__in_code(ret) : 1;
+            vouched = v == CTR_FP_GOOD;
             if (CTR_UNLIKELY(is_restorer(ret, v, code))) {
+                vouched = 0; /* signal_step says where the walk goes on */
                 if (!signal_step(&fp, &lo, hi, pcs, max, past, w))
                     break;
                 continue;
@@ -313,31 +366,89 @@ static CTR_WRAPPER_TEXT CTR_STACK_READER void walk(const struct ctr_thread *t, u
                     break; /* the step that led here was false */
             }
             pcs[w->n++] = ret;
-            if (v == CTR_FP_END)
+            if (v == CTR_FP_END) {
+                root_step(fp + sizeof(uintptr_t), hi, pcs, max, w);
                 break;
+            }
             if (v == CTR_FP_BAD) {
                 w->bad = 1;
                 break;
             }
         }
-        if (next <= fp)
+        if (next <= fp) {
+            w->verify |= vouched;
             break;
+        }
         fp = next;
     }
 }
 
-/* Frames libunwind may find beyond the last one a walk should report: the
- * thread's root (see retaddr.c). */
-#define CTR_ROOT_FRAMES 2
 #define USE_DWARF (-1)
+
+/* Keeps the root beyond pc, an END return address, the k-th PC of the
+ * stack (counted as a walk's and stack_dwarf's are, from the first frame
+ * outside the tracer): the frames libunwind finds past it, with where each
+ * return address lies on the stack, which unw_backtrace does not say, so
+ * libunwind steps here frame by frame, once per END return address. Kept
+ * only when libunwind finds the stack's end within CTR_ROOT_FRAMES of pc. */
+static __attribute__((noinline)) CTR_WRAPPER_TEXT CTR_STACK_READER void
+learn_root(struct ctr_thread *t, uintptr_t pc, unsigned k)
+{
+    unw_context_t ctx;
+    unw_cursor_t c;
+    struct ctr_root root = {.n = 0};
+    /* acquire: pairs with the release store in dwarf_load; `stepper` was
+     * filled before it. */
+    if (!atomic_load_explicit(&backtrace_fn, memory_order_acquire) || !stepper.getcontext ||
+        !stepper.init_local2 || !stepper.step || !stepper.get_reg ||
+        stepper.getcontext(&ctx) != 0 || !unwinder_enter(t))
+        return;
+    uintptr_t slot = 0; /* where pc lies */
+    unsigned user = 0;  /* frames outside the tracer met */
+    int whole = 0;      /* libunwind found the end of the stack, past pc */
+    /* Bounded as unw_backtrace is: a stack that loops never ends. */
+    unsigned steps = CTR_STACK_MAX + DWARF_EXTRA + CTR_ROOT_FRAMES + 1;
+    if (stepper.init_local2(&c, &ctx, 0) == 0)
+        for (int more; steps-- > 0 && (more = stepper.step(&c)) >= 0;) {
+            unw_word_t ip, sp;
+            if (more == 0) {
+                whole = slot != 0;
+                break;
+            }
+            if (stepper.get_reg(&c, UNW_REG_IP, &ip) != 0 ||
+                stepper.get_reg(&c, UNW_REG_SP, &sp) != 0 || ip < CTR_MIN_CODE_ADDR)
+                break;
+            if (user == 0 && in_tracer(ip))
+                continue;
+            /* sp is the caller's stack pointer after the return: its
+             * return address lay just below. */
+            uintptr_t at = (uintptr_t)sp - sizeof(uintptr_t);
+            if (user++ < k)
+                continue;
+            if (user == k + 1) {
+                if (ip != pc)
+                    break;
+                slot = at;
+                continue;
+            }
+            if (root.n == CTR_ROOT_FRAMES || at <= slot || at - slot > UINT32_MAX ||
+                *(const uintptr_t *)at != ip)
+                break; /* not the thread's root, or not a plain call's frame */
+            root.pc[root.n] = (uintptr_t)ip;
+            root.off[root.n++] = (uint32_t)(at - slot);
+        }
+    unwinder_leave(t);
+    if (whole && root.n > 0)
+        ctr__root_learn(pc, &root);
+}
 
 /* Compares a walk's PCs f[0..nf) with libunwind's d[0..nd) for the same
  * stack (both may hold one PC more than will be kept, so that the last kept
  * one's step can be judged), keeps the verdicts learned (retaddr.c), and
  * says which stack is true: the first `return` PCs of the walk, or
  * USE_DWARF. */
-static CTR_WRAPPER_TEXT int judge(const uintptr_t *f, unsigned nf, const uintptr_t *d, unsigned nd,
-                                  unsigned limit)
+static CTR_WRAPPER_TEXT int judge(struct ctr_thread *t, const uintptr_t *f, unsigned nf,
+                                  const uintptr_t *d, unsigned nd, unsigned limit)
 {
     unsigned m = 0;
     while (m < nf && m < nd && f[m] == d[m])
@@ -352,8 +463,14 @@ static CTR_WRAPPER_TEXT int judge(const uintptr_t *f, unsigned nf, const uintptr
         ctr__fp_learn(f[m - 1], CTR_FP_BAD);
         return USE_DWARF;
     }
+    /* The root before the verdict, so that a walk that meets the verdict
+     * finds it (or, racing, ends without it: shorter). */
+    if (m < nd)
+        learn_root(t, f[m - 1], m - 1);
     ctr__fp_learn(f[m - 1], CTR_FP_END);
-    return (int)m;
+    /* libunwind's stack is the walk's and the root beyond it, which later
+     * walks take from the root kept. */
+    return m < nd ? USE_DWARF : (int)m;
 }
 
 static uint32_t intern_pcs(const uintptr_t *pcs, unsigned n)
@@ -381,13 +498,10 @@ static unsigned signal_dwarf(struct ctr_thread *t, ucontext_t *uc, uintptr_t *pc
     /* acquire: pairs with the release store in dwarf_load; `stepper` was
      * filled before it. */
     if (!atomic_load_explicit(&backtrace_fn, memory_order_acquire) || !stepper.init_local2 ||
-        !stepper.step || !stepper.get_reg || !ctr__fd_use_begin(0))
+        !stepper.step || !stepper.get_reg || !unwinder_enter(t))
         return 0;
     unw_cursor_t c;
     unsigned n = 0;
-    t->internal++; /* as in stack_dwarf */
-    /* relaxed (add and sub): see `unwinding`. */
-    atomic_fetch_add_explicit(&unwinding, 1, memory_order_relaxed);
     if (stepper.init_local2(&c, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) == 0)
         for (n = 1; n < max && stepper.step(&c) > 0;) {
             unw_word_t pc;
@@ -395,9 +509,7 @@ static unsigned signal_dwarf(struct ctr_thread *t, ucontext_t *uc, uintptr_t *pc
                 break;
             pcs[n++] = (uintptr_t)pc;
         }
-    atomic_fetch_sub_explicit(&unwinding, 1, memory_order_relaxed);
-    t->internal--;
-    ctr__fd_use_end();
+    unwinder_leave(t);
     return n;
 }
 
@@ -449,7 +561,7 @@ CTR_WRAPPER_TEXT uint32_t ctr__stack_here(struct ctr_thread *t)
         int nd = stack_dwarf(t, dw, max + 1);
         /* Nothing new to learn from a walk that only met known verdicts. */
         int keep = nd < 0     ? (int)n
-                   : w.verify ? judge(pcs, n, dw, (unsigned)nd, max + 1)
+                   : w.verify ? judge(t, pcs, n, dw, (unsigned)nd, max + 1)
                               : USE_DWARF;
         if (keep == USE_DWARF && nd > 0)
             return intern_pcs(dw, (unsigned)nd < max ? (unsigned)nd : max);
@@ -498,7 +610,9 @@ static int dwarf_load(void)
     *(void **)&fn = dlsym(h, "unw_backtrace"); /* POSIX's way to a function pointer */
     if (!fn)
         return 0; /* the handle stays: nothing else refers to it */
-    /* The names behind unw_init_local2, unw_step and unw_get_reg. */
+    /* The names behind unw_getcontext, unw_init_local2, unw_step and
+     * unw_get_reg. */
+    *(void **)&stepper.getcontext = dlsym(h, "_Ux86_64_getcontext");
     *(void **)&stepper.init_local2 = dlsym(h, "_ULx86_64_init_local2");
     *(void **)&stepper.step = dlsym(h, "_ULx86_64_step");
     *(void **)&stepper.get_reg = dlsym(h, "_ULx86_64_get_reg");
