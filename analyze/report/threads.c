@@ -541,10 +541,11 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
         modelled += w->times[i][T_RUNNING];
         if (take > w->times[i][T_RUNNING])
             take = w->times[i][T_RUNNING];
+        uint64_t off = m.offcpu_ns < take ? m.offcpu_ns : take;
         w->times[i][T_RUNNING] -= take;
-        w->times[i][T_RUNNABLE] += take - (m.offcpu_ns < take ? m.offcpu_ns : take);
-        w->times[i][T_OFFCPU] += m.offcpu_ns < take ? m.offcpu_ns : take;
-        moved_off += m.offcpu_ns < take ? m.offcpu_ns : take;
+        w->times[i][T_RUNNABLE] += take - off;
+        w->times[i][T_OFFCPU] += off;
+        moved_off += off;
     }
     if ((rc = start_groups(t, w, &ps, &groups, &ngroups)) != 0)
         goto done;

@@ -70,21 +70,28 @@ static const struct ctr_waitop futex_lock_pi_op = {CTR_REASON_FUTEX_LOCK_PI, NUL
                                                    NULL};
 static const struct ctr_waitop futex_waitv_op = {CTR_REASON_FUTEX_WAITV, NULL, do_syscall, NULL};
 
+/* The call by number nr with arguments a, recorded as a wait of op on word. */
+static CTR_WRAPPER_TEXT long wait_by_number(const struct ctr_waitop *op, long nr, const long *a,
+                                            const void *word)
+{
+    struct ctr_call c = {.ret = (void **)(intptr_t)nr};
+    memcpy(c.args, a, sizeof(c.args));
+    return ctr__wait_traced(op, &c, word);
+}
+
 /* The futex call of `a` (word, op, val, timeout or val2, word2, val3),
  * recorded as a wait or after a release, or made as it is. */
 static CTR_WRAPPER_TEXT long futex_traced(long nr, const long *a)
 {
     const void *word = (const void *)a[0];
-    struct ctr_call c = {.ret = (void **)(intptr_t)nr};
-    memcpy(c.args, a, sizeof(c.args));
     switch (a[1] & FUTEX_CMD_MASK) {
     case FUTEX_WAIT:
     case FUTEX_WAIT_BITSET:
     case FUTEX_WAIT_REQUEUE_PI:
-        return ctr__wait_traced(&futex_wait_op, &c, word);
+        return wait_by_number(&futex_wait_op, nr, a, word);
     case FUTEX_LOCK_PI:
     case FUTEX_LOCK_PI2:
-        return ctr__wait_traced(&futex_lock_pi_op, &c, word);
+        return wait_by_number(&futex_lock_pi_op, nr, a, word);
     case FUTEX_WAKE_OP: /* wakes waiters of both words */
         ctr__note_release((const void *)a[4]);
         ctr__note_release(word);
@@ -108,9 +115,7 @@ static CTR_WRAPPER_TEXT long futex_waitv_traced(long nr, const long *a)
 {
     const struct waitv_entry *w = (const struct waitv_entry *)a[0];
     const void *word = w && a[1] > 0 ? (const void *)(uintptr_t)w[0].uaddr : NULL;
-    struct ctr_call c = {.ret = (void **)(intptr_t)nr};
-    memcpy(c.args, a, sizeof(c.args));
-    return ctr__wait_traced(&futex_waitv_op, &c, word);
+    return wait_by_number(&futex_waitv_op, nr, a, word);
 }
 #endif
 
