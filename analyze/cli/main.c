@@ -117,17 +117,34 @@ static int cmd_stats(int argc, char **argv)
         return ctr_cli_usage_error(NULL, "stats: no trace file given");
     struct ctr_reading rd;
     struct ctr_trace *t;
-    if (ctr_reading_open(&rd, path, 1, &o) || ctr_reading_pass(&rd, NULL, 0, &t)) {
-        ctr_reading_close(&rd);
-        return 1;
+    struct ctr_threadtime *tt = NULL;
+    struct ctr_time_totals time;
+    if (ctr_reading_open(&rd, path, 1, &o))
+        goto fail;
+    /* Where the threads' time went: a walk of the states. */
+    if (!(tt = ctr_threadtime_new(ctr_reading_trace(&rd)))) {
+        fputs("ctrace: stats: out of memory\n", stderr);
+        goto fail;
+    }
+    struct ctr_consumer c = ctr_threadtime_consumer(tt);
+    if (ctr_reading_pass(&rd, &c, 1, &t))
+        goto fail;
+    if (ctr_threadtime_finish(tt, &time) != 0) {
+        fputs("ctrace: stats: out of memory\n", stderr);
+        goto fail;
     }
     ctr_reading_say(&rd);
-    ctr_stats_print(t, path, stdout);
+    ctr_stats_print(t, path, &time, stdout);
     int rc = t->damage[0]                                 ? EXIT_DAMAGED
              : !t->complete && ctr_stats_empty(t) != NULL ? EXIT_EMPTY
                                                           : 0;
+    ctr_threadtime_free(tt);
     ctr_reading_close(&rd);
     return rc;
+fail:
+    ctr_threadtime_free(tt);
+    ctr_reading_close(&rd);
+    return 1;
 }
 
 /* The filter's windows from a first reading's tasks (nothing when no
@@ -275,8 +292,8 @@ static int breakdown_pass(void *ctx, const struct ctr_task *const *tasks, size_t
     struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, ctr_reading_trace(s->rd));
     struct ctr_trace *t;
     int rc = ctr_reading_pass(s->rd, &c, 1, &t) ? -EIO : 0;
-    if (rc == 0 && ctr_tasks_breakdown_oom(w))
-        rc = -ENOMEM;
+    if (rc == 0)
+        rc = ctr_tasks_breakdown_finish(w);
     ctr_tasks_breakdown_free(w);
     return rc;
 }

@@ -25,6 +25,11 @@ struct window {
     int delay_known;
 };
 
+/* A judged window that moved time (kept for ctr_cpucheck_split()). */
+struct verdict {
+    uint64_t from_ns, to_ns, running_ns, runnable_ns, offcpu_ns;
+};
+
 struct per_thread {
     struct ctr_cpu_reading last; /* the latest reading (has_last) */
     int has_last;
@@ -34,12 +39,15 @@ struct per_thread {
     struct window *open;     /* windows not judged yet, in time order */
     size_t nopen, cap;
     struct ctr_cpu_moved moved;
+    struct verdict *kept; /* with keep: windows that moved time, in order */
+    size_t nkept, kept_cap;
 };
 
 struct ctr_cpucheck {
     const struct ctr_trace *t;
     struct per_thread *th;
     size_t nth;
+    int keep;
     int oom;
 };
 
@@ -55,8 +63,10 @@ void ctr_cpucheck_free(struct ctr_cpucheck *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->nth; i++)
+    for (size_t i = 0; i < c->nth; i++) {
         free(c->th[i].open);
+        free(c->th[i].kept);
+    }
     free(c->th);
     free(c);
 }
@@ -134,7 +144,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
  * next reading's delay, not in this one's. So delay a window has beyond its
  * own excess first explains the previous window's off-CPU time, as
  * runnable. */
-static void judge(struct per_thread *p, const struct window *w)
+static void judge(struct ctr_cpucheck *c, struct per_thread *p, const struct window *w)
 {
     p->moved.checked_ns += w->running_ns;
     uint64_t excess =
@@ -146,6 +156,22 @@ static void judge(struct per_thread *p, const struct window *w)
     p->moved.runnable_ns += runnable + late;
     p->moved.offcpu_ns += excess - runnable;
     p->unexplained_ns = excess - runnable;
+    if (!c->keep)
+        return;
+    /* Late delay changes the previous window's verdict: it had off-CPU
+     * time (unexplained), so it was kept, and is the last kept. */
+    if (late && p->nkept) {
+        p->kept[p->nkept - 1].offcpu_ns -= late;
+        p->kept[p->nkept - 1].runnable_ns += late;
+    }
+    if (!excess)
+        return;
+    if (ctr_grow(&p->kept, &p->kept_cap, p->nkept + 1, sizeof(*p->kept)) != 0) {
+        c->oom = 1;
+        return;
+    }
+    p->kept[p->nkept++] =
+        (struct verdict){w->from_ns, w->to_ns, w->running_ns, runnable, excess - runnable};
 }
 
 static void on_settle(void *ctx, uint64_t ns)
@@ -155,7 +181,7 @@ static void on_settle(void *ctx, uint64_t ns)
         struct per_thread *p = &c->th[k];
         size_t done = 0;
         while (done < p->nopen && p->open[done].to_ns <= ns)
-            judge(p, &p->open[done++]);
+            judge(c, p, &p->open[done++]);
         if (done) {
             memmove(p->open, p->open + done, (p->nopen - done) * sizeof(*p->open));
             p->nopen -= done;
@@ -169,17 +195,54 @@ struct ctr_consumer ctr_cpucheck_consumer(struct ctr_cpucheck *c)
         .ctx = c, .interval = on_interval, .cputime = on_reading, .settle = on_settle};
 }
 
+void ctr_cpucheck_keep(struct ctr_cpucheck *c)
+{
+    c->keep = 1;
+}
+
+int ctr_cpucheck_finish(struct ctr_cpucheck *c)
+{
+    /* Windows the reading never settled past (it ended early). */
+    on_settle(c, UINT64_MAX);
+    return c->oom ? -1 : 0;
+}
+
 int ctr_cpucheck_thread(const struct ctr_cpucheck *c, uint32_t th, struct ctr_cpu_moved *out)
 {
-    *out = (struct ctr_cpu_moved){0};
-    if (th < c->nth) {
-        const struct per_thread *p = &c->th[th];
-        *out = p->moved;
-        /* Windows the reading never settled past (it ended early). */
-        struct per_thread tmp = {.moved = *out, .unexplained_ns = p->unexplained_ns};
-        for (size_t i = 0; i < p->nopen; i++)
-            judge(&tmp, &p->open[i]);
-        *out = tmp.moved;
-    }
+    *out = th < c->nth ? c->th[th].moved : (struct ctr_cpu_moved){0};
     return c->oom ? -1 : 0;
+}
+
+/* a * b / d without overflow for durations (d > 0, b <= d). */
+static uint64_t share(uint64_t a, uint64_t b, uint64_t d)
+{
+    return (uint64_t)((unsigned __int128)a * b / d);
+}
+
+void ctr_cpucheck_split(const struct ctr_cpucheck *c, uint32_t th, uint64_t from_ns, uint64_t to_ns,
+                        uint64_t *runnable_ns, uint64_t *offcpu_ns)
+{
+    *runnable_ns = *offcpu_ns = 0;
+    if (th >= c->nth || to_ns <= from_ns)
+        return;
+    const struct per_thread *p = &c->th[th];
+    /* The first kept window that ends after from_ns. */
+    size_t lo = 0, hi = p->nkept;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->kept[mid].to_ns <= from_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < p->nkept && p->kept[i].from_ns < to_ns; i++) {
+        const struct verdict *v = &p->kept[i];
+        uint64_t ov = overlap(from_ns, to_ns, v->from_ns, v->to_ns);
+        if (!ov || !v->running_ns)
+            continue;
+        if (ov > v->running_ns)
+            ov = v->running_ns;
+        *runnable_ns += share(ov, v->runnable_ns, v->running_ns);
+        *offcpu_ns += share(ov, v->offcpu_ns, v->running_ns);
+    }
 }

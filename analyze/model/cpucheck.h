@@ -44,8 +44,23 @@ struct ctr_cpucheck *ctr_cpucheck_new(const struct ctr_trace *t);
 void ctr_cpucheck_free(struct ctr_cpucheck *c);
 /* Its consumer (intervals, readings, settle), for the engine. */
 struct ctr_consumer ctr_cpucheck_consumer(struct ctr_cpucheck *c);
-/* After the reading ended: thread index th's moved time (zeros if none).
- * @return -1 if the check ran out of memory (its figures are then short). */
+/* ctr_cpucheck_keep() : keep each window's verdict for ctr_cpucheck_split()
+ * (before the reading; memory for the windows that moved time only). */
+void ctr_cpucheck_keep(struct ctr_cpucheck *c);
+/* ctr_cpucheck_finish() : after the reading ended, judges the windows it
+ * never settled past (a reading that ended early). @return -1 if the check
+ * ran out of memory (its figures are then short), else 0. */
+int ctr_cpucheck_finish(struct ctr_cpucheck *c);
+/* After ctr_cpucheck_finish(): thread index th's moved time (zeros if
+ * none). @return -1 if the check ran out of memory, else 0. */
 int ctr_cpucheck_thread(const struct ctr_cpucheck *c, uint32_t th, struct ctr_cpu_moved *out);
+/* ctr_cpucheck_split() : of running time [from_ns, to_ns) on thread index
+ * th, the part a kept window moved to runnable and to off-CPU. Where in a
+ * window the thread was off the CPU is not known: each window's verdict is
+ * shared over its running time in proportion (a task's share of a window is
+ * its share of the window's running time). After ctr_cpucheck_finish(), on
+ * a check with keep. */
+void ctr_cpucheck_split(const struct ctr_cpucheck *c, uint32_t th, uint64_t from_ns, uint64_t to_ns,
+                        uint64_t *runnable_ns, uint64_t *offcpu_ns);
 
 #endif

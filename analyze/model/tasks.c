@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/state.h"
 #include "ctrace_grow.h"
+#include "model/cpucheck.h"
+#include "read/state.h"
 
 /* ================================================================ the model */
 
@@ -415,6 +416,14 @@ fail:
 
 /* ================================================================ breakdowns */
 
+/* ns of running interval [from_ns, to_ns) on thread th counted for task
+ * out[task]. */
+struct running_piece {
+    size_t task;
+    uint32_t th;
+    uint64_t from_ns, to_ns, ns;
+};
+
 struct ctr_tasks_breakdown_walk {
     const struct ctr_trace *t; /* the trace walked */
     struct ctr_windows *win;   /* one set per task */
@@ -422,6 +431,10 @@ struct ctr_tasks_breakdown_walk {
     size_t n, nthreads;
     size_t *by_thread, *by_thread0; /* tasks with windows on thread th: */
                                     /* by_thread[by_thread0[th] .. by_thread0[th+1]-1] */
+    struct ctr_cpucheck *cpu;       /* running time against CPU time */
+    struct ctr_consumer check;      /* its consumer, fed by the walk's */
+    struct running_piece *pieces;   /* running time for a task, until the */
+    size_t npieces, cap;            /* check has judged its windows */
     int oom;
 };
 
@@ -440,11 +453,6 @@ static void bd_event(void *ctx, const struct ctr_trace *t, uint32_t th,
     }
 }
 
-int ctr_tasks_breakdown_oom(const struct ctr_tasks_breakdown_walk *w)
-{
-    return w->oom;
-}
-
 void ctr_task_breakdowns_free(struct ctr_task_breakdown *b, size_t n)
 {
     for (size_t i = 0; b && i < n; i++)
@@ -454,6 +462,8 @@ void ctr_task_breakdowns_free(struct ctr_task_breakdown *b, size_t n)
 static void bd_interval(void *ctx, const struct ctr_interval *iv)
 {
     struct ctr_tasks_breakdown_walk *w = ctx;
+    if (w->cpu)
+        w->check.interval(w->check.ctx, iv);
     uint32_t th = (uint32_t)(iv->thread - w->t->threads);
     if (th >= w->nthreads)
         return; /* a thread the model never saw works for none of its tasks */
@@ -462,24 +472,49 @@ static void bd_interval(void *ctx, const struct ctr_interval *iv)
         uint64_t ns = ctr_windows_overlap(&w->win[i], th, iv->start_ns, iv->end_ns);
         if (!ns)
             continue;
-        struct ctr_task_breakdown *b = &w->out[i];
-        if (iv->state == CTR_STATE_RUNNING) {
-            b->running += ns;
-        } else if (iv->state == CTR_STATE_RUNNABLE) {
-            b->runnable += ns;
-        } else {
-            uint8_t cls =
-                iv->reason < CTR_REASON_LIMIT ? ctr_reason_specs[iv->reason].wait_class : 0;
-            if (cls == CTR_CLASS_NET)
-                b->net += ns;
-            else if (cls == CTR_CLASS_SYSCALL)
-                b->syscall += ns;
-            else if (cls == CTR_CLASS_SLEEP)
-                b->sleep += ns;
-            else
-                b->sync += ns;
+        enum ctr_time_kind kind = ctr_time_kind_of(iv);
+        w->out[i].times[kind] += ns;
+        if (kind != CTR_TIME_RUNNING)
+            continue;
+        if (ctr_grow(&w->pieces, &w->cap, w->npieces + 1, sizeof(*w->pieces)) != 0) {
+            w->oom = 1;
+            return;
         }
+        w->pieces[w->npieces++] = (struct running_piece){i, th, iv->start_ns, iv->end_ns, ns};
     }
+}
+
+static void bd_cputime(void *ctx, const struct ctr_trace *t, uint32_t th,
+                       const struct ctr_cpu_reading *r)
+{
+    struct ctr_tasks_breakdown_walk *w = ctx;
+    w->check.cputime(w->check.ctx, t, th, r);
+}
+
+static void bd_settle(void *ctx, uint64_t ns)
+{
+    struct ctr_tasks_breakdown_walk *w = ctx;
+    w->check.settle(w->check.ctx, ns);
+}
+
+int ctr_tasks_breakdown_finish(struct ctr_tasks_breakdown_walk *w)
+{
+    if (w->oom || ctr_cpucheck_finish(w->cpu) != 0)
+        return -ENOMEM;
+    /* A piece's share of its interval's moved time is its share of the
+     * interval (the task's windows cover part of it). */
+    for (size_t k = 0; k < w->npieces; k++) {
+        const struct running_piece *p = &w->pieces[k];
+        uint64_t runnable, off, span = p->to_ns - p->from_ns;
+        ctr_cpucheck_split(w->cpu, p->th, p->from_ns, p->to_ns, &runnable, &off);
+        if (p->ns < span) {
+            runnable = (uint64_t)((unsigned __int128)runnable * p->ns / span);
+            off = (uint64_t)((unsigned __int128)off * p->ns / span);
+        }
+        ctr_time_move(w->out[p->task].times, runnable, off);
+    }
+    w->npieces = 0;
+    return 0;
 }
 
 void ctr_tasks_breakdown_free(struct ctr_tasks_breakdown_walk *w)
@@ -491,6 +526,8 @@ void ctr_tasks_breakdown_free(struct ctr_tasks_breakdown_walk *w)
     free(w->win);
     free(w->by_thread);
     free(w->by_thread0);
+    free(w->pieces);
+    ctr_cpucheck_free(w->cpu);
     free(w);
 }
 
@@ -543,7 +580,18 @@ struct ctr_consumer ctr_tasks_breakdown_consumer(struct ctr_tasks_breakdown_walk
                                                  const struct ctr_trace *walked)
 {
     w->t = walked;
-    return (struct ctr_consumer){.ctx = w, .interval = bd_interval, .event = bd_event};
+    /* The check counts threads of the trace walked. */
+    ctr_cpucheck_free(w->cpu);
+    if (!(w->cpu = ctr_cpucheck_new(walked)))
+        w->oom = 1;
+    else
+        ctr_cpucheck_keep(w->cpu);
+    w->check = w->cpu ? ctr_cpucheck_consumer(w->cpu) : (struct ctr_consumer){0};
+    return (struct ctr_consumer){.ctx = w,
+                                 .interval = bd_interval,
+                                 .event = bd_event,
+                                 .cputime = w->cpu ? bd_cputime : NULL,
+                                 .settle = w->cpu ? bd_settle : NULL};
 }
 
 int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
@@ -555,8 +603,8 @@ int ctr_tasks_breakdown(const struct ctr_trace *t, const struct ctr_tasks *ts,
         return -ENOMEM;
     struct ctr_consumer c = ctr_tasks_breakdown_consumer(w, t);
     int rc = ctr_trace_replay(t, &c, 1, NULL);
-    if (rc == 0 && w->oom)
-        rc = -ENOMEM;
+    if (rc == 0)
+        rc = ctr_tasks_breakdown_finish(w);
     ctr_tasks_breakdown_free(w);
     return rc;
 }

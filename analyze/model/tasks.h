@@ -38,6 +38,7 @@
 #include "model/cpufuncs.h"
 #include "read/engine.h"
 #include "read/trace.h"
+#include "model/threadtime.h"
 #include "model/windows.h"
 
 /* ---------------------------------------------------------------------------
@@ -162,8 +163,8 @@ int ctr_region_windows(const struct ctr_trace *t, const struct ctr_tasks *ts, co
  * the CPU samples taken in it (ctr_windows_keep_sample), by innermost PC.
  * Free with ctr_task_breakdowns_free(). */
 struct ctr_task_breakdown {
-    uint64_t running, runnable, sync, net, syscall, sleep;
-    size_t nthreads; /* threads that worked for it */
+    uint64_t times[CTR_TIME_N]; /* by kind (threadtime.h), off-cpu apportioned */
+    size_t nthreads;            /* threads that worked for it */
     struct ctr_cpu_leaves cpu;
 };
 
@@ -176,7 +177,7 @@ struct ctr_tasks_breakdown_walk;
 /* ctr_tasks_breakdown_new() : a walk that fills out[i] with the breakdown
  * of tasks[i], i < n, of the model ts of trace t. @return NULL if out of
  * memory; a walk that runs out later leaves its breakdowns' CPU short and
- * says so: ctr_tasks_breakdown_oom(). */
+ * says so: ctr_tasks_breakdown_finish(). */
 struct ctr_tasks_breakdown_walk *ctr_tasks_breakdown_new(const struct ctr_trace *t,
                                                          const struct ctr_tasks *ts,
                                                          const struct ctr_task *const *tasks,
@@ -186,7 +187,11 @@ struct ctr_tasks_breakdown_walk *ctr_tasks_breakdown_new(const struct ctr_trace 
  * again (its threads then have the same indexes). */
 struct ctr_consumer ctr_tasks_breakdown_consumer(struct ctr_tasks_breakdown_walk *w,
                                                  const struct ctr_trace *walked);
-int ctr_tasks_breakdown_oom(const struct ctr_tasks_breakdown_walk *w);
+/* ctr_tasks_breakdown_finish() : after the reading ended, moves from each
+ * breakdown's running time what the CPU check found off the CPU or waiting
+ * for one (model/cpucheck.h, ctr_cpucheck_split()). @return 0, or -ENOMEM
+ * if the walk ran out of memory at any point. */
+int ctr_tasks_breakdown_finish(struct ctr_tasks_breakdown_walk *w);
 void ctr_tasks_breakdown_free(struct ctr_tasks_breakdown_walk *w);
 
 /* ctr_tasks_breakdown() : the same in one walk of a trace read whole.

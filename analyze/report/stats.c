@@ -5,6 +5,9 @@
  * how far to trust the rest. */
 #include "report/stats.h"
 
+#include "model/cpucheck.h"
+#include "profile/text.h"
+
 const char *ctr_stats_empty(const struct ctr_trace *t)
 {
     if (t->nthreads > 0 && t->nevents > 0)
@@ -59,7 +62,38 @@ static void print_sampling(const struct ctr_trace *t, FILE *out)
                 (unsigned long long)t->cpu_lost);
 }
 
-void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
+void ctr_stats_warn_offcpu(FILE *out, const struct ctr_time_totals *time)
+{
+    uint64_t off = time->times[CTR_TIME_OFFCPU];
+    if (off * 100 <= time->modelled_ns * CTR_OFFCPU_WARN_PCT)
+        return;
+    char d[32];
+    fprintf(out,
+            "\nwarning: %s (%.1f%%) of the time no recorded wait explains was off the CPU "
+            "(off-cpu): a blocking call ctrace does not wrap (docs/status.md)\n",
+            ctr_text_ns((int64_t)off, d, sizeof(d)),
+            time->modelled_ns ? 100.0 * (double)off / (double)time->modelled_ns : 0.0);
+}
+
+/* "thread time:  running 1.2s, runnable ..., off-cpu ..." summed over the
+ * threads; off-cpu only where CPU readings bound running time. */
+static void print_time(const struct ctr_time_totals *time, FILE *out)
+{
+    char d[32];
+    fputs("thread time: ", out);
+    int ncols = time->checked ? CTR_TIME_N : CTR_TIME_OFFCPU;
+    for (int k = 0; k < ncols; k++)
+        fprintf(out, "%s %s %s", k ? "," : "", ctr_time_names[k],
+                ctr_text_ns((int64_t)time->times[k], d, sizeof(d)));
+    fprintf(out, " (summed over %zu threads)\n", time->nthreads);
+    if (!time->checked)
+        fputs("              no CPU-time readings (a trace before format 1.4, or from LTTng): "
+              "running may include time off the CPU\n",
+              out);
+}
+
+void ctr_stats_print(const struct ctr_trace *t, const char *name,
+                     const struct ctr_time_totals *time, FILE *out)
 {
     double secs = (double)(t->end_ns - t->start_ns) / 1e9;
     size_t with_events = 0;
@@ -113,6 +147,8 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
     fprintf(out, "I/O waits:    calls shorter than %.1f us not recorded\n",
             (double)t->io_min_ns / 1e3);
     fprintf(out, "threads:      %zu (%zu with events)\n", t->nthreads, with_events);
+    if (time)
+        print_time(time, out);
     fprintf(out, "tables:       %zu stacks, %zu strings, %zu mappings\n", t->nstacks, t->nstrings,
             t->nmappings);
     fprintf(out, "events:       %llu\n", (unsigned long long)t->nevents);
@@ -163,4 +199,6 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out)
     if (t->gaps)
         fprintf(out, "missing:      %llu span%s of %.6f s in all, skipped for damage\n",
                 (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s", (double)t->missing_ns / 1e9);
+    if (time)
+        ctr_stats_warn_offcpu(out, time);
 }

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "model/threadtime.h"
 #include "read/trace.h"
 
 /* ctr_stats_empty() : whether t has nothing to analyze: no threads or no
@@ -23,8 +24,16 @@ int ctr_stats_sampled(const struct ctr_trace *t);
  * "timer"), a static string. */
 const char *ctr_stats_cpu_source(const struct ctr_trace *t);
 
-/* Prints the summary of t (read from `name`) to out; an empty trace
- * (ctr_stats_empty()) is said so on a line of its own. */
-void ctr_stats_print(const struct ctr_trace *t, const char *name, FILE *out);
+/* Prints the summary of t (read from `name`) to out, with where the
+ * threads' time went (`time`, from a walk of t's states; NULL: not
+ * walked); an empty trace (ctr_stats_empty()) is said so on a line of its
+ * own. */
+void ctr_stats_print(const struct ctr_trace *t, const char *name,
+                     const struct ctr_time_totals *time, FILE *out);
+
+/* ctr_stats_warn_offcpu() : the invariant's warning (a blank line, then
+ * one paragraph) when off-CPU time the trace cannot name is more than
+ * CTR_OFFCPU_WARN_PCT of the time modelled as running; nothing otherwise. */
+void ctr_stats_warn_offcpu(FILE *out, const struct ctr_time_totals *time);
 
 #endif

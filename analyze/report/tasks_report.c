@@ -105,7 +105,7 @@ static int put_instance(FILE *out, const struct ctr_trace *t, const struct ctr_t
                         const struct ctr_task *task, const struct ctr_task_breakdown *b,
                         struct ctr_profile_sym *ps)
 {
-    char d[7][32];
+    char d[2][32];
     fprintf(out, "task %" PRIu64 " ", task->id);
     put_str(out, task->type, 0);
     if (task->ended)
@@ -132,17 +132,19 @@ static int put_instance(FILE *out, const struct ctr_trace *t, const struct ctr_t
         put_thread(out, t, task->end_thread);
     }
     fputc('\n', out);
-    uint64_t total = b->running + b->runnable + b->sync + b->net + b->syscall + b->sleep;
+    /* Off-cpu: running time the kernel's CPU time does not hold, in no
+     * recorded wait (a column where the trace has CPU readings). */
+    int nkinds = t->has_cpu_time ? CTR_TIME_N : CTR_TIME_OFFCPU;
+    uint64_t total = 0;
+    for (int k = 0; k < nkinds; k++)
+        total += b->times[k];
     fprintf(out,
-            "    time     %s on %zu thread%s: running %s, runnable %s, sync %s, net %s, "
-            "syscall %s, sleep %s\n",
-            ctr_text_ns((int64_t)total, d[0], sizeof(d[0])), b->nthreads,
-            b->nthreads == 1 ? "" : "s", ctr_text_ns((int64_t)b->running, d[1], sizeof(d[1])),
-            ctr_text_ns((int64_t)b->runnable, d[2], sizeof(d[2])),
-            ctr_text_ns((int64_t)b->sync, d[3], sizeof(d[3])),
-            ctr_text_ns((int64_t)b->net, d[4], sizeof(d[4])),
-            ctr_text_ns((int64_t)b->syscall, d[5], sizeof(d[5])),
-            ctr_text_ns((int64_t)b->sleep, d[6], sizeof(d[6])));
+            "    time     %s on %zu thread%s:", ctr_text_ns((int64_t)total, d[0], sizeof(d[0])),
+            b->nthreads, b->nthreads == 1 ? "" : "s");
+    for (int k = 0; k < nkinds; k++)
+        fprintf(out, "%s %s %s", k ? "," : "", ctr_time_names[k],
+                ctr_text_ns((int64_t)b->times[k], d[1], sizeof(d[1])));
+    fputc('\n', out);
     if (ps && put_cpu(out, t, ps, b) != 0)
         return -ENOMEM;
     /* Time per region name: merge the task's regions by name. */

@@ -13,21 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/cpucheck.h"
+#include "model/threadtime.h"
 #include "profile/profile.h"
 #include "read/state.h"
 #include "report/stats.h"
 #include "symbols/symbolize.h"
 #include "profile/text.h"
 #include "ctrace_grow.h"
-
-/* T_OFFCPU: modelled as running, but off the CPU by the kernel's count and
- * in no recorded wait (model/cpucheck.h); a column only where the trace has
- * CPU_TIME readings. */
-enum { T_RUNNING, T_RUNNABLE, T_SYNC, T_NET, T_SYSCALL, T_SLEEP, T_OFFCPU, T_N };
-
-static const char *const time_names[T_N] = {"running", "runnable", "sync",   "net",
-                                            "syscall", "sleep",    "off-cpu"};
 
 struct open_wait {
     uint32_t thread;
@@ -36,19 +28,16 @@ struct open_wait {
 };
 
 struct ctr_threads_walk {
-    const struct ctr_trace *t; /* the trace walked */
-    int want_times;
-    uint64_t (*times)[T_N]; /* per thread index; NULL: leaks only */
-    size_t ntimes;
-    uint8_t *first; /* per thread index: 0 no event yet, 1 its first
-                       was its THREAD_START, 2 something else */
+    const struct ctr_trace *t;    /* the trace walked */
+    struct ctr_threadtime *time;  /* NULL: leaks only */
+    struct ctr_consumer time_sum; /* its consumer, fed by the walk's */
+    uint8_t *first;               /* per thread index: 0 no event yet, 1 its first
+                                     was its THREAD_START, 2 something else */
     size_t nfirst;
     uint64_t *cpu_ns; /* per thread index: CPU its samples stand for */
     size_t ncpu;
     struct open_wait *open;
     size_t nopen, cap;
-    struct ctr_cpucheck *cpu;      /* running time against CPU time */
-    struct ctr_consumer cpu_check; /* its consumer, fed by the walk's */
     int oom;
 };
 
@@ -76,41 +65,23 @@ static void on_cputime(void *ctx, const struct ctr_trace *t, uint32_t th,
                        const struct ctr_cpu_reading *r)
 {
     struct ctr_threads_walk *w = ctx;
-    w->cpu_check.cputime(w->cpu_check.ctx, t, th, r);
+    if (w->time)
+        w->time_sum.cputime(w->time_sum.ctx, t, th, r);
 }
 
 static void on_settle(void *ctx, uint64_t ns)
 {
     struct ctr_threads_walk *w = ctx;
-    w->cpu_check.settle(w->cpu_check.ctx, ns);
+    if (w->time)
+        w->time_sum.settle(w->time_sum.ctx, ns);
 }
 
 static void on_interval(void *ctx, const struct ctr_interval *iv)
 {
     struct ctr_threads_walk *w = ctx;
-    if (w->want_times)
-        w->cpu_check.interval(w->cpu_check.ctx, iv);
+    if (w->time)
+        w->time_sum.interval(w->time_sum.ctx, iv);
     uint32_t th = (uint32_t)(iv->thread - w->t->threads);
-    if (w->want_times &&
-        ctr_grow_zeroed(&w->times, &w->ntimes, (size_t)th + 1, sizeof(*w->times)) != 0) {
-        w->oom = 1;
-        return;
-    }
-    uint64_t ns = iv->end_ns - iv->start_ns;
-    int k = T_SYNC;
-    if (iv->state == CTR_STATE_RUNNING) {
-        k = T_RUNNING;
-    } else if (iv->state == CTR_STATE_RUNNABLE) {
-        k = T_RUNNABLE;
-    } else {
-        uint8_t cls = iv->reason < CTR_REASON_LIMIT ? ctr_reason_specs[iv->reason].wait_class : 0;
-        k = cls == CTR_CLASS_NET       ? T_NET
-            : cls == CTR_CLASS_SYSCALL ? T_SYSCALL
-            : cls == CTR_CLASS_SLEEP   ? T_SLEEP
-                                       : T_SYNC;
-    }
-    if (w->times)
-        w->times[th][k] += ns;
     if (iv->open && iv->state == CTR_STATE_BLOCKED) {
         if (w->nopen == w->cap) {
             size_t cap = w->cap ? w->cap * 2 : 16;
@@ -132,12 +103,14 @@ struct ctr_threads_walk *ctr_threads_walk_new(const struct ctr_trace *t, int tim
     struct ctr_threads_walk *w = calloc(1, sizeof(*w));
     if (!w)
         return NULL;
-    *w = (struct ctr_threads_walk){.t = t, .want_times = times, .cpu = ctr_cpucheck_new(t)};
-    if (!w->cpu) {
-        free(w);
-        return NULL;
+    *w = (struct ctr_threads_walk){.t = t};
+    if (times) {
+        if (!(w->time = ctr_threadtime_new(t))) {
+            free(w);
+            return NULL;
+        }
+        w->time_sum = ctr_threadtime_consumer(w->time);
     }
-    w->cpu_check = ctr_cpucheck_consumer(w->cpu);
     return w;
 }
 
@@ -154,10 +127,9 @@ void ctr_threads_walk_free(struct ctr_threads_walk *w)
 {
     if (w) {
         free(w->open);
-        free(w->times);
         free(w->first);
         free(w->cpu_ns);
-        ctr_cpucheck_free(w->cpu);
+        ctr_threadtime_free(w->time);
         free(w);
     }
 }
@@ -306,7 +278,7 @@ struct start_group {
     char *label;          /* "function (file:line)", or the placeholder */
     const char *function; /* what groups merge by (symbolizer-owned or label) */
     size_t nthreads;
-    uint64_t times[T_N];
+    uint64_t times[CTR_TIME_N];
     uint64_t total;  /* of the times: what ranks the groups */
     uint64_t cpu_ns; /* sampled CPU (FORMAT.md §4.1) */
 };
@@ -407,9 +379,10 @@ static int start_groups(const struct ctr_trace *t, const struct ctr_threads_walk
         struct start_group *grp = &g[group_of[at - pcs]];
         grp->nthreads++;
         grp->cpu_ns += i < w->ncpu ? w->cpu_ns[i] : 0;
-        for (int c = 0; c < T_N; c++) {
-            grp->times[c] += w->times[i][c];
-            grp->total += w->times[i][c];
+        const uint64_t *row = ctr_threadtime_row(w->time, (uint32_t)i);
+        for (int c = 0; c < CTR_TIME_N; c++) {
+            grp->times[c] += row[c];
+            grp->total += row[c];
         }
     }
     if (ng > 1)
@@ -506,7 +479,7 @@ static void put_leak(FILE *out, const struct ctr_trace *t, struct ctr_profile_sy
 int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FILE *out, FILE *warn,
                        char *err, size_t errlen)
 {
-    int tsv = !w->want_times;
+    int tsv = !w->time;
     struct ctr_leak_group *leaks = NULL;
     struct start_group *groups = NULL;
     size_t nleaks = 0, ngroups = 0;
@@ -514,8 +487,10 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     int rc = -ENOMEM;
     if (w->oom)
         goto done;
-    /* Threads that had no interval get zero times too. */
-    if (!tsv && ctr_grow_zeroed(&w->times, &w->ntimes, t->nthreads, sizeof(*w->times)) != 0)
+    /* Running time the kernel's CPU time cannot hold: waiting for a CPU
+     * (runnable) or off the CPU in no recorded wait. */
+    struct ctr_time_totals tot;
+    if (!tsv && ctr_threadtime_finish(w->time, &tot) != 0)
         goto done;
     if ((rc = group_leaks(t, w, &leaks, &nleaks)) != 0 || (rc = ctr_profile_sym_open(t, &ps)) != 0)
         goto done;
@@ -530,23 +505,6 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
         goto done;
     }
 
-    /* Running time the kernel's CPU time cannot hold: waiting for a CPU
-     * (runnable) or off the CPU in no recorded wait. */
-    uint64_t moved_off = 0, modelled = 0;
-    for (size_t i = 0; i < t->nthreads; i++) {
-        struct ctr_cpu_moved m;
-        if (ctr_cpucheck_thread(w->cpu, (uint32_t)i, &m) != 0)
-            goto done;
-        uint64_t take = m.runnable_ns + m.offcpu_ns;
-        modelled += w->times[i][T_RUNNING];
-        if (take > w->times[i][T_RUNNING])
-            take = w->times[i][T_RUNNING];
-        uint64_t off = m.offcpu_ns < take ? m.offcpu_ns : take;
-        w->times[i][T_RUNNING] -= take;
-        w->times[i][T_RUNNABLE] += take - off;
-        w->times[i][T_OFFCPU] += off;
-        moved_off += off;
-    }
     if ((rc = start_groups(t, w, &ps, &groups, &ngroups)) != 0)
         goto done;
     size_t nthreads = 0;
@@ -555,9 +513,9 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     fprintf(out, "%zu thread%s by start function (times summed over each group's threads)\n\n",
             nthreads, nthreads == 1 ? "" : "s");
     fprintf(out, "%7s", "threads");
-    int ncols = t->has_cpu_time ? T_N : T_OFFCPU; /* off-cpu: readings only */
+    int ncols = tot.checked ? CTR_TIME_N : CTR_TIME_OFFCPU; /* off-cpu: readings only */
     for (int c = 0; c < ncols; c++)
-        fprintf(out, " %9s", time_names[c]);
+        fprintf(out, " %9s", ctr_time_names[c]);
     /* A sampled trace also says how much CPU each group used (running
      * time is not CPU: a thread runnable in the kernel's eyes, or
      * running in code the tracer does not see, is counted as running). */
@@ -576,12 +534,7 @@ int ctr_threads_report(const struct ctr_trace *t, struct ctr_threads_walk *w, FI
     }
 
     /* The invariant: what is shown as running, the kernel gave as CPU. */
-    if (moved_off * 100 > modelled * CTR_OFFCPU_WARN_PCT)
-        fprintf(out,
-                "\nwarning: %s (%.1f%%) of the time no recorded wait explains was off the CPU "
-                "(off-cpu): a blocking call ctrace does not wrap (docs/status.md)\n",
-                ctr_text_ns((int64_t)moved_off, d, sizeof(d)),
-                modelled ? 100.0 * (double)moved_off / (double)modelled : 0.0);
+    ctr_stats_warn_offcpu(out, &tot);
 
     size_t nleaked = 0;
     for (size_t i = 0; i < nleaks; i++)

@@ -7,8 +7,8 @@
 # each thread group, running within 5% (or 2 ms a thread) of the CPU time
 # the threads measured themselves; the sleeper's hidden wait as off-cpu (its
 # end, before the sleeper got a CPU back, may be runnable), with a warning;
-# the spinners' preemption as runnable, not off-cpu. With -sched and
-# without.
+# the spinners' preemption as runnable, not off-cpu; `ctrace stats` sums
+# the split over the threads. With -sched and without.
 # usage: offcpu.sh CTRACE_BINARY PROG_OFFCPU
 set -uo pipefail
 ctrace=$1
@@ -63,6 +63,13 @@ for mode in plain sched; do
         near "$run" "$sleeper_cpu" 2000000
     check "$mode: a warning names the unattributed time" \
         grep -q '^warning: .* was off the CPU (off-cpu)' "$tmp/$mode-sleeper.txt"
+    # `ctrace stats` sums the same split over the threads, and warns too.
+    "$ctrace" stats "$tmp/$mode-sleeper.bin" >"$tmp/$mode-stats.txt" 2>&1
+    check "$mode: ctrace stats of the sleeper" test $? -eq 0
+    soff=$(to_ns "$(sed -n 's/^thread time: .* off-cpu \([^ ]*\) (summed.*/\1/p' "$tmp/$mode-stats.txt")")
+    check "$mode: stats: the thread time's off-cpu is the hidden wait's ($soff ns)" \
+        test "$soff" -ge $((blocked / 10)) -a "$soff" -le $((blocked + 4000000))
+    check "$mode: stats: the warning" grep -q '^warning: .* was off the CPU (off-cpu)' "$tmp/$mode-stats.txt"
     srun=$(column running "$tmp/$mode-spinners.txt")
     sq=$(column runnable "$tmp/$mode-spinners.txt")
     soff=$(column off-cpu "$tmp/$mode-spinners.txt")

@@ -20,28 +20,13 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "hidden_sleep.h"
+
 static uint64_t ns_of(clockid_t clk)
 {
     struct timespec ts;
     clock_gettime(clk, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* nanosleep by its own syscall instruction: neither libc's nanosleep nor
- * syscall() is called, so no wrapper sees the wait. */
-static void hidden_sleep(long ms)
-{
-    struct timespec ts = {0, ms * 1000000L};
-    long ret;
-#if defined(__x86_64__)
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"((long)SYS_nanosleep), "D"(&ts), "S"(0L)
-                     : "rcx", "r11", "memory");
-#else
-    ret = syscall(SYS_nanosleep, &ts, NULL);
-#endif
-    (void)ret;
 }
 
 static void spin_for(uint64_t ns)
@@ -58,7 +43,7 @@ static void *sleeper(void *arg)
 {
     for (int i = 0; i < 4; i++) {
         uint64_t t0 = ns_of(CLOCK_MONOTONIC);
-        hidden_sleep(25);
+        ctr_test_hidden_sleep(25);
         sleeper_blocked += ns_of(CLOCK_MONOTONIC) - t0;
         spin_for(5 * 1000000u);
     }

@@ -143,7 +143,7 @@ static void test_late_delay_explains_the_span_before(void **state)
     assert_int_equal(m.offcpu_ns, 10 * MS);
 }
 
-/* A window the reading never settled past is judged when asked. */
+/* A window the reading never settled past is judged at the finish. */
 static void test_unsettled_window_judged(void **state)
 {
     (void)state;
@@ -154,7 +154,47 @@ static void test_unsettled_window_judged(void **state)
     reading(&c, 100 * MS, 10 * MS, 0, 0);
     struct ctr_cpu_moved m;
     assert_int_equal(ctr_cpucheck_thread(cc, 0, &m), 0);
+    assert_int_equal(m.offcpu_ns, 0); /* not judged yet */
+    assert_int_equal(ctr_cpucheck_finish(cc), 0);
+    assert_int_equal(ctr_cpucheck_thread(cc, 0, &m), 0);
     assert_int_equal(m.offcpu_ns, 90 * MS);
+    ctr_cpucheck_free(cc);
+}
+
+/* Kept verdicts, shared over each window's running time in proportion: a
+ * part of the running time gets its part of the window's off-CPU and
+ * runnable time (the late delay's change included); a window within its
+ * CPU time gives nothing; the parts add up to the thread's total. */
+static void test_split_in_proportion(void **state)
+{
+    (void)state;
+    struct ctr_cpucheck *cc = ctr_cpucheck_new(&trace);
+    ctr_cpucheck_keep(cc);
+    struct ctr_consumer c = ctr_cpucheck_consumer(cc);
+    reading(&c, 0, 0, 0, CTR_CPUTIME_DELAY_KNOWN);
+    running(&c, 0, 100 * MS); /* 100 ms running, 20 of CPU: 80 moved */
+    reading(&c, 100 * MS, 20 * MS, 0, CTR_CPUTIME_DELAY_KNOWN);
+    running(&c, 100 * MS, 200 * MS); /* within its CPU time; its delay */
+    reading(&c, 200 * MS, 120 * MS, 30 * MS, CTR_CPUTIME_DELAY_KNOWN); /* late: 30 runnable */
+    running(&c, 200 * MS, 300 * MS); /* 100 ms running, 50 of CPU, no delay */
+    reading(&c, 300 * MS, 170 * MS, 30 * MS, CTR_CPUTIME_DELAY_KNOWN);
+    c.settle(c.ctx, 150 * MS);
+    assert_int_equal(ctr_cpucheck_finish(cc), 0);
+    uint64_t q, off;
+    ctr_cpucheck_split(cc, 0, 0, 50 * MS, &q, &off); /* half of the first */
+    assert_int_equal(q, 15 * MS);
+    assert_int_equal(off, 25 * MS);
+    ctr_cpucheck_split(cc, 0, 100 * MS, 200 * MS, &q, &off);
+    assert_int_equal(q + off, 0);
+    ctr_cpucheck_split(cc, 0, 250 * MS, 400 * MS, &q, &off); /* half of the third */
+    assert_int_equal(q, 0);
+    assert_int_equal(off, 25 * MS);
+    ctr_cpucheck_split(cc, 0, 0, 300 * MS, &q, &off);
+    struct ctr_cpu_moved m;
+    assert_int_equal(ctr_cpucheck_thread(cc, 0, &m), 0);
+    assert_int_equal(q, m.runnable_ns);
+    assert_int_equal(off, m.offcpu_ns);
+    assert_int_equal(m.runnable_ns + m.offcpu_ns, 130 * MS);
     ctr_cpucheck_free(cc);
 }
 
@@ -167,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_registration_delay_is_zero),
         cmocka_unit_test(test_late_delay_explains_the_span_before),
         cmocka_unit_test(test_unsettled_window_judged),
+        cmocka_unit_test(test_split_in_proportion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

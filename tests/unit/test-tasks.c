@@ -381,10 +381,10 @@ static void test_tasks(void **state)
     assert_true(ta->ended && ta->end_thread == ta->begin_thread);
     assert_span(ctr_task_latency(ta), &sa);
     struct ctr_task_breakdown bd = breakdown(&tr, &ts, ta);
-    assert_sync(bd.sync, h.sync);
-    assert_slept(bd.sleep, 20, nap_sleep);
+    assert_sync(bd.times[CTR_TIME_SYNC], h.sync);
+    assert_slept(bd.times[CTR_TIME_SLEEP], 20, nap_sleep);
     assert_int_equal(bd.nthreads, 1);
-    assert_true(bd.net == 0 && bd.syscall == 0);
+    assert_true(bd.times[CTR_TIME_NET] == 0 && bd.times[CTR_TIME_SYSCALL] == 0);
     size_t n;
     assert_span(region_time(&ts, ta, "handle", &n), &shandle);
     assert_int_equal(n, 1);
@@ -400,27 +400,30 @@ static void test_tasks(void **state)
 
     assert_true(tc->parent == a);
     assert_span(ctr_task_latency(tc), &schild);
-    assert_slept(breakdown(&tr, &ts, tc).sleep, 5, probe_sleep);
+    assert_slept(breakdown(&tr, &ts, tc).times[CTR_TIME_SLEEP], 5, probe_sleep);
 
     const struct ctr_task *tb = task_of(&ts, b);
     assert_true(tb->ended && tb->end_thread != tb->begin_thread);
     assert_span(ctr_task_latency(tb), &sb);
     bd = breakdown(&tr, &ts, tb);
-    assert_slept(bd.sleep, 30, handed_sleep_ns); /* the worker's region */
+    assert_slept(bd.times[CTR_TIME_SLEEP], 30, handed_sleep_ns); /* the worker's region */
     assert_int_equal(bd.nthreads, 1);
     assert_span(region_time(&ts, tb, "work", NULL), &handed_region);
 
     const struct ctr_task *tc2 = task_of(&ts, c);
     assert_int_equal(tc2->nregions, 0);
     assert_span(ctr_task_latency(tc2), &sc);
-    assert_slept(breakdown(&tr, &ts, tc2).sleep, 40, c_sleep);
+    assert_slept(breakdown(&tr, &ts, tc2).times[CTR_TIME_SLEEP], 40, c_sleep);
 
     const struct ctr_task *td = task_of(&ts, d);
     assert_true(td->end_thread != td->begin_thread);
     assert_span(ctr_task_latency(td), &sd);
     bd = breakdown(&tr, &ts, td);
-    assert_span(bd.sync + bd.running + bd.runnable, &sd); /* the join, up to the end */
-    assert_int_equal(bd.sleep, 0);                        /* the ender's sleep is not its */
+    /* the join, up to the end */
+    assert_span(bd.times[CTR_TIME_SYNC] + bd.times[CTR_TIME_RUNNING] + bd.times[CTR_TIME_RUNNABLE] +
+                    bd.times[CTR_TIME_OFFCPU],
+                &sd);
+    assert_int_equal(bd.times[CTR_TIME_SLEEP], 0); /* the ender's sleep is not its */
 
     const struct ctr_task *te = task_of(&ts, e);
     assert_false(te->ended);
