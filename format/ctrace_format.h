@@ -29,7 +29,7 @@
 #define CTR_FILE_MAGIC_LEN 8
 #define CTR_FILE_HEADER_LEN 16               /* magic, u16 major, u16 minor, u32 flags */
 #define CTR_VERSION_MAJOR 1
-#define CTR_VERSION_MINOR 4
+#define CTR_VERSION_MINOR 5
 /* clang-format on */
 
 /* The most bytes a frame decompresses to (FORMAT.md §2): a reader takes a
@@ -256,7 +256,8 @@ enum ctr_cpu_source {
     X(13, REGION_BEGIN, (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING))             \
     X(14, REGION_END,   (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING))             \
     X(15, LOG,          (CTR_ARG_TIME, CTR_ARG_TASK, CTR_ARG_STRING, CTR_ARG_LENGTH)) \
-    X(16, CPU_SAMPLE,   (CTR_ARG_TIME, CTR_ARG_STACK, CTR_ARG_COUNT))
+    X(16, CPU_SAMPLE,   (CTR_ARG_TIME, CTR_ARG_STACK, CTR_ARG_COUNT))            \
+    X(17, SWITCH_WAIT,  (CTR_ARG_TIME, CTR_ARG_REASON, CTR_ARG_OBJECT, CTR_ARG_STACK))
 
 enum ctr_event_type {
 #define CTR_X_EV(id, name, args) CTR_EV_##name = id,
@@ -433,7 +434,8 @@ enum ctr_wait_class {
     X(130, NET_FFLUSH,         "fflush",                     CTR_CLASS_NET,     NULL) \
     X(131, PUTS,               "puts",                       CTR_CLASS_SYSCALL, NULL) \
     X(132, NET_PUTS,           "puts",                       CTR_CLASS_NET,     NULL) \
-    X(133, IO_URING_ENTER,     "io_uring_enter",             CTR_CLASS_SYSCALL, NULL)
+    X(133, IO_URING_ENTER,     "io_uring_enter",             CTR_CLASS_SYSCALL, NULL) \
+    X(134, UNTRACED,           "untraced wait",              CTR_CLASS_SYSCALL, NULL)
 
 enum ctr_reason {
 #define CTR_X_REASON(id, name, call, cls, release) CTR_REASON_##name = id,

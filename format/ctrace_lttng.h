@@ -138,6 +138,7 @@ static inline const char *ctr_lttng_name(uint8_t type, int sched, uint8_t kind, 
     EV(RELEASE, 0, release, ARG(X, object, 0) ARG(U, stack, 1))                                \
     EV(SWITCH_OUT, 1, switch_out, ARG(U, preempted, 0))                                        \
     EV(SWITCH_IN, 1, switch_in, )                                                              \
+    EV(SWITCH_WAIT, 1, switch_wait, ARG(REASON, reason, 0) ARG(X, object, 1) ARG(U, stack, 2)) \
     EV(LOST, 1, sched_lost, ARG(U, count, 0))                                                  \
     EV(TASK_BEGIN, 0, task_begin, ARG(U, task, 0) ARG(U, parent, 1) ARG(U, type, 2))           \
     EV(TASK_END, 0, task_end, ARG(U, task, 0))                                                 \

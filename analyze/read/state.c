@@ -28,7 +28,8 @@ struct walker {
     uint64_t resume_ns;        /* last switch-in during the current wait, 0: none */
     struct release_entry snap; /* the wait's object's last release at resume_ns */
     uint8_t has_snap;
-    uint8_t started; /* an event of the thread was seen (since the last gap) */
+    uint8_t started;  /* an event of the thread was seen (since the last gap) */
+    uint8_t untraced; /* the wait is a switch-out no BLOCK explains (§4.2) */
 };
 
 struct ctr_states {
@@ -265,11 +266,16 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
         transition(s, w, thread, e->ns, &running, 0);
         break;
     case CTR_EV_THREAD_END:
+        w->untraced = 0;
         transition(s, w, thread, e->ns, NULL, 0);
         break;
     case CTR_EV_BLOCK: {
-        if (w->cur.state == CTR_STATE_BLOCKED)
-            s->odd++; /* the Unblock was lost: the new wait wins */
+        /* A wait the switches saw first (its BLOCK written late, as an I/O
+         * call's is) gives way to the recorded one; else the Unblock was
+         * lost: the new wait wins. */
+        if (w->cur.state == CTR_STATE_BLOCKED && !w->untraced)
+            s->odd++;
+        w->untraced = 0;
         struct ctr_interval b = {.state = CTR_STATE_BLOCKED,
                                  .reason = (uint8_t)e->args[0],
                                  .object = e->args[1],
@@ -278,19 +284,36 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
         break;
     }
     case CTR_EV_UNBLOCK:
-        if (w->cur.state != CTR_STATE_BLOCKED)
+        if (w->cur.state != CTR_STATE_BLOCKED || w->untraced)
             s->odd++;
+        w->untraced = 0;
         transition(s, w, thread, e->ns, &running, 0);
         break;
     case CTR_EV_SWITCH_OUT:
-        /* Preempted while running: runnable until switched back in. (A
-         * voluntary switch-out is the wait we already know of, or one we do
-         * not trace: it stays as it is.) */
-        if (w->cur.state == CTR_STATE_RUNNING && e->args[0])
+    case CTR_EV_SWITCH_WAIT:
+        /* Preempted while running: runnable until switched back in. A
+         * voluntary switch-out is the wait we already know of, or one no
+         * wrapper saw (FORMAT.md §4.2): blocked until switched back in,
+         * named when the writer could name it. */
+        if (w->cur.state != CTR_STATE_RUNNING)
+            break;
+        if (e->type == CTR_EV_SWITCH_OUT && e->args[0]) {
             transition(s, w, thread, e->ns, &preempted, 0);
+        } else {
+            int named = e->type == CTR_EV_SWITCH_WAIT;
+            struct ctr_interval b = {.state = CTR_STATE_BLOCKED,
+                                     .reason = named ? (uint8_t)e->args[0] : CTR_REASON_UNTRACED,
+                                     .object = named ? e->args[1] : 0,
+                                     .stack_id = named ? e->args[2] : 0};
+            transition(s, w, thread, e->ns, &b, 0);
+            w->untraced = 1;
+        }
         break;
     case CTR_EV_SWITCH_IN:
-        if (w->cur.state == CTR_STATE_BLOCKED) {
+        if (w->untraced) {
+            w->untraced = 0;
+            transition(s, w, thread, e->ns, &running, 0);
+        } else if (w->cur.state == CTR_STATE_BLOCKED) {
             w->resume_ns = e->ns;
             const struct release_entry *r = s->fn ? last_release(s, w->cur.object) : NULL;
             w->has_snap = r != NULL;
@@ -313,6 +336,7 @@ void ctr_states_gap(struct ctr_states *s, uint64_t from_ns, uint64_t to_ns)
         if (w->cur.state)
             transition(s, w, (uint32_t)i, from_ns, NULL, w->cur.state == CTR_STATE_BLOCKED);
         w->started = 0;
+        w->untraced = 0;
         w->resume_ns = 0;
         w->has_snap = 0;
     }

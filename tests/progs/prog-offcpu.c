@@ -10,17 +10,30 @@
  * time, and main prints them:
  *   sleeper BLOCKED_NS CPU_NS
  *   spinners CPU_NS WALL_NS      (summed over the spinners)
- * usage: prog-offcpu sleeper | spinners [N (default 3)]
+ * Mode `named`: two threads block 300 ms, longer than the collector's
+ * rounds, where no wrapper sees them, for the untraced waits that context
+ * switches reveal and the collector names (FORMAT.md §4.2): one in a futex
+ * wait that main then wakes with syscall(SYS_futex, FUTEX_WAKE) (which is
+ * traced: a release of the word), one in flock on a file main holds locked
+ * (with flock: traced, not a wait). Each prints the time it measured:
+ *   futex BLOCKED_NS
+ *   flock BLOCKED_NS
+ * usage: prog-offcpu sleeper | spinners [N (default 3)] | named
  */
+#include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "hidden_sleep.h"
+#include "hidden_syscall.h"
 
 static uint64_t ns_of(clockid_t clk)
 {
@@ -66,8 +79,66 @@ static void *spinner(void *arg)
     return NULL;
 }
 
+/* ================================================================ named */
+
+#define NAMED_MS 300
+static _Atomic int futex_word; /* 0 until main lets the futex waiter go */
+static _Atomic int waiters_ready;
+static int lock_fd = -1;
+static uint64_t futex_blocked, flock_blocked;
+
+static void *futex_waiter(void *arg)
+{
+    atomic_fetch_add(&waiters_ready, 1);
+    uint64_t t0 = ns_of(CLOCK_MONOTONIC);
+    while (atomic_load(&futex_word) == 0)
+        ctr_test_hidden_syscall(SYS_futex, (long)&futex_word, FUTEX_WAIT_PRIVATE, 0, 0);
+    futex_blocked = ns_of(CLOCK_MONOTONIC) - t0;
+    return arg;
+}
+
+static void *flock_waiter(void *arg)
+{
+    const char *path = arg;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    atomic_fetch_add(&waiters_ready, 1);
+    uint64_t t0 = ns_of(CLOCK_MONOTONIC);
+    ctr_test_hidden_syscall(SYS_flock, fd, LOCK_EX, 0, 0);
+    flock_blocked = ns_of(CLOCK_MONOTONIC) - t0;
+    close(fd);
+    return NULL;
+}
+
+static int named(void)
+{
+    char path[] = "/tmp/prog-offcpu-XXXXXX";
+    lock_fd = mkstemp(path);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0)
+        return 1;
+    pthread_t fu, fl;
+    if (pthread_create(&fu, NULL, futex_waiter, NULL) != 0 ||
+        pthread_create(&fl, NULL, flock_waiter, path) != 0)
+        return 1;
+    while (atomic_load(&waiters_ready) < 2)
+        sched_yield();
+    struct timespec ts = {0, NAMED_MS * 1000000L};
+    nanosleep(&ts, NULL);
+    atomic_store(&futex_word, 1);
+    syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    flock(lock_fd, LOCK_UN);
+    pthread_join(fu, NULL);
+    pthread_join(fl, NULL);
+    close(lock_fd);
+    unlink(path);
+    printf("futex %llu\nflock %llu\n", (unsigned long long)futex_blocked,
+           (unsigned long long)flock_blocked);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "named") == 0)
+        return named();
     if (argc > 1 && strcmp(argv[1], "sleeper") == 0) {
         pthread_t sl;
         if (pthread_create(&sl, NULL, sleeper, NULL) != 0)
@@ -78,7 +149,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "spinners") != 0) {
-        fprintf(stderr, "usage: prog-offcpu sleeper | spinners [N]\n");
+        fprintf(stderr, "usage: prog-offcpu sleeper | spinners [N] | named\n");
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 3;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test-tasks-offcpu.c - a task's time is true: a worker's task blocks in a
- * wait no wrapper sees (hidden_sleep.h) and then computes. Held against the
+ * wait no wrapper sees (hidden_syscall.h) and then computes. Held against the
  * kernel's CPU time (CPU_TIME readings, model/cpucheck.h), the task's
  * breakdown shows the hidden wait as off-cpu (its end may be runnable, on a
  * loaded machine), never as running: its running time is the CPU time the
@@ -20,7 +20,7 @@
 #include "testutil.h"
 
 #include "ctrace/trace.h"
-#include "hidden_sleep.h"
+#include "hidden_syscall.h"
 #include "model/tasks.h"
 #include "model/threadtime.h"
 #include "read/trace.h"

@@ -38,6 +38,7 @@
 #include "collect/genstate.h"
 #include "collect/records.h"
 #include "collect/sink.h"
+#include "collect/untraced.h"
 #include "core/clock.h"
 #include "core/fdclass.h"
 #include "core/hooks.h"
@@ -241,7 +242,7 @@ static void free_slot(uint32_t slot)
 struct perf_entry {
     uint64_t ns;
     uint8_t type;
-    uint64_t args[2];
+    uint64_t args[3];
 };
 
 static struct {
@@ -264,7 +265,7 @@ static void perf_entry(uint64_t ns, uint8_t type, uint64_t a0, uint64_t a1)
         PE.e = p;
         PE.cap = cap;
     }
-    PE.e[PE.n++] = (struct perf_entry){ns, type, {a0, a1}};
+    PE.e[PE.n++] = (struct perf_entry){ns, type, {a0, a1, 0}};
 }
 
 static void on_switch(void *ctx, uint64_t ns, int out, int preempted)
@@ -301,16 +302,33 @@ static void perf_sort(void)
     }
 }
 
+/* A switch-out that was no preemption, the last of the thread in slot s
+ * and in no recorded wait, becomes a SWITCH_WAIT when the thread is still
+ * in it: what it waits in, named (untraced.c, FORMAT.md §4.2). */
+static void name_untraced(uint32_t s, struct ctr_thread *t)
+{
+    struct ctr_untraced u;
+    struct perf_entry *last = PE.n ? &PE.e[PE.n - 1] : NULL;
+    if (!last || last->type != CTR_EV_SWITCH_OUT || last->args[0] ||
+        ctr__gen_thread_blocked(s, t->id) || ctr__untraced_name(t, &u) != 0)
+        return;
+    if (u.stack)
+        ctr__gen_need_stack(u.stack);
+    *last = (struct perf_entry){last->ns, CTR_EV_SWITCH_WAIT, {u.reason, u.object, u.stack}};
+}
+
 /* @return whether it wrote any. */
-static int write_perf(struct ctr_thread *t)
+static int write_perf(uint32_t s, struct ctr_thread *t)
 {
     uint64_t base = ctr__session.start_mono, last = base;
     PE.n = 0;
     PE.lost = 0;
     PE.oom = 0;
     PE.ev.len = 0;
-    if (ctr__session.sched)
+    if (ctr__session.sched) {
         ctr__sched_drain(t, base, on_switch, on_switch_lost, NULL);
+        name_untraced(s, t);
+    }
     if (ctr__session.cpu_hz)
         ctr__cpu_drain(t, base, on_sample, NULL);
     perf_sort();
@@ -412,7 +430,7 @@ static void gen_close(int last)
          * (analyze/read/pipeline.c) needs a thread's switches no later than the
          * generation after its events. */
         if (ctr__session.sched || ctr__session.cpu_hz) {
-            if (write_perf(t))
+            if (write_perf(s, t))
                 ctr__gen_thread_seen(s, t->id);
             if (last && C.final) {
                 ctr__sched_disable(t);

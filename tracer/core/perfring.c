@@ -135,6 +135,16 @@ void ctr__perf_restart(struct ctr_perf_ring *r)
     ring_ioctl(r, PERF_EVENT_IOC_ENABLE, NULL);
 }
 
+int ctr__perf_has_records(struct ctr_perf_ring *r)
+{
+    /* acquire: pairs with the release store in ctr__perf_open. */
+    struct perf_event_mmap_page *meta = atomic_load_explicit(&r->meta, memory_order_acquire);
+    /* acquire on data_head: the kernel's protocol, as in ctr__perf_drain;
+     * data_tail is the collector's own (the caller's). */
+    return meta && __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) !=
+                       __atomic_load_n(&meta->data_tail, __ATOMIC_RELAXED);
+}
+
 void ctr__perf_disable(struct ctr_perf_ring *r)
 {
     if (!ctr__perf_is_open(r))

@@ -51,6 +51,9 @@ void ctr__perf_period(struct ctr_perf_ring *r, uint64_t period);
 /* ctr__perf_disable() : stops r's event; what overflowed since the last
  * drain is no later session's. Collector. */
 void ctr__perf_disable(struct ctr_perf_ring *r);
+/* ctr__perf_has_records() : whether the kernel wrote records to r since
+ * its last drain. Collector thread only. */
+int ctr__perf_has_records(struct ctr_perf_ring *r);
 /* ctr__perf_drain() : each complete record of r to on_record (the header,
  * then the body, contiguous even where the ring wraps), then frees their
  * space. Collector thread only. @return records the kernel lost since the

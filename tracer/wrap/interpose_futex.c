@@ -136,8 +136,9 @@ struct by_number {
         (r), ((by_fd) ? CTR_IO_BY_FD : 0) | (nb), (int)a[0] \
     }
 
-/* Fills *w for a call that can block; 0 for every other number. */
-static int blocking_call(long nr, const long *a, struct by_number *w)
+/* Fills *w for a call that can block; 0 for every other number. Reads the
+ * program's memory (poll's first descriptor) only with may_read. */
+static int blocking_call(long nr, const long *a, int may_read, struct by_number *w)
 {
     switch (nr) {
     case SYS_read:
@@ -197,7 +198,7 @@ static int blocking_call(long nr, const long *a, struct by_number *w)
 #endif
     {
         const struct pollfd *fds = (const struct pollfd *)a[0];
-        int first = a[1] > 0 && fds ? fds[0].fd : -1;
+        int first = may_read && a[1] > 0 && fds ? fds[0].fd : -1;
         *w = (struct by_number){nr == SYS_ppoll ? CTR_REASON_PPOLL : CTR_REASON_POLL, 0, first};
         return 1;
     }
@@ -336,7 +337,36 @@ CTR_EXPORT CTR_WRAPPER_TEXT long syscall(long nr, ...)
 #endif
     struct by_number w;
     struct ctr_thread *t;
-    if (!blocking_call(nr, a, &w) || !(t = ctr__self_traced_keeping_errno()))
+    if (!blocking_call(nr, a, 1, &w) || !(t = ctr__self_traced_keeping_errno()))
         return ctr__real.syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
     return blocking_traced(t, nr, a, &w);
+}
+
+int ctr__syscall_wait(long nr, const long *a, uint8_t *reason, uint64_t *object)
+{
+    struct by_number w;
+    if (nr == SYS_futex) {
+        int op = (int)(a[1] & FUTEX_CMD_MASK);
+        if (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_WAIT_REQUEUE_PI)
+            *reason = CTR_REASON_FUTEX_WAIT;
+        else if (op == FUTEX_LOCK_PI || op == FUTEX_LOCK_PI2)
+            *reason = CTR_REASON_FUTEX_LOCK_PI;
+        else
+            return 0;
+        *object = (uint64_t)a[0]; /* the word */
+        return 1;
+    }
+#ifdef SYS_futex_waitv
+    if (nr == SYS_futex_waitv) {
+        *reason = CTR_REASON_FUTEX_WAITV;
+        *object = 0; /* the first word is in the list, not read here */
+        return 1;
+    }
+#endif
+    if (!blocking_call(nr, a, 0, &w))
+        return 0;
+    *reason =
+        (uint8_t)((w.rules & CTR_IO_BY_FD) ? ctr__reason_by_fd(w.reason, w.object) : w.reason);
+    *object = (uint64_t)(int64_t)w.object;
+    return 1;
 }

@@ -155,4 +155,12 @@ int ctr__wait_traced(const struct ctr_waitop *op, struct ctr_call *c, const void
  * path of releases: unlock, post, signal with waiters). */
 void ctr__note_release(const void *obj);
 
+/* ctr__syscall_wait() : what a thread blocked in system call nr with
+ * arguments a (as the kernel shows them) waits in, as the wrapper of
+ * syscall() would record it (interpose_futex.c), but without reading the
+ * program's memory: the collector's, for a thread it found blocked
+ * (collect/untraced.c). poll's object is then -1, futex_waitv's 0.
+ * @return 1 with *reason and *object; 0 for a number that is no wait. */
+int ctr__syscall_wait(long nr, const long *a, uint8_t *reason, uint64_t *object);
+
 #endif /* CTR_WAIT_H */
