@@ -409,11 +409,49 @@ static void test_futex_lock_like_mutex(void **state)
     assert_true(fsync_ns < psync_ns * 2 && psync_ns < fsync_ns * 2);
 }
 
+/* The C11 results of the mutex wrappers, which jump to glibc for a plain
+ * mutex and map its errors for the others, tracing and not. */
+static int unlock_not_owned(void *arg)
+{
+    return mtx_unlock(arg);
+}
+
+static void check_mtx_results(void)
+{
+    mtx_t plain, rec;
+    assert_int_equal(mtx_init(&plain, mtx_plain), thrd_success);
+    assert_int_equal(mtx_init(&rec, mtx_plain | mtx_recursive), thrd_success);
+    assert_int_equal(mtx_lock(&plain), thrd_success);
+    assert_int_equal(mtx_trylock(&plain), thrd_busy);
+    assert_int_equal(mtx_unlock(&plain), thrd_success);
+    assert_int_equal(mtx_lock(&rec), thrd_success);
+    assert_int_equal(mtx_lock(&rec), thrd_success);
+    thrd_t th;
+    int res = -1;
+    assert_int_equal(thrd_create(&th, unlock_not_owned, &rec), thrd_success);
+    assert_int_equal(thrd_join(th, &res), thrd_success);
+    assert_int_equal(res, thrd_error); /* EPERM: not the owner */
+    assert_int_equal(mtx_unlock(&rec), thrd_success);
+    assert_int_equal(mtx_unlock(&rec), thrd_success);
+    assert_int_equal(mtx_unlock(&rec), thrd_error); /* not locked */
+    mtx_destroy(&plain);
+    mtx_destroy(&rec);
+}
+
+static void test_mtx_results(void **state)
+{
+    (void)state;
+    check_mtx_results();
+    assert_int_equal(trace_stop(), 0);
+    check_mtx_results();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_mtx_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mtx_blame, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mtx_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cnd_wait, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cnd_blame, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thrd_join, setup, teardown),

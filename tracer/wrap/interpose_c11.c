@@ -43,12 +43,11 @@ _Static_assert(sizeof(thrd_t) == sizeof(pthread_t), "thrd_t is glibc's pthread_t
 _Static_assert(sizeof(once_flag) == sizeof(pthread_once_t), "once_flag is glibc's pthread_once_t");
 #endif
 
-/* glibc's map from a pthread function's error to a C11 result (thrd_err_map). */
-static int c11_result(int err)
+/* glibc's map from a pthread function's error to a C11 result (thrd_err_map),
+ * for the errors: out of line, so a wrapper's success path is one test. */
+static __attribute__((cold, noinline)) int c11_error(int err)
 {
     switch (err) {
-    case 0:
-        return thrd_success;
     case ENOMEM:
         return thrd_nomem;
     case ETIMEDOUT:
@@ -58,6 +57,12 @@ static int c11_result(int err)
     default:
         return thrd_error;
     }
+}
+
+/* The C11 result of a pthread function's result: 0 is thrd_success (0). */
+static inline int c11_result(int err)
+{
+    return CTR_LIKELY(err == 0) ? thrd_success : c11_error(err);
 }
 
 /* ---------------------------------------------------------------------------
@@ -132,15 +137,58 @@ static const struct ctr_waitop mtx_lock_op = {CTR_REASON_MTX_LOCK, try_mtx, do_m
 static const struct ctr_waitop mtx_timedlock_op = {CTR_REASON_MTX_TIMEDLOCK, try_mtx,
                                                    do_mtx_timedlock, NULL};
 
+/* glibc's flags of a mutex kind that say whether to elide its lock
+ * (pthreadP.h): mtx_init's plain mutex is PTHREAD_MUTEX_NORMAL | NO_ELISION. */
+#define MTX_KIND_ELISION 256
+#define MTX_KIND_NO_ELISION 512
+
+/* Whether glibc's lock and unlock of m can only return 0, so their result
+ * is already the C11 one (thrd_success) and the wrapper may jump to them, as
+ * pthread_mutex_lock's does, instead of calling them and mapping the result:
+ * a plain mutex (mtx_plain or mtx_timed, a zeroed mtx_t: type 0, no flag but
+ * elision's), whose lock and unlock check nothing, elided or not. Any other
+ * kind (recursive: EAGAIN, EPERM; robust, priority, process-shared) takes
+ * the mapping. relaxed: as glibc's own read of the kind, which the real call
+ * then makes; the kind is set by mtx_init (and its elision flag by a lock). */
+static inline int mtx_cannot_fail(const pthread_mutex_t *m)
+{
+#ifdef __GLIBC__
+    int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+    return (kind & ~(MTX_KIND_ELISION | MTX_KIND_NO_ELISION)) == 0;
+#else
+    (void)m;
+    return 0;
+#endif
+}
+
+/* The real lock or unlock of a mutex that may fail, its result mapped: out
+ * of line, so that the wrappers' path for a plain mutex needs no frame. */
+static CTR_WRAPPER_TEXT int mtx_lock_mapped(pthread_mutex_t *pm)
+{
+    return c11_result(ctr__real.pthread_mutex_lock(pm));
+}
+static CTR_WRAPPER_TEXT int mtx_unlock_mapped(pthread_mutex_t *pm)
+{
+    return c11_result(ctr__real.pthread_mutex_unlock(pm));
+}
+
+/* As pthread_mutex_lock's wrapper (interpose_sync.c): an uncontended lock
+ * of a plain mutex costs the wrapper a test and a jump to the real lock,
+ * and when tracing one trylock and a test of its result. */
 CTR_EXPORT CTR_WRAPPER_TEXT int mtx_lock(mtx_t *m)
 {
     pthread_mutex_t *pm = (pthread_mutex_t *)(void *)m;
-    if (CTR_LIKELY(!ctr__tracing()))
-        return c11_result(ctr__real.pthread_mutex_lock(pm));
+    if (CTR_LIKELY(!ctr__tracing())) {
+        if (CTR_LIKELY(mtx_cannot_fail(pm)))
+            return ctr__real.pthread_mutex_lock(pm); /* 0: thrd_success */
+        return mtx_lock_mapped(pm);
+    }
     int rc = ctr__real.pthread_mutex_trylock(pm);
-    if (CTR_LIKELY(rc != EBUSY))
-        return c11_result(rc);
-    return c11_result(ctr__wait_traced(&mtx_lock_op, &(struct ctr_call){.obj = m}, m));
+    if (CTR_LIKELY(rc == 0))
+        return thrd_success;
+    if (rc == EBUSY)
+        rc = ctr__wait_traced(&mtx_lock_op, &(struct ctr_call){.obj = m}, m);
+    return c11_result(rc);
 }
 
 CTR_EXPORT CTR_WRAPPER_TEXT int mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict at)
@@ -161,7 +209,9 @@ CTR_EXPORT CTR_WRAPPER_TEXT int mtx_unlock(mtx_t *m)
     pthread_mutex_t *pm = (pthread_mutex_t *)(void *)m;
     if (CTR_UNLIKELY(ctr__tracing()) && ctr__mutex_has_waiters(pm))
         ctr__note_release(m);
-    return c11_result(ctr__real.pthread_mutex_unlock(pm));
+    if (CTR_LIKELY(mtx_cannot_fail(pm)))
+        return ctr__real.pthread_mutex_unlock(pm); /* 0: thrd_success */
+    return mtx_unlock_mapped(pm);
 }
 
 #define PCOND(c) ((pthread_cond_t *)(void *)(c)->obj)
