@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/paths.h"
 #include "cli/reading.h"
+#include "model/cpucheck.h"
 #include "model/tasks.h"
 #include "profile/critical.h"
 #include "profile/profile.h"
@@ -129,7 +130,8 @@ struct paths {
     const struct ctr_task **tasks;
     struct ctr_cp_task *w; /* why's; NULL when summed */
     size_t n;
-    struct ctr_trace *t; /* the second reading's: the paths index its threads */
+    struct ctr_trace *t;      /* the second reading's: the paths index its threads */
+    struct ctr_cpucheck *cpu; /* why's: running held against CPU time */
 };
 
 static void paths_free(struct paths *ps)
@@ -138,6 +140,7 @@ static void paths_free(struct paths *ps)
         ctr_cp_path_free(&ps->w[i].path);
     free(ps->w);
     free(ps->tasks);
+    ctr_cpucheck_free(ps->cpu);
     ctr_tasks_free(&ps->ts);
     ctr_reading_close(&ps->rd);
 }
@@ -160,11 +163,22 @@ static int paths_read(struct paths *ps, const char *path, const struct ctr_pipel
     } else {
         struct take to = {ps->tasks, ps->w, sum};
         struct ctr_paths walk;
-        if (ctr_paths_begin(&walk, &ps->rd, &ps->ts, ps->tasks, ps->n, take_path, &to) == 0) {
-            struct ctr_consumer c = ctr_paths_consumer(&walk);
-            int status = ctr_reading_pass(&ps->rd, &c, 1, &ps->t);
-            if (ctr_paths_end(&walk, status) == 0)
-                return 0;
+        /* why's running parts, held against the kernel's CPU time. */
+        if (!sum && (ps->cpu = ctr_cpucheck_new(ctr_reading_trace(&ps->rd))) != NULL)
+            ctr_cpucheck_keep(ps->cpu);
+        if ((sum || ps->cpu) &&
+            ctr_paths_begin(&walk, &ps->rd, &ps->ts, ps->tasks, ps->n, take_path, &to) == 0) {
+            struct ctr_consumer c[2] = {ctr_paths_consumer(&walk)};
+            if (ps->cpu)
+                c[1] = ctr_cpucheck_consumer(ps->cpu);
+            int status = ctr_reading_pass(&ps->rd, c, ps->cpu ? 2 : 1, &ps->t);
+            if (ctr_paths_end(&walk, status) == 0) {
+                if (!ps->cpu || ctr_cpucheck_finish(ps->cpu) == 0)
+                    return 0;
+                fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
+            }
+        } else if (!sum && !ps->cpu) {
+            fprintf(stderr, "ctrace: why: %s\n", strerror(ENOMEM));
         }
     }
     paths_free(ps);
@@ -184,7 +198,7 @@ int ctr_cmd_why(int argc, char **argv)
         return 1;
     char err[256];
     status = 1;
-    int rc = ctr_why_write(ps.t, ps.w, ps.n, o.tsv, stdout, err, sizeof(err));
+    int rc = ctr_why_write(ps.t, ps.w, ps.n, ps.cpu, o.tsv, stdout, err, sizeof(err));
     if (rc == 0 && fflush(stdout) != 0)
         fprintf(stderr, "ctrace: writing the output: %s\n", strerror(errno));
     else if (rc != 0)

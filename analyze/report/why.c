@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ctrace_format.h"
+#include "model/cpucheck.h"
 #include "profile/text.h"
 #include "symbols/tracesym.h"
 
@@ -28,6 +29,9 @@ struct part {
     const char *region; /* the innermost region's name, or NULL */
     uint32_t via;       /* the task thread's hop (UINT32_MAX: none) */
     uint64_t ns;
+    /* Running: of ns, what the kernel's CPU time says was waiting for a CPU
+     * or off it in no recorded wait (model/cpucheck.h; 0 without it). */
+    uint64_t runnable_ns, offcpu_ns;
 };
 
 static int part_key_cmp(const struct part *a, const struct part *b)
@@ -65,13 +69,19 @@ static int hop_same(const struct ctr_cp_hop *a, const struct ctr_cp_hop *b)
     return a->reason == b->reason && a->stack_id == b->stack_id;
 }
 
-/* Segment s as a part on `thread`. */
-static struct part part_of(const struct ctr_cp_segment *s, uint32_t thread)
+/* Segment s as a part on `thread`; its running time held against the CPU
+ * time (cpu: NULL, not). */
+static struct part part_of(const struct ctr_cp_segment *s, uint32_t thread,
+                           const struct ctr_cpucheck *cpu)
 {
-    return (struct part){thread,      s->state,
-                         s->reason,   s->hops > 0,
-                         s->stack_id, s->region ? s->region->name : NULL,
-                         s->via,      s->end_ns - s->start_ns};
+    struct part v = {thread,      s->state,
+                     s->reason,   s->hops > 0,
+                     s->stack_id, s->region ? s->region->name : NULL,
+                     s->via,      s->end_ns - s->start_ns,
+                     0,           0};
+    if (cpu && s->state == CTR_CP_RUNNING)
+        ctr_cpucheck_split(cpu, s->thread, s->start_ns, s->end_ns, &v.runnable_ns, &v.offcpu_ns);
+    return v;
 }
 
 /* Whether segment s of p is on another thread, reached through a hop of
@@ -87,7 +97,7 @@ static int reached_through(const struct ctr_cp_path *p, const struct ctr_cp_segm
  * thread like `under` (the same wait), summed across threads (their thread
  * UINT32_MAX). @return NULL if out of memory (or empty). */
 static struct part *sum_parts(const struct ctr_cp_path *p, const struct ctr_cp_hop *under,
-                              size_t *n)
+                              const struct ctr_cpucheck *cpu, size_t *n)
 {
     *n = 0;
     struct part *v = p->nseg ? malloc(p->nseg * sizeof(*v)) : NULL;
@@ -98,15 +108,18 @@ static struct part *sum_parts(const struct ctr_cp_path *p, const struct ctr_cp_h
         const struct ctr_cp_segment *s = &p->seg[i];
         if (under && !reached_through(p, s, under))
             continue;
-        v[k++] = part_of(s, under ? UINT32_MAX : s->thread);
+        v[k++] = part_of(s, under ? UINT32_MAX : s->thread, cpu);
     }
     qsort(v, k, sizeof(*v), by_key);
     size_t m = 0;
     for (size_t i = 0; i < k; i++) {
-        if (m && part_key_cmp(&v[m - 1], &v[i]) == 0)
+        if (m && part_key_cmp(&v[m - 1], &v[i]) == 0) {
             v[m - 1].ns += v[i].ns;
-        else
+            v[m - 1].runnable_ns += v[i].runnable_ns;
+            v[m - 1].offcpu_ns += v[i].offcpu_ns;
+        } else {
             v[m++] = v[i];
+        }
     }
     qsort(v, m, sizeof(*v), by_ns_desc);
     *n = m;
@@ -131,8 +144,24 @@ static void put_stack(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     ctr_text_frame(out, ps, s->pcs[0] - 1, sep); /* a return address: the call is before */
 }
 
+/* " (of which runnable R, off-cpu O)": running time that was not, by the
+ * kernel's CPU time; nothing when all of it was. */
+static void put_off_cpu(FILE *out, uint64_t runnable_ns, uint64_t offcpu_ns)
+{
+    char a[32];
+    if (!runnable_ns && !offcpu_ns)
+        return;
+    fputs(" (of which", out);
+    if (runnable_ns)
+        fprintf(out, " runnable %s%s", ctr_text_ns((int64_t)runnable_ns, a, sizeof(a)),
+                offcpu_ns ? "," : "");
+    if (offcpu_ns)
+        fprintf(out, " off-cpu %s", ctr_text_ns((int64_t)offcpu_ns, a, sizeof(a)));
+    fputc(')', out);
+}
+
 /* "state in CALL at FRAME" ("running up to FRAME"), then ' in region
- * "NAME"'. */
+ * "NAME"', then what of a running part was not. */
 static void put_what(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
                      const struct part *v)
 {
@@ -148,6 +177,7 @@ static void put_what(FILE *out, const struct ctr_trace *t, struct ctr_profile_sy
         ctr_text_clean(out, v->region, strlen(v->region), 0);
         fputc('"', out);
     }
+    put_off_cpu(out, v->runnable_ns, v->offcpu_ns);
 }
 
 /* "thread ID (name)<sep>" and what it did there. */
@@ -185,20 +215,26 @@ static void write_tsv(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
 }
 
 /* The task thread's own time by state, and its hops by wait. */
-static void write_own(FILE *out, const struct ctr_cp_path *p, uint64_t latency)
+static void write_own(FILE *out, const struct ctr_cp_path *p, uint64_t latency,
+                      const struct ctr_cpucheck *cpu)
 {
-    uint64_t by_state[5] = {0}, hopped = 0;
+    uint64_t by_state[5] = {0}, hopped = 0, runnable = 0, offcpu = 0;
     for (size_t i = 0; i < p->nseg; i++) {
         uint64_t d = p->seg[i].end_ns - p->seg[i].start_ns;
-        if (p->seg[i].hops == 0 && p->seg[i].state < 5)
+        if (p->seg[i].hops == 0 && p->seg[i].state < 5) {
+            struct part v = part_of(&p->seg[i], p->seg[i].thread, cpu);
             by_state[p->seg[i].state] += d;
-        else
+            runnable += v.runnable_ns;
+            offcpu += v.offcpu_ns;
+        } else {
             hopped += d;
+        }
     }
     char a[32], b[32], c[32], d[32];
-    fprintf(out, "  on its own thread %.1f%%: running %s, runnable %s, blocked %s",
-            pct(latency - hopped, latency),
-            ctr_text_ns((int64_t)by_state[CTR_CP_RUNNING], a, sizeof(a)),
+    fprintf(out, "  on its own thread %.1f%%: running %s", pct(latency - hopped, latency),
+            ctr_text_ns((int64_t)by_state[CTR_CP_RUNNING], a, sizeof(a)));
+    put_off_cpu(out, runnable, offcpu);
+    fprintf(out, ", runnable %s, blocked %s",
             ctr_text_ns((int64_t)by_state[CTR_CP_RUNNABLE], b, sizeof(b)),
             ctr_text_ns((int64_t)by_state[CTR_CP_BLOCKED], c, sizeof(c)));
     if (by_state[CTR_CP_UNKNOWN])
@@ -256,14 +292,15 @@ static int by_u32(const void *pa, const void *pb)
 
 /* The largest part, summed across threads, reached through the hops of
  * group g; on how many threads it was, and one of them. */
-static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g, struct part *best,
-                          size_t *nthreads, uint32_t *one)
+static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g,
+                          const struct ctr_cpucheck *cpu, struct part *best, size_t *nthreads,
+                          uint32_t *one)
 {
     memset(best, 0, sizeof(*best));
     *nthreads = 0;
     size_t n;
     const struct ctr_cp_hop *under = &p->hop[g->first];
-    struct part *v = sum_parts(p, under, &n);
+    struct part *v = sum_parts(p, under, cpu, &n);
     if (!v && p->nseg)
         return -ENOMEM;
     if (!n) {
@@ -278,7 +315,7 @@ static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g
     size_t k = 0;
     for (size_t i = 0; i < p->nseg; i++) {
         const struct ctr_cp_segment *s = &p->seg[i];
-        struct part key = part_of(s, UINT32_MAX);
+        struct part key = part_of(s, UINT32_MAX, NULL);
         if (reached_through(p, s, under) && part_key_cmp(&key, best) == 0)
             threads[k++] = s->thread;
     }
@@ -291,7 +328,7 @@ static int dominant_under(const struct ctr_cp_path *p, const struct hop_group *g
 }
 
 static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_sym *ps,
-                      const struct ctr_cp_task *w)
+                      const struct ctr_cp_task *w, const struct ctr_cpucheck *cpu)
 {
     const struct ctr_task *task = w->task;
     const struct ctr_cp_path *p = &w->path;
@@ -303,7 +340,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
             task->ended ? "" : " (still open: its age)");
     ctr_text_thread(out, t, task->ended ? task->end_thread : task->begin_thread);
     fputc('\n', out);
-    write_own(out, p, latency);
+    write_own(out, p, latency, cpu);
     size_t ng;
     struct hop_group *g = group_hops(p, &ng);
     if (!g && p->nhop)
@@ -320,7 +357,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         fputc('\n', out);
     }
     size_t n;
-    struct part *v = sum_parts(p, NULL, &n);
+    struct part *v = sum_parts(p, NULL, cpu, &n);
     if (!v && p->nseg) {
         free(g);
         return -ENOMEM;
@@ -344,7 +381,7 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
         struct part best;
         size_t nthreads;
         uint32_t one;
-        int rc = dominant_under(p, &g[0], &best, &nthreads, &one);
+        int rc = dominant_under(p, &g[0], cpu, &best, &nthreads, &one);
         if (rc != 0) {
             free(v);
             free(g);
@@ -384,8 +421,8 @@ static int write_task(FILE *out, const struct ctr_trace *t, struct ctr_profile_s
     return 0;
 }
 
-int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n, int tsv,
-                  FILE *out, char *err, size_t errlen)
+int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n,
+                  const struct ctr_cpucheck *cpu, int tsv, FILE *out, char *err, size_t errlen)
 {
     struct ctr_profile_sym ps;
     if (ctr_profile_sym_open(t, &ps) != 0) {
@@ -400,14 +437,14 @@ int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (tsv) {
             size_t k;
-            struct part *v = sum_parts(&w[i].path, NULL, &k);
+            struct part *v = sum_parts(&w[i].path, NULL, NULL, &k);
             if (!v && w[i].path.nseg)
                 rc = -ENOMEM;
             else
                 write_tsv(out, t, &ps, &w[i], v, k);
             free(v);
         } else {
-            rc = write_task(out, t, &ps, &w[i]);
+            rc = write_task(out, t, &ps, &w[i], cpu);
         }
     }
     if (rc == 0 && !tsv && n)

@@ -19,10 +19,14 @@
  * ns\tfunction\tfile:line\tregion" (the path's parts summed by thread,
  * state, call, stack and region, largest first; region "-" when none),
  * after a '#' header line. Thread names and frames come
- * from t (the trace whose indexes the paths use).
+ * from t (the trace whose indexes the paths use). With cpu (a CPU check
+ * with keep, finished, over the same reading: model/cpucheck.h; may be
+ * NULL), a running part says how much of it was runnable or off-cpu by
+ * the kernel's CPU time (not in tsv).
  * @return 0, or -ENOMEM with a one-line reason in err; write errors are left
  *         in out's error flag. */
-int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n, int tsv,
-                  FILE *out, char *err, size_t errlen);
+struct ctr_cpucheck;
+int ctr_why_write(const struct ctr_trace *t, const struct ctr_cp_task *w, size_t n,
+                  const struct ctr_cpucheck *cpu, int tsv, FILE *out, char *err, size_t errlen);
 
 #endif

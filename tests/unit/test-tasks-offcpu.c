@@ -5,8 +5,9 @@
  * breakdown shows the hidden wait as off-cpu (its end may be runnable, on a
  * loaded machine), never as running: its running time is the CPU time the
  * worker measured itself, and `ctrace tasks` and `threads` say
- * off-cpu and warn. */
+ * off-cpu and warn; `ctrace why` says its running part was off-cpu. */
 #include <pthread.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +148,21 @@ static void test_hidden_wait_in_a_task(void **state)
     free(text);
     ctr_tasks_free(&ts);
     ctr_trace_free(&tr);
+
+    /* `ctrace why`: the task's own running, and the path's running part,
+     * "(of which ... off-cpu N)". */
+    char cmd[256], line[1024];
+    snprintf(cmd, sizeof(cmd), "%s why -n 1 %s 2>&1", CTRACE_CLI, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int own = 0, part = 0;
+    while (fgets(line, sizeof(line), p)) {
+        print_message("%s", line);
+        own |= strstr(line, "on its own thread") && strstr(line, "off-cpu ");
+        part |= strstr(line, "running") && strstr(line, "(of which") && !strstr(line, "own");
+    }
+    assert_int_equal(pclose(p), 0);
+    assert_true(own && part);
 }
 
 int main(void)
