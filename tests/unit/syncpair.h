@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testtime.h"
 #include "testutil.h"
 
 #include "ctrace/trace.h"
@@ -123,7 +124,8 @@ static int tally_sample(void *ctx, const struct ctr_pprof_frame *frames, size_t 
 
 /* Stops tracing, reads the trace and checks that profile `type` has the
  * measured wait (within 10%) under `leaf` called from `fn`, and no other
- * sample half as large, but for the pair's own join of the waiter. */
+ * sample half as large, but for the pair's own join of the waiter; and
+ * that each thread's running time is its CPU time (testtime.h). */
 static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*fn)(void))
 {
     struct ctr_trace tr;
@@ -139,6 +141,7 @@ static void expect_profile(enum ctr_profile_type type, const char *leaf, void (*
                  "largest elsewhere %.2f ms (want < half, or the pair's join)",
                  ctr_profile_name(type), leaf, t.at_site / 1e6, lo / 1e6, hi / 1e6,
                  t.elsewhere_max / 1e6);
+    ctr_test_assert_running_is_cpu(&tr);
     ctr_trace_free(&tr);
 }
 

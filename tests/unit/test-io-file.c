@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include "testutil.h"
+#include "testtime.h"
 #include "testwait.h"
 
 #include "ctrace/trace.h"
@@ -111,6 +112,7 @@ static void check_pair(struct pair *p, uint8_t reason, const char *fn)
         fail_msg("%zu waits of %s, expected 1", n, ctr_reason_specs[reason].call);
     assert_wait(wait_ns, p->took_ns, p->slept_ns);
     assert_stack_at(&tr, stack, fn, p->line);
+    ctr_test_assert_running_is_cpu(&tr);
     ctr_trace_free(&tr);
 }
 
