@@ -13,7 +13,8 @@
 # off-cpu; and a futex wait and a flock made by the program's own syscall
 # instruction, each 300 ms, are named by the collector: each in its
 # profile under its call's name, at its stack, lasting what the program
-# measured (5%); the futex wait's blame goes to main's FUTEX_WAKE.
+# measured (5%); the futex wait's blame goes to main's FUTEX_WAKE. The
+# same for a wrapper switched off (CTRACE_TEST_UNWRAP=flock).
 # usage: offcpu.sh CTRACE_BINARY PROG_OFFCPU
 set -uo pipefail
 ctrace=$1
@@ -125,4 +126,31 @@ check "named: ... lasting what the program measured ($got ns, measured $flock_ns
 check "named: ... down to start_thread" test $? -eq 0
 got=$(to_ns "$(top_delay blame futex_wake named "$tmp/named.bin")")
 check "named: blamed on main's traced FUTEX_WAKE ($got ns)" near "$got" "$futex_ns" 2000000
+
+# A wrapper switched off (CTRACE_TEST_UNWRAP=flock): libc's flock, 300 ms,
+# is then a call no wrapper sees: off-cpu, never running, without -sched;
+# with -sched, flock at flock_waiter, named by the collector.
+for mode in plain sched; do
+    flags=()
+    [ "$mode" = sched ] && flags=(-sched 1)
+    CTRACE_TEST_UNWRAP=flock "$ctrace" run "${flags[@]}" -o "$tmp/unwrap-$mode.bin" -- \
+        "$prog" libc-flock >"$tmp/unwrap-$mode.out" 2>&1
+    check "unwrapped $mode: the program ran" test $? -eq 0
+    read -r _ flock_ns < <(grep '^flock ' "$tmp/unwrap-$mode.out")
+    "$ctrace" threads "$tmp/unwrap-$mode.bin" >"$tmp/unwrap-$mode.txt" 2>&1
+    cat "$tmp/unwrap-$mode.txt"
+    "$ctrace" -pprof=syscall -top "$tmp/unwrap-$mode.bin" >"$tmp/unwrap-$mode.top" 2>&1
+    cat "$tmp/unwrap-$mode.top"
+    run=$(column running "$tmp/unwrap-$mode.txt")
+    check "unwrapped $mode: the flock is not running ($run ns, measured $flock_ns)" \
+        test "$run" -le $((flock_ns / 10))
+    if [ "$mode" = plain ]; then
+        off=$(column off-cpu "$tmp/unwrap-$mode.txt")
+        check "unwrapped plain: ... but off-cpu ($off ns)" near "$off" "$flock_ns" 5000000
+    else
+        got=$(to_ns "$(top_delay syscall flock flock_waiter "$tmp/unwrap-$mode.bin")")
+        check "unwrapped sched: ... but flock at flock_waiter ($got ns, measured $flock_ns)" \
+            near "$got" "$flock_ns" 2000000
+    fi
+done
 finish

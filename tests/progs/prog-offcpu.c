@@ -18,7 +18,10 @@
  * (with flock: traced, not a wait). Each prints the time it measured:
  *   futex BLOCKED_NS
  *   flock BLOCKED_NS
- * usage: prog-offcpu sleeper | spinners [N (default 3)] | named
+ * Mode `libc-flock`: as named's flock, but through libc's flock(), which
+ * ctrace wraps: for the test that switches the wrapper off
+ * (CTRACE_TEST_UNWRAP=flock). Prints `flock BLOCKED_NS`.
+ * usage: prog-offcpu sleeper | spinners [N (default 3)] | named | libc-flock
  */
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -97,16 +100,44 @@ static void *futex_waiter(void *arg)
     return arg;
 }
 
+static int libc_flock; /* flock_waiter calls libc's flock() */
+
 static void *flock_waiter(void *arg)
 {
     const char *path = arg;
     int fd = open(path, O_RDWR | O_CLOEXEC);
     atomic_fetch_add(&waiters_ready, 1);
     uint64_t t0 = ns_of(CLOCK_MONOTONIC);
-    ctr_test_hidden_syscall(SYS_flock, fd, LOCK_EX, 0, 0);
+    if (libc_flock)
+        flock(fd, LOCK_EX);
+    else
+        ctr_test_hidden_syscall(SYS_flock, fd, LOCK_EX, 0, 0);
     flock_blocked = ns_of(CLOCK_MONOTONIC) - t0;
     close(fd);
     return NULL;
+}
+
+/* Mode libc-flock: flock_waiter alone, through libc. */
+static int flock_alone(void)
+{
+    char path[] = "/tmp/prog-offcpu-XXXXXX";
+    lock_fd = mkstemp(path);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0)
+        return 1;
+    libc_flock = 1;
+    pthread_t fl;
+    if (pthread_create(&fl, NULL, flock_waiter, path) != 0)
+        return 1;
+    while (atomic_load(&waiters_ready) < 1)
+        sched_yield();
+    struct timespec ts = {0, NAMED_MS * 1000000L};
+    nanosleep(&ts, NULL);
+    flock(lock_fd, LOCK_UN);
+    pthread_join(fl, NULL);
+    close(lock_fd);
+    unlink(path);
+    printf("flock %llu\n", (unsigned long long)flock_blocked);
+    return 0;
 }
 
 static int named(void)
@@ -139,6 +170,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "named") == 0)
         return named();
+    if (argc > 1 && strcmp(argv[1], "libc-flock") == 0)
+        return flock_alone();
     if (argc > 1 && strcmp(argv[1], "sleeper") == 0) {
         pthread_t sl;
         if (pthread_create(&sl, NULL, sleeper, NULL) != 0)
@@ -149,7 +182,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc < 2 || strcmp(argv[1], "spinners") != 0) {
-        fprintf(stderr, "usage: prog-offcpu sleeper | spinners [N] | named\n");
+        fprintf(stderr, "usage: prog-offcpu sleeper | spinners [N] | named | libc-flock\n");
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 3;

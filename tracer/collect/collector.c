@@ -18,6 +18,7 @@
 #include "core/session.h"
 #include "core/stack.h"
 #include "core/thread.h"
+#include "wrap/wait.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -291,6 +292,7 @@ static void thread_join(void)
 int ctr__collector_start(uint32_t epoch)
 {
     ctr__stack_init(); /* libunwind's costly first call, before any wait */
+    ctr__unwrap_init();
     if (ctr__round_open(ctr__session.level) != 0)
         return -ENOMEM;
     /* The thread may be up (the control channel keeps it): it reads C in

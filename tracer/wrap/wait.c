@@ -33,11 +33,52 @@
 #include "ctrace_format.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------
+ * Wrappers switched off, for the tests of waits no wrapper saw
+ * ------------------------------------------------------------------------- */
+
+/* The reasons whose waits go unrecorded: CTRACE_TEST_UNWRAP, a list of
+ * calls as the reasons name them ("flock,pthread_mutex_lock"), read as a
+ * session starts. What a wrapper would have recorded then is as a call
+ * ctrace does not wrap: off-cpu, or with context switches an untraced wait
+ * that the collector may name (tests/e2e/offcpu.sh). A bit a reason, NET_
+ * twins with their plain calls. relaxed: set before the session is
+ * published (its epoch's release), read-only while it runs. */
+static _Atomic uint64_t unwrapped[(CTR_REASON_LIMIT + 63) / 64];
+
+void ctr__unwrap_init(void)
+{
+    const char *list = getenv("CTRACE_TEST_UNWRAP");
+    for (int r = 1; r < CTR_REASON_LIMIT; r++) {
+        const char *call = ctr_reason_specs[r].call;
+        size_t len = call ? strlen(call) : 0;
+        int on = 0;
+        for (const char *p = list; call && p && *p;) {
+            size_t n = strcspn(p, ",");
+            on |= n == len && strncmp(p, call, len) == 0;
+            p += n + (p[n] == ',');
+        }
+        uint64_t bit = (uint64_t)1 << (r % 64);
+        if (on)
+            atomic_fetch_or_explicit(&unwrapped[r / 64], bit, memory_order_relaxed);
+        else
+            atomic_fetch_and_explicit(&unwrapped[r / 64], ~bit, memory_order_relaxed);
+    }
+}
+
+static inline int is_unwrapped(enum ctr_reason r)
+{
+    /* relaxed: see unwrapped. */
+    return (atomic_load_explicit(&unwrapped[r / 64], memory_order_relaxed) >> (r % 64)) & 1;
+}
 
 CTR_WRAPPER_TEXT int ctr__wait_begin(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
                                      uintptr_t frame)
 {
-    if (!ctr__write_begin(t))
+    if (CTR_UNLIKELY(is_unwrapped(reason)) || !ctr__write_begin(t))
         return CTR_WAIT_NONE;
     uint64_t args[3] = {reason, (uintptr_t)obj, ctr__stack_here(t)};
     ctr__emit(t, CTR_EV_BLOCK, args);
@@ -73,7 +114,7 @@ static void write_span(struct ctr_thread *t, enum ctr_reason reason, const void 
 CTR_WRAPPER_TEXT void ctr__wait_span(struct ctr_thread *t, enum ctr_reason reason, const void *obj,
                                      uint64_t start)
 {
-    if (!ctr__write_begin_n(t, 2))
+    if (CTR_UNLIKELY(is_unwrapped(reason)) || !ctr__write_begin_n(t, 2))
         return;
     write_span(t, reason, obj, start, ctr__stack_here(t));
     ctr__write_end(t);
@@ -93,6 +134,8 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
 {
     if (t->call_kind != CTR_CALL_NONE)
         return 0; /* a handler's call inside a marked one: the outer keeps it */
+    if (CTR_UNLIKELY(is_unwrapped(reason)))
+        return 0; /* as a call no wrapper sees: nothing to mark */
     /* The fields are a seqlock's data, io_start its sequence (0: no call).
      * release fence: the last call's clearing of io_start (ctr__io_end)
      * before the stores of this call's fields, so a reader whose field load

@@ -155,6 +155,11 @@ int ctr__wait_traced(const struct ctr_waitop *op, struct ctr_call *c, const void
  * path of releases: unlock, post, signal with waiters). */
 void ctr__note_release(const void *obj);
 
+/* ctr__unwrap_init() : reads CTRACE_TEST_UNWRAP, the calls whose waits
+ * go unrecorded, for tests (wait.c). As a session starts, before it is
+ * published. */
+void ctr__unwrap_init(void);
+
 /* ctr__syscall_wait() : what a thread blocked in system call nr with
  * arguments a (as the kernel shows them) waits in, as the wrapper of
  * syscall() would record it (interpose_futex.c), but without reading the
