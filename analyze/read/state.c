@@ -29,7 +29,7 @@ struct walker {
     struct release_entry snap; /* the wait's object's last release at resume_ns */
     uint8_t has_snap;
     uint8_t started;  /* an event of the thread was seen (since the last gap) */
-    uint8_t untraced; /* the wait is a switch-out no BLOCK explains (§4.2) */
+    uint8_t untraced; /* the wait is a SWITCH_WAIT's (FORMAT.md §4.2) */
 };
 
 struct ctr_states {
@@ -290,21 +290,23 @@ int ctr_states_event(struct ctr_states *s, uint32_t thread, const struct ctr_tra
         transition(s, w, thread, e->ns, &running, 0);
         break;
     case CTR_EV_SWITCH_OUT:
-    case CTR_EV_SWITCH_WAIT:
         /* Preempted while running: runnable until switched back in. A
-         * voluntary switch-out is the wait we already know of, or one no
-         * wrapper saw (FORMAT.md §4.2): blocked until switched back in,
-         * named when the writer could name it. */
-        if (w->cur.state != CTR_STATE_RUNNING)
-            break;
-        if (e->type == CTR_EV_SWITCH_OUT && e->args[0]) {
+         * voluntary switch-out is the wait we already know of, or one whose
+         * BLOCK comes later (an I/O call's, written once it returned), or
+         * one no wrapper saw: which, only the writer can tell (a
+         * SWITCH_WAIT, below); the CPU-time check (model/cpucheck.h)
+         * catches the last kind unnamed. */
+        if (w->cur.state == CTR_STATE_RUNNING && e->args[0])
             transition(s, w, thread, e->ns, &preempted, 0);
-        } else {
-            int named = e->type == CTR_EV_SWITCH_WAIT;
+        break;
+    case CTR_EV_SWITCH_WAIT:
+        /* A switch-out the writer found in no recorded wait (FORMAT.md
+         * §4.2): blocked until switched back in, as it named it. */
+        if (w->cur.state == CTR_STATE_RUNNING) {
             struct ctr_interval b = {.state = CTR_STATE_BLOCKED,
-                                     .reason = named ? (uint8_t)e->args[0] : CTR_REASON_UNTRACED,
-                                     .object = named ? e->args[1] : 0,
-                                     .stack_id = named ? e->args[2] : 0};
+                                     .reason = (uint8_t)e->args[0],
+                                     .object = e->args[1],
+                                     .stack_id = e->args[2]};
             transition(s, w, thread, e->ns, &b, 0);
             w->untraced = 1;
         }

@@ -62,3 +62,11 @@ finish() {
 cache_lock_line=$(awk '/cache_get_slow\(/ { inside = 1 }
     inside && /pthread_mutex_lock\(&cache_lock\)/ { print NR; exit }' \
     "$(dirname "${BASH_SOURCE[0]}")/../../examples/cache/cache.c")
+
+# to_ns VALUE: ctrace's durations (0ns, 957.8us, 150.6ms, 1.05s) in ns.
+to_ns() {
+    awk -v v="$1" 'BEGIN {
+        n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+        m = u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : -1
+        printf "%.0f\n", m < 0 ? -1 : n * m }'
+}

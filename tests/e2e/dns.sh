@@ -57,13 +57,6 @@ for d in $(realpath -e /run/nscd /var/run/nscd 2>/dev/null | sort -u); do
 done
 
 # --------------------------------------------------------- helpers
-# to_ns VALUE: ctrace's durations (0ns, 957.8us, 150.6ms, 1.05s) in ns.
-to_ns() {
-    awk -v v="$1" 'BEGIN {
-        n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-        m = u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : -1
-        printf "%.0f\n", m < 0 ? -1 : n * m }'
-}
 # column NAME FILE: column NAME of `ctrace threads`, summed over its rows, in ns.
 column() {
     local k v sum=0

@@ -9,9 +9,9 @@
 # end, before the sleeper got a CPU back, may be runnable), with a warning;
 # the spinners' preemption as runnable, not off-cpu; `ctrace stats` sums
 # the split over the threads. With -sched and without. With -sched, the
-# context switches show the hidden waits as waits (FORMAT.md §4.2), not
-# off-cpu; and a futex wait and a flock made by the program's own syscall
-# instruction, each 300 ms, are named by the collector: each in its
+# hidden sleeps the collector finds in progress are named (FORMAT.md §4.2),
+# the others off-cpu; and a futex wait and a flock made by the program's own
+# syscall instruction, each 300 ms, are named by the collector: each in its
 # profile under its call's name, at its stack, lasting what the program
 # measured (5%); the futex wait's blame goes to main's FUTEX_WAKE. The
 # same for a wrapper switched off (CTRACE_TEST_UNWRAP=flock).
@@ -21,13 +21,6 @@ ctrace=$1
 prog=$2
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-# to_ns VALUE: ctrace's durations (0ns, 957.8us, 150.6ms, 1.05s) in ns.
-to_ns() {
-    awk -v v="$1" 'BEGIN {
-        n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-        m = u == "ns" ? 1 : u == "us" ? 1e3 : u == "ms" ? 1e6 : u == "s" ? 1e9 : -1
-        printf "%.0f\n", m < 0 ? -1 : n * m }'
-}
 # column NAME FILE: column NAME of the `ctrace threads` row of the run's
 # workers (the one group that is not "(running at trace start)"), in ns.
 column() {
@@ -78,16 +71,13 @@ for mode in plain sched; do
             test "$soff" -ge $((blocked / 10)) -a "$soff" -le $((blocked + 4000000))
         check "$mode: stats: the warning" grep -q '^warning: .* was off the CPU (off-cpu)' "$tmp/$mode-stats.txt"
     else
-        # The switches saw each hidden sleep: a wait, an untraced one
-        # (syscall) or, when the collector found the thread still in it,
-        # nanosleep (sleep); a few 100 us of it may be off-cpu still (the
-        # switch-out comes a little after the call's start).
+        # The collector names the hidden sleeps it finds in progress as a
+        # round ends (nanosleep: sleep), with their stack; the others are
+        # off-cpu, as without -sched: never running.
         sys=$(column syscall "$tmp/$mode-sleeper.txt")
         slp=$(column sleep "$tmp/$mode-sleeper.txt")
-        check "$mode: the sleeper's hidden waits are waits ($sys + $slp ns, measured $blocked)" \
-            near $((sys + slp)) "$blocked" 2000000
-        check "$mode: ... not off-cpu ($off ns)" test "$off" -le 2000000
-        check "$mode: no warning" test -z "$(grep "^warning: .* was off the CPU" "$tmp/$mode-sleeper.txt")"
+        check "$mode: the sleeper's hidden sleeps are waits or off-cpu ($sys + $slp + $off + $q ns, measured $blocked)" \
+            near $((sys + slp + off + q)) "$blocked" 3000000
     fi
     srun=$(column running "$tmp/$mode-spinners.txt")
     sq=$(column runnable "$tmp/$mode-spinners.txt")

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* test-states.c - the state machine's reading of context switches
  * (analyze/read/state.c, FORMAT.md §4.2), on events made by hand: a
- * preemption is runnable; a switch-out that was no preemption, outside
- * every recorded wait, is a wait (`untraced wait`, or as a SWITCH_WAIT
- * names it) until the switch-in, never running; inside a recorded wait it
- * changes nothing; a recorded wait whose BLOCK comes after the switch-out
- * (an I/O call's, written once it returned) takes over without being
+ * preemption is runnable; a plain switch-out that was no preemption changes
+ * nothing (only the writer knows whether a wait holds the thread: the
+ * CPU-time check catches what none does); a SWITCH_WAIT, a switch-out the
+ * writer found in no recorded wait, is a wait as it names it (`untraced
+ * wait` when it could not) until the switch-in, never running; a recorded
+ * wait whose BLOCK comes after it (written late) takes over without being
  * counted as out of place. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,7 +72,9 @@ static void preempted_then_blocked(struct ctr_states *m)
 {
     feed(m, 10, CTR_EV_SWITCH_OUT, 1, 0, 0); /* preempted */
     feed(m, 20, CTR_EV_SWITCH_IN, 0, 0, 0);
-    feed(m, 30, CTR_EV_SWITCH_OUT, 0, 0, 0); /* blocked: no wrapper saw it */
+    feed(m, 25, CTR_EV_SWITCH_OUT, 0, 0, 0); /* blocked: whether in a wait, unknown */
+    feed(m, 27, CTR_EV_SWITCH_IN, 0, 0, 0);
+    feed(m, 30, CTR_EV_SWITCH_WAIT, CTR_REASON_UNTRACED, 0, 0); /* in none */
     feed(m, 70, CTR_EV_SWITCH_IN, 0, 0, 0);
     feed(m, 80, CTR_EV_THREAD_END, 0, 0, 0);
 }
@@ -134,7 +137,7 @@ static void test_inside_a_recorded_wait(void **state)
 
 static void block_written_late(struct ctr_states *m)
 {
-    feed(m, 30, CTR_EV_SWITCH_OUT, 0, 0, 0);
+    feed(m, 30, CTR_EV_SWITCH_WAIT, CTR_REASON_UNTRACED, 0, 0);
     feed(m, 30, CTR_EV_BLOCK, CTR_REASON_READ, 3, 0); /* its start, clamped */
     feed(m, 60, CTR_EV_SWITCH_IN, 0, 0, 0);
     feed(m, 61, CTR_EV_UNBLOCK, 0, 0, 0);
