@@ -76,8 +76,13 @@ for mode in plain sched; do
         # off-cpu, as without -sched: never running.
         sys=$(column syscall "$tmp/$mode-sleeper.txt")
         slp=$(column sleep "$tmp/$mode-sleeper.txt")
-        check "$mode: the sleeper's hidden sleeps are waits or off-cpu ($sys + $slp + $off + $q ns, measured $blocked)" \
-            near $((sys + slp + off + q)) "$blocked" 3000000
+        # (The end of a sleep, before the sleeper got a CPU back, may be
+        # runnable; so may the preempted parts of its spins, on a loaded
+        # machine: runnable bounds the sum from below only.)
+        check "$mode: the sleeper's hidden sleeps are waits or off-cpu, at most ($sys + $slp + $off ns, measured $blocked)" \
+            test $((sys + slp + off)) -le $((blocked + 3000000))
+        check "$mode: ... or runnable ($sys + $slp + $off + $q ns)" \
+            test $((sys + slp + off + q)) -ge $((blocked - blocked / 20))
     fi
     srun=$(column running "$tmp/$mode-spinners.txt")
     sq=$(column runnable "$tmp/$mode-spinners.txt")
@@ -136,7 +141,11 @@ for mode in plain sched; do
         test "$run" -le $((flock_ns / 10))
     if [ "$mode" = plain ]; then
         off=$(column off-cpu "$tmp/unwrap-$mode.txt")
-        check "unwrapped plain: ... but off-cpu ($off ns)" near "$off" "$flock_ns" 5000000
+        q=$(column runnable "$tmp/unwrap-$mode.txt")
+        check "unwrapped plain: ... but off-cpu ($off ns)" \
+            test "$off" -le $((flock_ns + 2000000)) -a "$off" -ge $((flock_ns / 2))
+        check "unwrapped plain: ... or, its end, runnable ($off + $q ns)" \
+            test $((off + q)) -ge $((flock_ns - flock_ns / 20))
     else
         got=$(to_ns "$(top_delay syscall flock flock_waiter "$tmp/unwrap-$mode.bin")")
         check "unwrapped sched: ... but flock at flock_waiter ($got ns, measured $flock_ns)" \

@@ -262,9 +262,11 @@ static __attribute__((noinline)) uint64_t lookup(const char *name, int *rc)
     *rc = getaddrinfo(name, NULL, &hints, &res);
     uint64_t took = now_ns() - t0;
     if (*rc == 0) {
-        if (res && res->ai_family == AF_INET)
-            inet_ntop(AF_INET, &((struct sockaddr_in *)res->ai_addr)->sin_addr, found,
-                      sizeof(found));
+        if (res && res->ai_family == AF_INET && res->ai_addrlen >= sizeof(struct sockaddr_in)) {
+            struct sockaddr_in in; /* a copy: ai_addr's alignment is a sockaddr's */
+            memcpy(&in, res->ai_addr, sizeof(in));
+            inet_ntop(AF_INET, &in.sin_addr, found, sizeof(found));
+        }
         freeaddrinfo(res);
     }
     return took;

@@ -74,11 +74,12 @@ static inline void ctr_test_assert_running_is_cpu(const struct ctr_trace *t)
         uint64_t kernel = last->cpu_ns - first->cpu_ns;
         uint64_t d = shown > kernel ? shown - kernel : kernel - shown;
         if (d * 20 > kernel && d > 2000000)
-            fail_msg("thread %d: running %.2f ms between its readings, its CPU time %.2f ms",
-                     th->os_tid, shown / 1e6, kernel / 1e6);
+            fail_msg("thread %lld: running %.2f ms between its readings, its CPU time %.2f ms",
+                     (long long)th->os_tid, shown / 1e6, kernel / 1e6);
         /* Every wait recorded: nothing was off the CPU unexplained. */
         if (off * 20 > kernel && off > 2000000)
-            fail_msg("thread %d: %.2f ms off-cpu in no recorded wait", th->os_tid, off / 1e6);
+            fail_msg("thread %lld: %.2f ms off-cpu in no recorded wait", (long long)th->os_tid,
+                     off / 1e6);
     }
     ctr_cpucheck_free(cpu);
     free(r.ns);
