@@ -35,12 +35,17 @@
 # usage: tests/bench/bench_analyze.sh [BUILD_DIR]   (default build/; it must
 #        hold a built ctrace and tracer/libctrace.so: nothing is built here
 #        but pingpong, with cc)
+# Environment: CTR_BENCH_EVENTS the first trace's least events (default
+# 10 M); CTR_BENCH_REPS the repetitions (default 3); CTR_BENCH_ONE_TRACE=1
+# the first trace alone (run.sh's analyzer rows).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=${1:-build}
 ctrace=$build/ctrace
 min_events=${CTR_BENCH_EVENTS:-10000000} # smaller for a quick try of the script
-reps=3
+reps=${CTR_BENCH_REPS:-3}
+one_trace=${CTR_BENCH_ONE_TRACE:-0}
+[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "$0: CTR_BENCH_REPS: a count, not '$reps'" >&2; exit 2; }
 [[ -x $ctrace ]] || { echo "$0: $ctrace: not an executable (build first, or give BUILD_DIR)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -115,8 +120,10 @@ done
 # rate changed so much that it holds under 3.6x or over 4.4x the events;
 # the run closest to 4x is kept.
 secs4=$(awk -v s="$secs" 'BEGIN { printf "%.1f", 4 * s }')
-best=-1
+best=-1 traces=(t1)
+[[ $one_trace == 1 ]] || traces+=(t4)
 for _ in 1 2 3; do
+    [[ $one_trace == 1 ]] && break
     ev=$(record "$secs4" "$tmp/try.bin")
     off=$((ev > 4 * ev1 ? ev - 4 * ev1 : 4 * ev1 - ev))
     if [[ $best -lt 0 || $off -lt $best ]]; then
@@ -134,6 +141,10 @@ else
     jobs_list=("")
 fi
 commands=("stats" "-pprof=sync -o /dev/null")
+# The tasks report (two readings: its model, then the slowest tasks').
+if "$ctrace" tasks -h >/dev/null 2>&1; then
+    commands+=("tasks")
+fi
 # The Perfetto export, where this ctrace has it.
 if "$ctrace" -h 2>&1 | grep -q -- '-perfetto'; then
     commands+=("-perfetto -o /dev/null")
@@ -156,7 +167,7 @@ run_cmd() {
 }
 
 for ((r = 0; r < reps; r++)); do
-    for t in t1 t4; do
+    for t in "${traces[@]}"; do
         for c in "${!commands[@]}"; do
             for j in "${jobs_list[@]}"; do
                 run_cmd "$tmp/$t.bin" "${commands[$c]}" "$j" "$tmp/m.$t.$c.${j:-d}.$r"
@@ -169,9 +180,13 @@ done
 source "$here/stats.sh"
 
 echo "# ctrace analyzer benchmark ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r))"
-echo "# $ctrace; traces: pingpong $secs s -> $ev1 events ($(stat -c %s "$tmp/t1.bin") bytes)," \
-    "pingpong $used4 s -> $ev4 events ($(stat -c %s "$tmp/t4.bin") bytes," \
-    "$(awk -v a="$ev4" -v b="$ev1" 'BEGIN { printf "%.2f", a / b }')x)"
+if [[ $one_trace == 1 ]]; then
+    echo "# $ctrace; trace: pingpong $secs s -> $ev1 events ($(stat -c %s "$tmp/t1.bin") bytes)"
+else
+    echo "# $ctrace; traces: pingpong $secs s -> $ev1 events ($(stat -c %s "$tmp/t1.bin") bytes)," \
+        "pingpong $used4 s -> $ev4 events ($(stat -c %s "$tmp/t4.bin") bytes," \
+        "$(awk -v a="$ev4" -v b="$ev1" 'BEGIN { printf "%.2f", a / b }')x)"
+fi
 echo "# medians of $reps interleaved runs; Mev/s = million events per wall second," \
     "Mev/cpu-s = per CPU second (user + system)"
 echo
@@ -179,8 +194,8 @@ printf '| %-8s | %-26s | %-7s | %10s | %7s | %7s | %7s | %9s | %11s |\n' \
     trace command jobs events "wall s" "cpu s" "Mev/s" "Mev/cpu-s" "peak RSS MB"
 printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---------- ---------------------------- --------- \
     ------------ --------- --------- --------- ----------- -------------
-for t in t1 t4; do
-    ev=$ev1 label=$((min_events / 1000000))M
+for t in "${traces[@]}"; do
+    ev=$ev1 label=$(awk -v m="$min_events" 'BEGIN { printf(m >= 1e6 ? "%gM" : "%gk", m >= 1e6 ? m / 1e6 : m / 1e3) }')
     [[ $t == t4 ]] && ev=$ev4 label="4x"
     for c in "${!commands[@]}"; do
         for j in 1 ""; do

@@ -3,8 +3,8 @@
 # bench_run_smoke.sh - tests/bench/run.sh, the always-on cost table, in one
 # short round (its timings are not judged: machines are noisy): it runs to
 # the end, and prints the service's and the cache's rows for all four modes
-# with figures in them, the hot paths' tables, and bytes per event on disk
-# and in the recorder's window for both examples.
+# with figures in them, the hot paths' tables, bytes per event on disk
+# and in the recorder's window for both examples, and the analyzer's rows.
 # usage: bench_run_smoke.sh RUN_SH BUILD_DIR
 set -uo pipefail
 run=$1 build=$2
@@ -28,6 +28,14 @@ done
 for t in "Cost of writing one event" "Uncontended pthread_mutex_lock" "Uncontended sem_post" \
     "Annotations, per call" "1-byte read from a filled pipe"; do
     check "hot paths: $t" grep -qF "$t" "$tmp/out"
+done
+# The analyzer's rows: events per second and peak RSS, -j 1 and default.
+for c in "stats" "-pprof=sync -o /dev/null" "tasks" "-perfetto -o /dev/null"; do
+    for j in "-j 1" default; do
+        check "analyzer: $c, $j" test "$(awk -F'|' -v c="$c" -v j="$j" '{
+            for (i = 1; i <= NF; i++) gsub(/^ +| +$/, "", $i) }
+            $3 == c && $4 == j && $7 ~ /^[0-9.]+$/ && $10 ~ /^[0-9.]+$/' "$tmp/out" | wc -l)" -eq 1
+    done
 done
 for ex in service cache; do
     check "bytes per event: $ex, on disk and in the window" \

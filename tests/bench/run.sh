@@ -25,6 +25,11 @@
 #   4. Bytes per event, on disk (the last round's trace files) and in the
 #      flight recorder's window (the last round's dumps), per example, as
 #      `ctrace stats` counts them.
+#   5. The analyzer (bench_analyze.sh, its first trace alone): events per
+#      second and peak RSS of `stats`, `-pprof=sync`, `tasks`, `-perfetto`
+#      (and `why`, `-pprof=critical`) on a traced pingpong of 10 M events or
+#      more, at -j 1 and the default, medians of 3 interleaved runs: a
+#      change to the writer that costs the reader shows here too.
 # Prints tables, headed by the date and the machine; never passes or fails
 # on timing (exit 0 unless something fails to build or run). Compare the
 # figures of one run (machines are shared and noisy), not across runs.
@@ -51,9 +56,9 @@ duration=${3:-2}
 source "$root/tests/bench/stats.sh"
 # A smoke run (fewer than 3 rounds: ctest's bench-run-smoke) times the hot
 # paths briefly too.
-hot_iters=2000000 io_iters=200000
+hot_iters=2000000 io_iters=200000 analyze_events=10000000 analyze_reps=3
 if [[ $rounds -lt 3 ]]; then
-    hot_iters=100000 io_iters=10000
+    hot_iters=100000 io_iters=10000 analyze_events=300000 analyze_reps=1
 fi
 
 # ------------------------------------------------------------------ set-up
@@ -165,6 +170,10 @@ echo "hot paths ..." >&2
 "$build/tests/bench_io" "$io_iters" 5 >"$tmp/io.out"
 "$build/examples/gateway" -trace "$tmp/gateway.bin" >/dev/null 2>&1 ||
     { echo "$prog: gateway -trace failed" >&2; exit 1; }
+echo "analyzer ..." >&2
+CTR_BENCH_EVENTS=$analyze_events CTR_BENCH_REPS=$analyze_reps CTR_BENCH_ONE_TRACE=1 \
+    "$root/tests/bench/bench_analyze.sh" "$build" >"$tmp/analyze.out" ||
+    { echo "$prog: tests/bench/bench_analyze.sh failed" >&2; exit 1; }
 elapsed=$(($(date +%s) - start))
 
 # ------------------------------------------------------------------ tables
@@ -223,6 +232,9 @@ for ex in service cache; do
         "$(per_event "$tmp/$ex.flight.bin")"
 done
 printf '| %-10s | %-24s | %-24s |\n' gateway "$(per_event "$tmp/gateway.bin")" -
+echo
+echo "## the analyzer (tests/bench/bench_analyze.sh, medians of $analyze_reps interleaved runs)"
+sed -n '/^# .*; trace: /p; /^|/p' "$tmp/analyze.out" | sed 's/^# .*; trace: /# trace: /'
 echo
 echo "Medians of $rounds runs; ±: the largest distance from the median, outliers set aside"
 echo "(benchstat's way); (+x%): against untraced. Service CPU: utime + stime of the whole"
