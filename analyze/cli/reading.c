@@ -87,6 +87,15 @@ void ctr_reading_say(const struct ctr_reading *r)
         fprintf(stderr, "ctrace: %s: %s\n", r->path, t->damage);
         for (size_t i = 0; i < t->gaps && i < CTR_GAPS_LISTED; i++) {
             const struct ctr_gap *g = &t->gap_list[i];
+            if (i == 0 && t->starts_damaged) {
+                fprintf(stderr,
+                        "ctrace: %s: missing: what came before +%.6f s, for a time not known, "
+                        "skipped for the damage at file offset %llu; the rest of the trace is "
+                        "read\n",
+                        r->path, (double)(g->to_ns - t->start_ns) / 1e9,
+                        (unsigned long long)g->file_off);
+                continue;
+            }
             fprintf(stderr,
                     "ctrace: %s: missing: +%.6f s to +%.6f s (%.6f s), skipped for the "
                     "damage at file offset %llu; the rest of the trace is read\n",

@@ -401,7 +401,9 @@ static void set_start(struct run *r)
 /* Drains what the engine holds up to `tag` and frees the frames it used. */
 static int drain(struct run *r, uint64_t tag)
 {
-    if (!r->started)
+    /* The start is the first moment read: not before anything is (a
+     * damaged first frame has none). */
+    if (!r->started && (r->t->nclocks || ctr_engine_first_ns(r->eng) != UINT64_MAX))
         set_start(r);
     if (ctr_engine_drain(r->eng, tag) != 0)
         return -ENOMEM;
@@ -422,6 +424,13 @@ static int take_frame(struct run *r, struct ctr_gen *g, uint64_t gens_before)
         for (size_t i = 0; i < g->nstreams && !g->nclocks; i++)
             if (g->streams[i].switches && g->streams[i].n && g->streams[i].ev[0].ns > to)
                 to = g->streams[i].ev[0].ns;
+        /* Damage before anything was read: when the lost part began is
+         * not known, so the gap is said, with no length, where the trace
+         * now starts (never from time 0: the machine's uptime). */
+        if (!r->max_ns) {
+            r->gap_from = to;
+            t->starts_damaged = 1;
+        }
         if (to < r->gap_from)
             to = r->gap_from;
         ctr_engine_gap(r->eng, r->gap_from, to);

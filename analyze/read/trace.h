@@ -135,6 +135,9 @@ struct ctr_trace {
     char damage[384];
     char warning[256];
     uint64_t gaps, missing_ns;
+    int starts_damaged;                       /* the first frames were damaged: what they held is
+                                                 missing, for a time not known (a gap of no length
+                                                 at the start) */
     struct ctr_gap gap_list[CTR_GAPS_LISTED]; /* the first ones */
     /* Private to trace.c, load.c and pipeline.c: */
     size_t threads_cap, stacks_cap, strings_cap, mappings_cap, clocks_cap;

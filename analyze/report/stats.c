@@ -197,8 +197,11 @@ void ctr_stats_print(const struct ctr_trace *t, const char *name,
     if (t->damage[0])
         fprintf(out, "damage:       %s\n", t->damage);
     if (t->gaps)
-        fprintf(out, "missing:      %llu span%s of %.6f s in all, skipped for damage\n",
-                (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s", (double)t->missing_ns / 1e9);
+        fprintf(out, "missing:      %llu span%s of %.6f s in all%s, skipped for damage\n",
+                (unsigned long long)t->gaps, t->gaps == 1 ? "" : "s", (double)t->missing_ns / 1e9,
+                t->starts_damaged ? " (and, the first, what came before the trace's start: "
+                                    "for how long, not known)"
+                                  : "");
     if (time)
         ctr_stats_warn_offcpu(out, time);
 }

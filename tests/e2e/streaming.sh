@@ -3,7 +3,8 @@
 # streaming.sh - the analyzer's input, as the streaming reader takes it: a
 # damaged generation in the middle of a trace is named and skipped, and the
 # generations after it are still analysed, with the missing span of time
-# said (exit 3); bytes between frames that are no frame are skipped to the
+# said (exit 3), and a damaged first one is said with no length, never
+# from time 0; bytes between frames that are no frame are skipped to the
 # next one; a FIFO is refused at once, not waited on; "-" reads standard
 # input, for one reading or two (a filter, the tasks' breakdowns); the
 # header is checked before anything else is read; progress shows on a
@@ -48,6 +49,22 @@ expect "damaged middle: stats says what is missing" 3 "^missing: +1 span of" -- 
     "$ctrace" stats "$tmp/hurt.bin"
 expect "damaged middle: threads still reads" 3 "threads by start function" -- \
     "$ctrace" threads "$tmp/hurt.bin"
+
+# Damage in the first frame: what it held is missing for a time not known,
+# said so, and never counted from time 0 (the machine's uptime: hours).
+first=${frames[0]} second=${frames[1]}
+cp "$gens" "$tmp/hurt-first.bin"
+printf '\xff\xff\xff\xff\xff\xff\xff\xff' |
+    dd of="$tmp/hurt-first.bin" bs=1 seek=$(( (first + second) / 2 )) conv=notrunc 2>/dev/null
+expect "damaged first frame: the gap has no length it cannot know" 3 \
+    "missing: what came before \+[0-9.]+ s, for a time not known" -- \
+    "$ctrace" -pprof=sync -top "$tmp/hurt-first.bin"
+duration() { "$ctrace" stats "$1" 2>/dev/null | awk '$1 == "duration:" { print $2 }'; }
+check "damaged first frame: the duration is no longer than the intact trace's" \
+    awk -v a="$(duration "$tmp/hurt-first.bin")" -v b="$(duration "$gens")" 'BEGIN { exit !(a > 0 && a <= b) }'
+expect "damaged first frame: stats says what is missing" 3 \
+    "^missing: +1 span of 0\.000000 s in all \(and, the first, what came before the trace's start" -- \
+    "$ctrace" stats "$tmp/hurt-first.bin"
 
 # Bytes that are no frame where a frame should begin: skipped to the next.
 cp "$gens" "$tmp/garbled.bin"
