@@ -5,9 +5,10 @@
  * last reading inside the trace (a thread registered in an earlier session
  * has its reading at registration from before) is the CPU time the kernel
  * counted between them, within 5% or 2 ms (less would be CPU time taken
- * for a wait: a wait recorded around work), and no more than that of it
- * was off the CPU in no recorded wait (every wait of these tests is
- * wrapped: more would be a wait no wrapper saw). Needs cmocka and the
+ * for a wait: a wait recorded around work), and that no more than 10% or
+ * 10 ms of it was off the CPU in no recorded wait (every wait of these
+ * tests is wrapped and lasts 50 ms or more: more would be a wait no
+ * wrapper saw). Needs cmocka and the
  * analyzer. */
 #ifndef CTR_TESTTIME_H
 #define CTR_TESTTIME_H
@@ -76,8 +77,10 @@ static inline void ctr_test_assert_running_is_cpu(const struct ctr_trace *t)
         if (d * 20 > kernel && d > 2000000)
             fail_msg("thread %lld: running %.2f ms between its readings, its CPU time %.2f ms",
                      (long long)th->os_tid, shown / 1e6, kernel / 1e6);
-        /* Every wait recorded: nothing was off the CPU unexplained. */
-        if (off * 20 > kernel && off > 2000000)
+        /* Every wait recorded: nothing was off the CPU unexplained, but
+         * for what no test waits in (a sanitizer's runtime, the loader,
+         * page faults): well under the tests' waits (50 ms and more). */
+        if (off * 10 > kernel && off > 10000000)
             fail_msg("thread %lld: %.2f ms off-cpu in no recorded wait", (long long)th->os_tid,
                      off / 1e6);
     }
