@@ -17,12 +17,8 @@
  * the thread may wake and return meanwhile. The kernel does not show the
  * frame pointer, which the frames of code built with frame pointers need
  * (a blocking libc function leaves the register alone, so at the system
- * call it is still its caller's): without it, the unwinding stops at the
- * first such frame. So the stack is unwound with each of the first few
- * words above the stack pointer that could be a frame record (their next
- * word in code) as the frame pointer, and without one, and the longest
- * stack is kept: a wrong guess ends the unwinding early or skips frames,
- * so it is never the longer.
+ * call it is still its caller's): the unwinder guesses it
+ * (ctr__unwind_copy_guess_bp).
  *
  * The thread must still be in that switch-out after the file was read:
  * its ring empty since the drain (a switch-in would be in it), else the
@@ -39,7 +35,6 @@
 
 #include "core/perfring.h"
 #include "core/real.h"
-#include "core/retaddr.h"
 #include "core/session.h"
 #include "core/stack.h"
 #include "core/thread.h"
@@ -121,29 +116,6 @@ static int read_in_kernel(int tid, struct in_kernel *k)
     return rc;
 }
 
-/* Reads the word at a from the copy of len bytes from sp. @return 0 or -1. */
-static int word_at(const uint8_t *copy, size_t len, uint64_t sp, uint64_t a, uint64_t *out)
-{
-    if (a < sp || a - sp > len || len - (a - sp) < 8 || (a & 7))
-        return -1;
-    memcpy(out, copy + (a - sp), 8);
-    return 0;
-}
-
-/* The most frame pointers guessed for one stack (next_bp_guess). */
-#define UNTRACED_BP_GUESSES 8
-
-/* The next frame pointer to try above `from`: an address whose second word
- * is in code, as a frame record's return address is (0: none left). */
-static uint64_t next_bp_guess(const uint8_t *copy, size_t len, uint64_t sp, uint64_t from)
-{
-    uint64_t ret;
-    for (uint64_t a = from; a + 16 <= sp + len; a += 8)
-        if (!word_at(copy, len, sp, a + 8, &ret) && ctr__in_code((uintptr_t)ret))
-            return a;
-    return 0;
-}
-
 /* The stack of a thread blocked at k: unwound from a copy of its stack.
  * @return its interned id, 0 if none. */
 static uint32_t stack_of(const struct in_kernel *k)
@@ -164,25 +136,10 @@ static uint32_t stack_of(const struct in_kernel *k)
     /* The program counter is after the syscall instruction: as a return
      * address is (FORMAT.md §4.2), so the unwinding starts one before,
      * inside the instruction, and gives it back as the first PC. */
-    size_t len = got > 0 ? (size_t)got : 0;
-    uintptr_t pcs[CTR_STACK_MAX], best[CTR_STACK_MAX];
-    unsigned nbest = 0;
-    uint64_t bp = 0;
-    for (int i = 0; i <= UNTRACED_BP_GUESSES; i++) {
-        struct ctr_sample_regs r = {.ip = k->pc - 1, .sp = k->sp, .bp = bp, .have_all = 1};
-        /* The others are not known: 0, which no frame's rule can follow. */
-        r.regs[6] = r.bp;
-        r.regs[7] = r.sp;
-        r.regs[8] = r.ip;
-        unsigned n = ctr__unwind_copy(&r, copy, len, pcs, ctr__session.stack_depth);
-        if (n > nbest) {
-            memcpy(best, pcs, n * sizeof(*pcs));
-            nbest = n;
-        }
-        if (!(bp = next_bp_guess(copy, len, k->sp, bp ? bp + 8 : k->sp)))
-            break;
-    }
-    return nbest ? ctr__stack_intern(best, nbest) : 0;
+    uintptr_t pcs[CTR_STACK_MAX];
+    unsigned n = ctr__unwind_copy_guess_bp(k->pc - 1, k->sp, copy, got > 0 ? (size_t)got : 0, pcs,
+                                           ctr__session.stack_depth);
+    return n ? ctr__stack_intern(pcs, n) : 0;
 }
 
 int ctr__untraced_name(struct ctr_thread *t, struct ctr_untraced *out)

@@ -54,5 +54,14 @@ struct ctr_sample_regs {
  * from sp up. @return PCs into pcs[0..max). */
 unsigned ctr__unwind_copy(const struct ctr_sample_regs *r, const uint8_t *stack, size_t len,
                           uintptr_t *pcs, unsigned max);
+/* ctr__unwind_copy_guess_bp() : the same for a thread known by its
+ * instruction and stack pointers alone (a thread blocked in the kernel:
+ * collect/untraced.c). The frames of code built with a frame pointer need
+ * it: each of the first few words above sp that could be a frame record
+ * (its next word in code) is tried as one, and none, and the longest stack
+ * is kept (a wrong guess ends the unwinding early or skips frames, so it is
+ * never the longer). @return PCs into pcs[0..max). */
+unsigned ctr__unwind_copy_guess_bp(uint64_t ip, uint64_t sp, const uint8_t *stack, size_t len,
+                                   uintptr_t *pcs, unsigned max);
 
 #endif /* CTR_CPU_H */

@@ -21,6 +21,7 @@
 #include "core/maps.h"
 #include "core/retaddr.h"
 #include "core/stack.h"
+#include "ctrace_options.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -324,4 +325,45 @@ unsigned ctr__unwind_copy(const struct ctr_sample_regs *r, const uint8_t *stack,
     objects_refresh();
     unsigned n = unwind_dwarf(&s, pcs, max);
     return n ? n : unwind_fp(&s, pcs, max);
+}
+
+/* The most frame pointers guessed for one stack (ctr__unwind_copy_guess_bp). */
+#define GUESSES_MAX 8
+
+/* The next frame pointer to try from `from` up: an address in the copy
+ * whose second word is in code, as a frame record's return address is (0:
+ * none left). */
+static uint64_t next_bp_guess(const struct sample *s, uint64_t from)
+{
+    uint64_t ret;
+    for (uint64_t a = from; a + 16 <= s->r->sp + s->len; a += 8)
+        if (!read_word(s, (uintptr_t)a + 8, &ret) && ctr__in_code((uintptr_t)ret))
+            return a;
+    return 0;
+}
+
+unsigned ctr__unwind_copy_guess_bp(uint64_t ip, uint64_t sp, const uint8_t *stack, size_t len,
+                                   uintptr_t *pcs, unsigned max)
+{
+    uintptr_t try[CTR_STACK_MAX];
+    unsigned n = 0;
+    uint64_t bp = 0;
+    if (max > CTR_STACK_MAX)
+        max = CTR_STACK_MAX;
+    for (int i = 0; i <= GUESSES_MAX; i++) {
+        struct ctr_sample_regs r = {.ip = ip, .sp = sp, .bp = bp, .have_all = 1};
+        /* The others are not known: 0, which no frame's rule can follow. */
+        r.regs[6] = bp;
+        r.regs[7] = sp;
+        r.regs[8] = ip;
+        unsigned got = ctr__unwind_copy(&r, stack, len, try, max);
+        if (got > n) {
+            memcpy(pcs, try, got * sizeof(*try));
+            n = got;
+        }
+        struct sample s = {&r, stack, len};
+        if (!(bp = next_bp_guess(&s, bp ? bp + 8 : sp)))
+            break;
+    }
+    return n;
 }
