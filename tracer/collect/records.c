@@ -26,6 +26,7 @@
 #include "ctrace/trace.h"
 #include "ctrace_format.h"
 #include "ctrace_record.h"
+#include "wrap/wait.h"
 
 #include <limits.h>
 #include <string.h>
@@ -142,9 +143,8 @@ static void pending_calls(void (*emit)(void *ctx, const struct pending_call *c),
          * cannot block is working, not waiting, however long it takes. */
         if (!ctr__io_waited(rules, fd, 0))
             continue;
-        if ((rules & CTR_IO_BY_FD) && ctr__fd_is_socket(fd))
-            reason++; /* the NET_ variant (see interpose_io.c) */
-        struct pending_call c = {s, t->id, start, reason, (uint64_t)(int64_t)fd, pc};
+        struct pending_call c = {
+            s, t->id, start, ctr__io_reason(reason, rules, fd), (uint64_t)(int64_t)fd, pc};
         emit(ctx, &c);
     }
 }

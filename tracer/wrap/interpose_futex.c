@@ -79,19 +79,32 @@ static CTR_WRAPPER_TEXT long wait_by_number(const struct ctr_waitop *op, long nr
     return ctr__wait_traced(op, &c, word);
 }
 
+/* The wait a futex call of operation `op` makes; NULL for one that waits
+ * for nothing. */
+static const struct ctr_waitop *futex_wait_of(long op)
+{
+    switch (op & FUTEX_CMD_MASK) {
+    case FUTEX_WAIT:
+    case FUTEX_WAIT_BITSET:
+    case FUTEX_WAIT_REQUEUE_PI:
+        return &futex_wait_op;
+    case FUTEX_LOCK_PI:
+    case FUTEX_LOCK_PI2:
+        return &futex_lock_pi_op;
+    default:
+        return NULL;
+    }
+}
+
 /* The futex call of `a` (word, op, val, timeout or val2, word2, val3),
  * recorded as a wait or after a release, or made as it is. */
 static CTR_WRAPPER_TEXT long futex_traced(long nr, const long *a)
 {
     const void *word = (const void *)a[0];
+    const struct ctr_waitop *wait = futex_wait_of(a[1]);
+    if (wait)
+        return wait_by_number(wait, nr, a, word);
     switch (a[1] & FUTEX_CMD_MASK) {
-    case FUTEX_WAIT:
-    case FUTEX_WAIT_BITSET:
-    case FUTEX_WAIT_REQUEUE_PI:
-        return wait_by_number(&futex_wait_op, nr, a, word);
-    case FUTEX_LOCK_PI:
-    case FUTEX_LOCK_PI2:
-        return wait_by_number(&futex_lock_pi_op, nr, a, word);
     case FUTEX_WAKE_OP: /* wakes waiters of both words */
         ctr__note_release((const void *)a[4]);
         ctr__note_release(word);
@@ -346,13 +359,10 @@ int ctr__syscall_wait(long nr, const long *a, uint8_t *reason, uint64_t *object)
 {
     struct by_number w;
     if (nr == SYS_futex) {
-        int op = (int)(a[1] & FUTEX_CMD_MASK);
-        if (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET || op == FUTEX_WAIT_REQUEUE_PI)
-            *reason = CTR_REASON_FUTEX_WAIT;
-        else if (op == FUTEX_LOCK_PI || op == FUTEX_LOCK_PI2)
-            *reason = CTR_REASON_FUTEX_LOCK_PI;
-        else
+        const struct ctr_waitop *wait = futex_wait_of(a[1]);
+        if (!wait)
             return 0;
+        *reason = (uint8_t)wait->reason;
         *object = (uint64_t)a[0]; /* the word */
         return 1;
     }
@@ -365,8 +375,7 @@ int ctr__syscall_wait(long nr, const long *a, uint8_t *reason, uint64_t *object)
 #endif
     if (!blocking_call(nr, a, 0, &w))
         return 0;
-    *reason =
-        (uint8_t)((w.rules & CTR_IO_BY_FD) ? ctr__reason_by_fd(w.reason, w.object) : w.reason);
+    *reason = (uint8_t)ctr__io_reason(w.reason, w.rules, w.object);
     *object = (uint64_t)(int64_t)w.object;
     return 1;
 }

@@ -161,10 +161,9 @@ CTR_WRAPPER_TEXT int ctr__io_begin(struct ctr_thread *t, uint64_t start, enum ct
 static enum ctr_reason io_reason(struct ctr_thread *t)
 {
     /* relaxed: the owner reads the fields it wrote itself. */
-    enum ctr_reason r = atomic_load_explicit(&t->io_reason, memory_order_relaxed);
-    if (atomic_load_explicit(&t->io_rules, memory_order_relaxed) & CTR_IO_BY_FD)
-        r = ctr__reason_by_fd(r, (int)t->call_obj);
-    return r;
+    return ctr__io_reason(atomic_load_explicit(&t->io_reason, memory_order_relaxed),
+                          atomic_load_explicit(&t->io_rules, memory_order_relaxed),
+                          (int)t->call_obj);
 }
 
 /* Ends t's open call now; the call's frame chain is whole when `frame_ok`

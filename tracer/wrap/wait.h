@@ -103,6 +103,12 @@ static inline enum ctr_reason ctr__reason_by_fd(enum ctr_reason plain, int fd)
 {
     return ctr__fd_is_socket(fd) ? (enum ctr_reason)(plain + 1) : plain;
 }
+/* The reason recorded for an I/O call of `reason` on fd under CTR_IO_*
+ * `rules`: its NET_ variant on a socket when the rules say so. */
+static inline enum ctr_reason ctr__io_reason(enum ctr_reason reason, int rules, int fd)
+{
+    return (rules & CTR_IO_BY_FD) ? ctr__reason_by_fd(reason, fd) : reason;
+}
 _Static_assert(CTR_REASON_NET_READ == CTR_REASON_READ + 1 &&
                    CTR_REASON_NET_WRITE == CTR_REASON_WRITE + 1 &&
                    CTR_REASON_NET_READV == CTR_REASON_READV + 1 &&
@@ -121,8 +127,7 @@ ctr__io_returned(struct ctr_thread *t, struct ctr_call_guard *g, uint64_t start,
     if (CTR_UNLIKELY(ctr__io_long_enough(start))) {
         int saved = errno;
         if (ctr__io_waited(rules, fd, 1))
-            ctr__wait_span(t, (rules & CTR_IO_BY_FD) ? ctr__reason_by_fd(reason, fd) : reason,
-                           (const void *)(intptr_t)fd, start);
+            ctr__wait_span(t, ctr__io_reason(reason, rules, fd), (const void *)(intptr_t)fd, start);
         errno = saved;
     }
 }
