@@ -25,7 +25,7 @@ enum ctr_time_kind ctr_time_kind_of(const struct ctr_interval *iv)
                                       : CTR_TIME_SYNC;
 }
 
-uint64_t ctr_time_move(uint64_t *times, uint64_t runnable_ns, uint64_t offcpu_ns)
+void ctr_time_move(uint64_t *times, uint64_t runnable_ns, uint64_t offcpu_ns)
 {
     uint64_t take = runnable_ns + offcpu_ns;
     if (take > times[CTR_TIME_RUNNING])
@@ -36,7 +36,6 @@ uint64_t ctr_time_move(uint64_t *times, uint64_t runnable_ns, uint64_t offcpu_ns
     times[CTR_TIME_RUNNING] -= take;
     times[CTR_TIME_RUNNABLE] += take - off;
     times[CTR_TIME_OFFCPU] += off;
-    return off;
 }
 
 struct ctr_threadtime {

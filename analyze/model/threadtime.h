@@ -36,8 +36,8 @@ enum ctr_time_kind ctr_time_kind_of(const struct ctr_interval *iv);
 
 /* ctr_time_move() : moves of `times` (CTR_TIME_N entries) what the CPU check
  * took from running: runnable_ns to runnable, offcpu_ns to off-cpu, never
- * more than the running time there is. @return what moved to off-cpu. */
-uint64_t ctr_time_move(uint64_t *times, uint64_t runnable_ns, uint64_t offcpu_ns);
+ * more than the running time there is. */
+void ctr_time_move(uint64_t *times, uint64_t runnable_ns, uint64_t offcpu_ns);
 
 /* A walk of the state machine that sums each thread's time by kind. */
 struct ctr_threadtime;
